@@ -1,0 +1,561 @@
+//! A bounded FIFO channel between the fibers of one thread (Tarantool's
+//! `fiber.channel`).
+//!
+//! The channel holds a buffer of at most `size` values and two FIFO queues of
+//! blocked fibers: readers (in [`Channel::get`]) and writers (in
+//! [`Channel::put`]). Each blocked fiber owns a waiter record that the other
+//! side completes before waking it:
+//!
+//! - a put with a reader waiting hands the value straight into that reader's
+//!   record (size 0 channels work only this way);
+//! - a get that takes a value from a full buffer moves the first blocked
+//!   writer's value into the buffer; with an empty buffer it takes the value
+//!   straight from the writer's record;
+//! - [`Channel::close`] marks every record closed.
+//!
+//! A record is taken off its queue by whoever completes it, so the waiter
+//! knows the outcome when it runs again, whatever else woke it: a value handed
+//! to a reader whose timer fired at the same moment is still returned, and a
+//! writer whose value was taken succeeds even if it was cancelled meanwhile.
+//! A waiter that gives up (timeout, cancel) takes its record off the queue
+//! itself. So values are never lost or duplicated.
+//!
+//! Invariants: readers wait only while the buffer is empty and no writer
+//! waits; writers wait only while the buffer is full.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::scheduler::{self, FiberId};
+
+/// Why [`Channel::put`] failed; each variant gives the value back.
+#[derive(Clone, PartialEq, Eq)]
+pub enum PutError<T> {
+    /// The channel is closed (or was closed while the writer waited).
+    Closed(T),
+    /// The timeout ran out (or, for [`Channel::try_put`], the channel is
+    /// full).
+    TimedOut(T),
+    /// The fiber is cancelled (Tarantool's `FiberIsCancelled`).
+    Cancelled(T),
+    /// The put would block outside a fiber.
+    NotInFiber(T),
+}
+
+impl<T> PutError<T> {
+    /// The value that was not put.
+    pub fn into_inner(self) -> T {
+        match self {
+            PutError::Closed(v)
+            | PutError::TimedOut(v)
+            | PutError::Cancelled(v)
+            | PutError::NotInFiber(v) => v,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            PutError::Closed(_) => "Closed",
+            PutError::TimedOut(_) => "TimedOut",
+            PutError::Cancelled(_) => "Cancelled",
+            PutError::NotInFiber(_) => "NotInFiber",
+        }
+    }
+
+    fn message(&self) -> &'static str {
+        match self {
+            PutError::Closed(_) => "channel is closed",
+            PutError::TimedOut(_) => "timed out",
+            PutError::Cancelled(_) => "fiber is cancelled",
+            PutError::NotInFiber(_) => "not in a fiber",
+        }
+    }
+}
+
+/// Shows the variant only, so any `T` can be unwrapped.
+impl<T> fmt::Debug for PutError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}(..)", self.kind())
+    }
+}
+
+impl<T> fmt::Display for PutError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl<T> std::error::Error for PutError<T> {}
+
+/// Why [`Channel::get`] failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GetError {
+    /// The channel is closed and its buffer is drained.
+    Closed,
+    /// The timeout ran out (or, for [`Channel::try_get`], the channel is
+    /// empty).
+    TimedOut,
+    /// The fiber is cancelled (Tarantool's `FiberIsCancelled`).
+    Cancelled,
+    /// The get would block outside a fiber.
+    NotInFiber,
+}
+
+impl fmt::Display for GetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GetError::Closed => "channel is closed",
+            GetError::TimedOut => "timed out",
+            GetError::Cancelled => "fiber is cancelled",
+            GetError::NotInFiber => "not in a fiber",
+        })
+    }
+}
+
+impl std::error::Error for GetError {}
+
+/// Where a waiter record stands; set by the side that completes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// Queued, or left the queue on its own (timeout, cancel).
+    Waiting,
+    /// A reader was given a value, or a writer's value was taken.
+    Done,
+    /// The channel was closed while the record was queued.
+    Closed,
+}
+
+/// A blocked fiber's record.
+struct Waiter<T> {
+    fid: FiberId,
+    /// A reader's received value, or a writer's value to hand over.
+    value: Cell<Option<T>>,
+    outcome: Cell<Outcome>,
+}
+
+type Queue<T> = BTreeMap<u64, Rc<Waiter<T>>>;
+
+struct State<T> {
+    buf: VecDeque<T>,
+    /// Fibers blocked in `get`, by ticket: the first is the longest waiting.
+    readers: Queue<T>,
+    /// Fibers blocked in `put`, by ticket.
+    writers: Queue<T>,
+    next_ticket: u64,
+    closed: bool,
+}
+
+struct Inner<T> {
+    size: usize,
+    state: RefCell<State<T>>,
+}
+
+/// A FIFO channel of `T` between the fibers of one thread, with a buffer of
+/// `size` values (Tarantool's `fiber.channel(size)`).
+///
+/// A handle: clones share one channel. Not `Send`. With `size` 0 a put
+/// completes only when a reader takes the value.
+///
+/// # Examples
+///
+/// ```
+/// use luafiber_fiber as fiber;
+/// use fiber::{Channel, GetError};
+///
+/// let ch = Channel::new(0);
+/// let tx = ch.clone();
+/// fiber::Builder::new()
+///     .spawn_ready(move || {
+///         for i in 0..3 {
+///             tx.put(i, None).unwrap();
+///         }
+///         tx.close();
+///     })
+///     .unwrap();
+/// fiber::Builder::new()
+///     .spawn_ready(move || {
+///         let mut got = Vec::new();
+///         loop {
+///             match ch.get(None) {
+///                 Ok(v) => got.push(v),
+///                 Err(GetError::Closed) => break,
+///                 Err(e) => panic!("{e}"),
+///             }
+///         }
+///         assert_eq!(got, [0, 1, 2]);
+///     })
+///     .unwrap();
+/// fiber::run();
+/// ```
+pub struct Channel<T> {
+    inner: Rc<Inner<T>>,
+}
+
+impl<T> Clone for Channel<T> {
+    fn clone(&self) -> Self {
+        Channel {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Channel<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.inner.state.borrow();
+        f.debug_struct("Channel")
+            .field("size", &self.inner.size)
+            .field("count", &st.buf.len())
+            .field("readers", &st.readers.len())
+            .field("writers", &st.writers.len())
+            .field("closed", &st.closed)
+            .finish()
+    }
+}
+
+impl<T> Channel<T> {
+    /// An open, empty channel buffering up to `size` values (0: every put
+    /// waits for a reader).
+    pub fn new(size: usize) -> Channel<T> {
+        Channel {
+            inner: Rc::new(Inner {
+                size,
+                state: RefCell::new(State {
+                    buf: VecDeque::new(),
+                    readers: BTreeMap::new(),
+                    writers: BTreeMap::new(),
+                    next_ticket: 0,
+                    closed: false,
+                }),
+            }),
+        }
+    }
+
+    /// Puts `v` without blocking: hands it to the longest-waiting reader, or
+    /// else appends it to the buffer. Never a cancellation point, and works
+    /// outside fibers.
+    ///
+    /// # Errors
+    ///
+    /// Gives `v` back in [`PutError::Closed`] when the channel is closed, or
+    /// in [`PutError::TimedOut`] when the buffer is full and no reader waits
+    /// (as [`put`](Channel::put) with a zero timeout).
+    pub fn try_put(&self, v: T) -> Result<(), PutError<T>> {
+        let mut st = self.inner.state.borrow_mut();
+        if st.closed {
+            return Err(PutError::Closed(v));
+        }
+        while let Some((_, r)) = st.readers.pop_first() {
+            // A waiter always leaves its queue before its fiber ends, so this
+            // fails only for a fiber that ended without unwinding its wait.
+            if scheduler::wakeup(r.fid).is_ok() {
+                r.value.set(Some(v));
+                r.outcome.set(Outcome::Done);
+                return Ok(());
+            }
+        }
+        if st.buf.len() < self.inner.size {
+            st.buf.push_back(v);
+            return Ok(());
+        }
+        Err(PutError::TimedOut(v))
+    }
+
+    /// Gets the oldest value without blocking: from the buffer (refilling it
+    /// from the longest-waiting writer) or, when the buffer is empty,
+    /// straight from that writer. Never a cancellation point, and works
+    /// outside fibers.
+    ///
+    /// # Errors
+    ///
+    /// [`GetError::Closed`] when the channel is closed and drained;
+    /// [`GetError::TimedOut`] when no value is there (as [`get`](Channel::get)
+    /// with a zero timeout).
+    pub fn try_get(&self) -> Result<T, GetError> {
+        let mut st = self.inner.state.borrow_mut();
+        let buffered = st.buf.pop_front();
+        while let Some((_, w)) = st.writers.pop_first() {
+            if scheduler::wakeup(w.fid).is_err() {
+                continue;
+            }
+            let wv = w.value.take().expect("a queued writer holds its value");
+            w.outcome.set(Outcome::Done);
+            match buffered {
+                Some(v) => {
+                    st.buf.push_back(wv);
+                    return Ok(v);
+                }
+                None => return Ok(wv),
+            }
+        }
+        match buffered {
+            Some(v) => Ok(v),
+            None if st.closed => Err(GetError::Closed),
+            None => Err(GetError::TimedOut),
+        }
+    }
+
+    /// Puts `v`, waiting up to `timeout` for a reader or for room in the
+    /// buffer (`None`: no limit; `Some(ZERO)`: try once, never blocking).
+    /// Writers are served in the order they began to wait. A blocking put
+    /// is a cancellation point (Tarantool's `channel:put(v[, timeout])`).
+    ///
+    /// # Errors
+    ///
+    /// Each error gives `v` back: [`PutError::Closed`] when the channel is
+    /// or gets closed; [`PutError::TimedOut`] when the timeout runs out;
+    /// [`PutError::Cancelled`] when the fiber is cancelled and would block, or
+    /// is cancelled while it waits (a fiber cancelled before it calls `put`
+    /// yields once first); [`PutError::NotInFiber`] when the put would block
+    /// outside a fiber with a non-zero timeout. A put whose value was taken
+    /// succeeds even when the fiber was cancelled or timed out meanwhile.
+    pub fn put(&self, v: T, timeout: Option<Duration>) -> Result<(), PutError<T>> {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let v = match self.try_put(v) {
+            Err(PutError::TimedOut(v)) => v,
+            done => return done,
+        };
+        let fid = match would_block(timeout) {
+            Ok(fid) => fid,
+            Err(e) => return Err(e.with(v)),
+        };
+        let (w, ticket) = self.enqueue(Side::Writers, fid, Some(v));
+        let queued = Queued {
+            ch: &self.inner,
+            side: Side::Writers,
+            ticket,
+        };
+        let outcome = wait(&w.outcome, timeout, deadline);
+        drop(queued);
+        match outcome {
+            Ok(()) => Ok(()),
+            Err(e) => Err(e.with(w.value.take().expect("a writer keeps its value"))),
+        }
+    }
+
+    /// Gets the oldest value, waiting up to `timeout` for one (`None`: no
+    /// limit; `Some(ZERO)`: try once, never blocking). Readers are served in
+    /// the order they began to wait. A blocking get is a cancellation point
+    /// (Tarantool's `channel:get([timeout])`).
+    ///
+    /// # Errors
+    ///
+    /// [`GetError::Closed`] when the channel is closed and its buffer
+    /// drained; [`GetError::TimedOut`] when the timeout runs out;
+    /// [`GetError::Cancelled`] when the fiber is cancelled and would block,
+    /// or is cancelled while it waits (a fiber cancelled before it calls
+    /// `get` yields once first); [`GetError::NotInFiber`] when the get would
+    /// block outside a fiber with a non-zero timeout. A value handed to the
+    /// fiber is returned even when it was cancelled or timed out meanwhile.
+    pub fn get(&self, timeout: Option<Duration>) -> Result<T, GetError> {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        match self.try_get() {
+            Err(GetError::TimedOut) => {}
+            done => return done,
+        }
+        let fid = would_block(timeout).map_err(|e| e.with(()))?;
+        let (r, ticket) = self.enqueue(Side::Readers, fid, None);
+        let _queued = Queued {
+            ch: &self.inner,
+            side: Side::Readers,
+            ticket,
+        };
+        match wait(&r.outcome, timeout, deadline) {
+            Ok(()) => Ok(r.value.take().expect("a completed reader holds its value")),
+            Err(e) => Err(e.with(())),
+        }
+    }
+
+    /// Closes the channel (Tarantool master's graceful close): later puts
+    /// fail, buffered values stay readable, blocked writers fail with
+    /// [`PutError::Closed`] and get their values back, and blocked readers
+    /// (there are some only when the buffer is empty) fail with
+    /// [`GetError::Closed`]. Closing a closed channel is a no-op.
+    pub fn close(&self) {
+        let (readers, writers) = {
+            let mut st = self.inner.state.borrow_mut();
+            if st.closed {
+                return;
+            }
+            st.closed = true;
+            (
+                std::mem::take(&mut st.readers),
+                std::mem::take(&mut st.writers),
+            )
+        };
+        for w in readers.into_values().chain(writers.into_values()) {
+            w.outcome.set(Outcome::Closed);
+            let _ = scheduler::wakeup(w.fid);
+        }
+    }
+
+    /// Whether the channel is closed.
+    pub fn is_closed(&self) -> bool {
+        self.inner.state.borrow().closed
+    }
+
+    /// The buffer's capacity, in values.
+    pub fn size(&self) -> usize {
+        self.inner.size
+    }
+
+    /// Values in the buffer now (values of blocked writers not counted).
+    pub fn count(&self) -> usize {
+        self.inner.state.borrow().buf.len()
+    }
+
+    /// Whether the buffer is full (always true for size 0, as in Tarantool).
+    pub fn is_full(&self) -> bool {
+        self.count() >= self.inner.size
+    }
+
+    /// Whether the buffer is empty.
+    pub fn is_empty(&self) -> bool {
+        self.count() == 0
+    }
+
+    /// Whether fibers are blocked in [`get`](Channel::get).
+    pub fn has_readers(&self) -> bool {
+        !self.inner.state.borrow().readers.is_empty()
+    }
+
+    /// Whether fibers are blocked in [`put`](Channel::put).
+    pub fn has_writers(&self) -> bool {
+        !self.inner.state.borrow().writers.is_empty()
+    }
+
+    fn enqueue(&self, side: Side, fid: FiberId, value: Option<T>) -> (Rc<Waiter<T>>, u64) {
+        let w = Rc::new(Waiter {
+            fid,
+            value: Cell::new(value),
+            outcome: Cell::new(Outcome::Waiting),
+        });
+        let mut st = self.inner.state.borrow_mut();
+        let ticket = st.next_ticket;
+        st.next_ticket += 1;
+        side.queue(&mut st).insert(ticket, w.clone());
+        (w, ticket)
+    }
+}
+
+/// Which queue a waiter is in.
+#[derive(Clone, Copy)]
+enum Side {
+    Readers,
+    Writers,
+}
+
+impl Side {
+    fn queue<T>(self, st: &mut State<T>) -> &mut Queue<T> {
+        match self {
+            Side::Readers => &mut st.readers,
+            Side::Writers => &mut st.writers,
+        }
+    }
+}
+
+/// Why a blocking operation failed, before its value is attached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fail {
+    Closed,
+    TimedOut,
+    Cancelled,
+    NotInFiber,
+}
+
+impl Fail {
+    fn with<T, E: FromFail<T>>(self, v: T) -> E {
+        E::from_fail(self, v)
+    }
+}
+
+trait FromFail<T> {
+    fn from_fail(fail: Fail, v: T) -> Self;
+}
+
+impl<T> FromFail<T> for PutError<T> {
+    fn from_fail(fail: Fail, v: T) -> Self {
+        match fail {
+            Fail::Closed => PutError::Closed(v),
+            Fail::TimedOut => PutError::TimedOut(v),
+            Fail::Cancelled => PutError::Cancelled(v),
+            Fail::NotInFiber => PutError::NotInFiber(v),
+        }
+    }
+}
+
+impl FromFail<()> for GetError {
+    fn from_fail(fail: Fail, (): ()) -> Self {
+        match fail {
+            Fail::Closed => GetError::Closed,
+            Fail::TimedOut => GetError::TimedOut,
+            Fail::Cancelled => GetError::Cancelled,
+            Fail::NotInFiber => GetError::NotInFiber,
+        }
+    }
+}
+
+/// Decides what an operation that found nothing to do does, in Tarantool's
+/// order: a cancelled fiber fails, then a zero timeout times out, then a
+/// caller outside a fiber fails; otherwise it may block, as the returned
+/// fiber. A cancelled fiber with a non-zero timeout yields once first.
+fn would_block(timeout: Option<Duration>) -> Result<FiberId, Fail> {
+    if scheduler::testcancel().is_err() {
+        if timeout != Some(Duration::ZERO) {
+            let _ = scheduler::block_cancellable(Some(Duration::ZERO));
+        }
+        return Err(Fail::Cancelled);
+    }
+    if timeout == Some(Duration::ZERO) {
+        return Err(Fail::TimedOut);
+    }
+    scheduler::current().ok_or(Fail::NotInFiber)
+}
+
+/// Blocks the current, queued fiber until its record is completed, the
+/// fiber is cancelled, or `deadline` passes; wakeups that change none of
+/// these are ignored. A completed record wins over a cancel or a timeout
+/// that came at the same time.
+fn wait(
+    outcome: &Cell<Outcome>,
+    timeout: Option<Duration>,
+    deadline: Option<Instant>,
+) -> Result<(), Fail> {
+    let mut left = timeout;
+    loop {
+        let timed_out = scheduler::block(left).map_err(|_| Fail::NotInFiber)?;
+        match outcome.get() {
+            Outcome::Done => return Ok(()),
+            Outcome::Closed => return Err(Fail::Closed),
+            Outcome::Waiting => {}
+        }
+        if scheduler::testcancel().is_err() {
+            return Err(Fail::Cancelled);
+        }
+        left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if timed_out || left == Some(Duration::ZERO) {
+            return Err(Fail::TimedOut);
+        }
+    }
+}
+
+/// A waiter's place in a queue; leaving it (return or unwind) takes the
+/// record off unless the other side already did.
+struct Queued<'a, T> {
+    ch: &'a Inner<T>,
+    side: Side,
+    ticket: u64,
+}
+
+impl<T> Drop for Queued<'_, T> {
+    fn drop(&mut self) {
+        let removed = self
+            .side
+            .queue(&mut self.ch.state.borrow_mut())
+            .remove(&self.ticket);
+        // Dropped after the borrow ends: the record may still hold a value.
+        drop(removed);
+    }
+}

@@ -1,0 +1,199 @@
+//! A condition variable for fibers (Tarantool's `fiber.cond`).
+//!
+//! A [`Cond`] is a FIFO queue of waiting fibers. [`Cond::signal`] takes the
+//! first waiter off the queue and wakes it; [`Cond::broadcast`] does so for
+//! every waiter. Because the waker removes the waiter and marks it woken
+//! before the waiter runs again, a signal is never lost: a waiter whose timer
+//! fires at the same moment still reports the signal, and a waiter that was
+//! cancelled passes its signal on to the next one. A waiter that gives up
+//! (timeout, cancel) removes itself, so no later signal goes to a fiber that is
+//! not waiting any more.
+//!
+//! There is no mutex: fibers of one thread never run at the same time, so the
+//! predicate a cond guards is checked and changed between yields. Like every
+//! condition variable, a cond is used in a loop that re-checks the predicate.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::error::Error;
+use crate::scheduler::{self, FiberId};
+
+/// How a waiter left the queue, set by the waker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Woken {
+    /// Still queued (or left on its own: timeout, cancel).
+    No,
+    /// Taken off by [`Cond::signal`]: if the waiter does not report it, it
+    /// must pass it on.
+    Signal,
+    /// Taken off by [`Cond::broadcast`].
+    Broadcast,
+}
+
+struct Waiter {
+    fid: FiberId,
+    woken: Rc<Cell<Woken>>,
+}
+
+/// A condition variable for the fibers of one thread (Tarantool's
+/// `fiber.cond()`).
+///
+/// Not `Send`: it belongs to the thread whose fibers use it. Share it between
+/// fibers with an `Rc`.
+///
+/// # Examples
+///
+/// ```
+/// use luafiber_fiber as fiber;
+/// use std::{cell::Cell, rc::Rc, time::Duration};
+///
+/// let cond = Rc::new(fiber::Cond::new());
+/// let ready = Rc::new(Cell::new(false));
+/// let (c, r) = (cond.clone(), ready.clone());
+/// fiber::Builder::new()
+///     .spawn_ready(move || {
+///         while !r.get() {
+///             c.wait(None).unwrap();
+///         }
+///         println!("ready");
+///     })
+///     .unwrap();
+/// fiber::Builder::new()
+///     .spawn_ready(move || {
+///         fiber::sleep(Duration::from_millis(1)).unwrap();
+///         ready.set(true);
+///         cond.signal();
+///     })
+///     .unwrap();
+/// fiber::run();
+/// ```
+pub struct Cond {
+    /// Waiters by ticket: the first entry is the longest waiting.
+    waiters: RefCell<BTreeMap<u64, Waiter>>,
+    next_ticket: Cell<u64>,
+}
+
+impl Cond {
+    /// A cond with no waiters.
+    pub fn new() -> Cond {
+        Cond {
+            waiters: RefCell::new(BTreeMap::new()),
+            next_ticket: Cell::new(0),
+        }
+    }
+
+    /// Blocks the current fiber until it is signalled, or until `timeout`
+    /// runs out (`None`: no limit; `Some(ZERO)` yields once). A cancellation
+    /// point, like Tarantool master's `cond:wait([timeout])`.
+    ///
+    /// Returns `Ok(true)` when signalled (by [`signal`](Cond::signal) or
+    /// [`broadcast`](Cond::broadcast)) and `Ok(false)` when the timeout ran
+    /// out. A wakeup of the fiber by other means (such as
+    /// [`wakeup`](crate::wakeup)) does not end the wait. A signal that
+    /// arrives together with the timeout wins: the result is `Ok(true)`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInFiber`] outside a fiber. [`Error::Cancelled`] when the
+    /// fiber is cancelled, before or during the wait; a fiber cancelled
+    /// before it calls `wait` yields once first, and a signal it had already
+    /// been given is passed on to the next waiter.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<bool, Error> {
+        let fid = scheduler::current().ok_or(Error::NotInFiber)?;
+        if scheduler::testcancel().is_err() {
+            // Not queued yet: yields once, then fails with `Cancelled`.
+            scheduler::block_cancellable(Some(Duration::ZERO))?;
+            return Err(Error::Cancelled);
+        }
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let woken = Rc::new(Cell::new(Woken::No));
+        let ticket = self.next_ticket.get();
+        self.next_ticket.set(ticket + 1);
+        self.waiters.borrow_mut().insert(
+            ticket,
+            Waiter {
+                fid,
+                woken: woken.clone(),
+            },
+        );
+        let _queued = Queued { cond: self, ticket };
+        let mut left = timeout;
+        loop {
+            let timed_out = scheduler::block(left)?;
+            let cancelled = scheduler::testcancel().is_err();
+            match woken.get() {
+                Woken::Signal if cancelled => {
+                    self.signal();
+                    return Err(Error::Cancelled);
+                }
+                Woken::Signal | Woken::Broadcast if !cancelled => return Ok(true),
+                _ if cancelled => return Err(Error::Cancelled),
+                _ => {}
+            }
+            left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if timed_out || left == Some(Duration::ZERO) {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Wakes the fiber that has waited longest, if any; a no-op when no
+    /// fiber waits (the signal is not kept for a later waiter).
+    pub fn signal(&self) {
+        loop {
+            let first = self.waiters.borrow_mut().pop_first();
+            let Some((_, w)) = first else { return };
+            w.woken.set(Woken::Signal);
+            // A waiter always leaves the queue before its fiber ends, so this
+            // fails only for a fiber that ended without unwinding its wait.
+            if scheduler::wakeup(w.fid).is_ok() {
+                return;
+            }
+        }
+    }
+
+    /// Wakes every waiting fiber, in the order they began to wait.
+    pub fn broadcast(&self) {
+        let all = std::mem::take(&mut *self.waiters.borrow_mut());
+        for w in all.into_values() {
+            w.woken.set(Woken::Broadcast);
+            let _ = scheduler::wakeup(w.fid);
+        }
+    }
+
+    /// How many fibers wait now.
+    pub fn waiters(&self) -> usize {
+        self.waiters.borrow().len()
+    }
+}
+
+impl Default for Cond {
+    fn default() -> Cond {
+        Cond::new()
+    }
+}
+
+impl fmt::Debug for Cond {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cond")
+            .field("waiters", &self.waiters())
+            .finish()
+    }
+}
+
+/// A waiter's place in the queue; leaving it (return or unwind) takes the
+/// waiter off unless a waker already did.
+struct Queued<'a> {
+    cond: &'a Cond,
+    ticket: u64,
+}
+
+impl Drop for Queued<'_> {
+    fn drop(&mut self) {
+        self.cond.waiters.borrow_mut().remove(&self.ticket);
+    }
+}

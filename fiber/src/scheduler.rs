@@ -1,0 +1,771 @@
+//! The per-thread scheduler: fiber slots, the ready FIFO, the timer heap, and
+//! the switches between fibers.
+//!
+//! Every OS thread has one scheduler (a `thread_local`), reached only through
+//! short `with` borrows that never span a switch (state rule 1). Fibers are
+//! resumed from the thread's own stack by [`run`], or from their creator's
+//! stack by [`Builder::spawn_now`]; a fiber's yield returns to whoever resumed
+//! it.
+
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::panic::{self, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use slab::Slab;
+
+use crate::error::Error;
+use crate::pool::{StackPool, StackPoolConfig};
+use crate::state::{Coro, Handle, Slot, Status};
+use crate::timer::Timers;
+
+/// Longest fiber name, in bytes (Tarantool's `FIBER_NAME_MAX` less the NUL).
+pub const MAX_NAME_LEN: usize = 255;
+/// First fiber id handed out; ids up to 100 are reserved, as in Tarantool.
+pub const FIRST_FID: u64 = 101;
+/// The id reported for code that runs outside any fiber (Tarantool's
+/// scheduler fiber).
+pub const SCHED_FID: u64 = 1;
+
+/// A fiber's id: unique in the process run, growing, never reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FiberId(pub u64);
+
+impl std::fmt::Display for FiberId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Hashes sequential ids by one multiplication.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// Scheduler settings; see [`configure`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Config {
+    /// The stack pool, and the default stack size.
+    pub stacks: StackPoolConfig,
+}
+
+pub(crate) struct Scheduler {
+    slots: Slab<Slot>,
+    by_fid: HashMap<u64, u32, BuildHasherDefault<IdHasher>>,
+    ready: VecDeque<Handle>,
+    timers: Timers,
+    current: Option<Handle>,
+    next_fid: u64,
+    stacks: StackPool,
+}
+
+thread_local! {
+    static SCHED: RefCell<Scheduler> = RefCell::new(Scheduler::new(Config::default()));
+    static SWITCH_HOOK: Cell<Option<fn()>> = const { Cell::new(None) };
+}
+
+fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
+    SCHED.with(|s| f(&mut s.borrow_mut()))
+}
+
+impl Scheduler {
+    fn new(config: Config) -> Scheduler {
+        Scheduler {
+            slots: Slab::new(),
+            by_fid: HashMap::default(),
+            ready: VecDeque::new(),
+            timers: Timers::default(),
+            current: None,
+            next_fid: FIRST_FID,
+            stacks: StackPool::new(config.stacks),
+        }
+    }
+
+    fn slot(&self, h: Handle) -> Option<&Slot> {
+        self.slots.get(h.key as usize).filter(|s| s.fid == h.fid)
+    }
+
+    fn handle(&self, id: FiberId) -> Option<Handle> {
+        self.by_fid.get(&id.0).map(|&key| Handle { key, fid: id.0 })
+    }
+
+    fn live(&mut self, id: FiberId) -> Result<(Handle, &mut Slot), Error> {
+        let h = self.handle(id).ok_or(Error::Dead(id))?;
+        Ok((h, &mut self.slots[h.key as usize]))
+    }
+
+    fn current_slot(&mut self) -> Result<(Handle, &mut Slot), Error> {
+        let h = self.current.ok_or(Error::NotInFiber)?;
+        Ok((h, &mut self.slots[h.key as usize]))
+    }
+
+    /// State rule 3.
+    fn wake(&mut self, h: Handle) {
+        let slot = &mut self.slots[h.key as usize];
+        if slot.status == Status::Suspended {
+            slot.status = Status::Ready;
+            slot.wait += 1;
+            self.ready.push_back(h);
+        }
+    }
+
+    fn remove(&mut self, h: Handle) {
+        self.slots.remove(h.key as usize);
+        self.by_fid.remove(&h.fid);
+    }
+
+    /// Makes ready every fiber whose live timer is due; returns the earliest
+    /// live deadline still pending.
+    fn fire_timers(&mut self, now: Instant) -> Option<Instant> {
+        while let Some(t) = self.timers.peek() {
+            let (h, token, deadline) = (t.handle, t.token, t.deadline);
+            let live = matches!(self.slot(h), Some(s) if s.wait == token && s.status == Status::Suspended);
+            if live && deadline > now {
+                return Some(deadline);
+            }
+            self.timers.pop();
+            if live {
+                self.slots[h.key as usize].timed_out = true;
+                self.wake(h);
+            }
+        }
+        None
+    }
+
+    fn finish(&mut self, h: Handle, coro: Coro) {
+        self.stacks.put(coro.into_stack());
+        let slot = &mut self.slots[h.key as usize];
+        slot.status = Status::Dead;
+        let joiner = slot.joiner;
+        if !slot.joinable {
+            self.remove(h);
+        }
+        if let Some(j) = joiner {
+            self.wake(j);
+        }
+    }
+}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        // A suspended coroutine must never be dropped: corosensei would force
+        // an unwind through its Lua frames. What is still suspended when the
+        // thread ends is leaked on purpose.
+        for (_, slot) in self.slots.iter_mut() {
+            if let Some(coro) = slot.coro.take() {
+                if coro.started() && !coro.done() {
+                    std::mem::forget(coro);
+                }
+            }
+        }
+    }
+}
+
+/// Replaces this thread's scheduler settings.
+///
+/// # Errors
+///
+/// Fails (returning `false`) when fibers already exist on this thread.
+pub fn configure(config: Config) -> bool {
+    with(|s| {
+        if !s.slots.is_empty() || s.current.is_some() {
+            return false;
+        }
+        s.stacks = StackPool::new(config.stacks);
+        true
+    })
+}
+
+/// This thread's scheduler settings.
+pub fn config() -> Config {
+    with(|s| Config { stacks: s.stacks.config() })
+}
+
+/// Sets the function called on the current fiber right before it yields and
+/// when its function ends (the cord's buffers use it to take back what the
+/// fiber held). Returns the previous hook, which the new one should call.
+pub fn set_switch_hook(hook: Option<fn()>) -> Option<fn()> {
+    SWITCH_HOOK.with(|h| h.replace(hook))
+}
+
+fn run_switch_hook() {
+    if let Some(hook) = SWITCH_HOOK.with(Cell::get) {
+        hook();
+    }
+}
+
+/// Options for a new fiber; see [`Builder::spawn_now`] and
+/// [`Builder::spawn_ready`].
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    name: Option<Cow<'static, str>>,
+    stack_size: Option<usize>,
+    joinable: bool,
+    ext: usize,
+}
+
+impl Builder {
+    /// Default options: named "lua", the configured stack size, not joinable.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Names the fiber (at most [`MAX_NAME_LEN`] bytes; longer names are cut).
+    pub fn name(mut self, name: impl Into<Cow<'static, str>>) -> Builder {
+        let mut name = name.into();
+        if name.len() > MAX_NAME_LEN {
+            name = Cow::Owned(truncate(&name).to_owned());
+        }
+        self.name = Some(name);
+        self
+    }
+
+    /// Usable stack size in bytes (rounded up to pages, at least 16 KiB).
+    pub fn stack_size(mut self, bytes: usize) -> Builder {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Whether the fiber stays after its end until joined.
+    pub fn joinable(mut self, joinable: bool) -> Builder {
+        self.joinable = joinable;
+        self
+    }
+
+    /// Whether the fiber's cancel flag is set.
+///
+/// # Errors
+///
+/// [`Error::Dead`].
+pub fn is_cancelled(id: FiberId) -> Result<bool, Error> {
+    with(|s| s.live(id).map(|(_, slot)| slot.cancelled))
+}
+
+/// The embedder's word for this fiber (see [`ext`]).
+    pub fn ext(mut self, ext: usize) -> Builder {
+        self.ext = ext;
+        self
+    }
+
+    fn build(self, body: impl FnOnce() + 'static) -> Result<Handle, Error> {
+        let stack = with(|s| s.stacks.take(self.stack_size))?;
+        let stack_size = stack.size();
+        let coro = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+            with(|s| {
+                let (_, slot) = s.current_slot().expect("a fiber runs as current");
+                slot.yielder = y;
+            });
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(body)) {
+                let msg = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "panic".into());
+                let (fid, name) = with(|s| {
+                    let (h, slot) = s.current_slot().expect("a fiber runs as current");
+                    (h.fid, slot.name.to_string())
+                });
+                eprintln!("fiber {fid} ({name}) panicked: {msg}");
+            }
+            run_switch_hook();
+        });
+        Ok(with(|s| {
+            let fid = s.next_fid;
+            s.next_fid += 1;
+            let key = s.slots.insert(Slot {
+                fid,
+                status: Status::Suspended,
+                coro: Some(coro),
+                yielder: std::ptr::null(),
+                name: self.name.unwrap_or(Cow::Borrowed("lua")),
+                cancelled: false,
+                joinable: self.joinable,
+                timed_out: false,
+                wait: 0,
+                joiner: None,
+                csw: 0,
+                stack_size,
+                ext: self.ext,
+            }) as u32;
+            s.by_fid.insert(fid, key);
+            Handle { key, fid }
+        }))
+    }
+
+    /// Creates the fiber and runs it at once, until its first yield or its
+    /// end; then returns to the caller (Tarantool's `fiber.create`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Stack`] when no stack can be made.
+    pub fn spawn_now(self, body: impl FnOnce() + 'static) -> Result<FiberId, Error> {
+        let h = self.build(body)?;
+        switch_to(h);
+        Ok(FiberId(h.fid))
+    }
+
+    /// Creates the fiber and appends it to the ready queue (Tarantool's
+    /// `fiber.new`): it runs when the caller yields, or in [`run`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Stack`] when no stack can be made.
+    pub fn spawn_ready(self, body: impl FnOnce() + 'static) -> Result<FiberId, Error> {
+        let h = self.build(body)?;
+        with(|s| s.wake(h));
+        Ok(FiberId(h.fid))
+    }
+}
+
+/// Cuts a name to at most [`MAX_NAME_LEN`] bytes on a character boundary.
+pub fn truncate(name: &str) -> &str {
+    let mut end = name.len().min(MAX_NAME_LEN);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+/// Resumes `h` from the current context and handles its yield or end.
+fn switch_to(h: Handle) {
+    let (mut coro, prev) = with(|s| {
+        let prev = s.current.replace(h);
+        if let Some(p) = prev {
+            s.slots[p.key as usize].status = Status::Calling;
+        }
+        let slot = &mut s.slots[h.key as usize];
+        slot.status = Status::Running;
+        slot.csw += 1;
+        (slot.coro.take().expect("a switched-to fiber has its coroutine"), prev)
+    });
+    let result = coro.resume(());
+    with(|s| {
+        s.current = prev;
+        if let Some(p) = prev {
+            s.slots[p.key as usize].status = Status::Running;
+        }
+        match result {
+            CoroutineResult::Yield(()) => s.slots[h.key as usize].coro = Some(coro),
+            CoroutineResult::Return(()) => s.finish(h, coro),
+        }
+    });
+}
+
+/// Switches out of the current fiber; it comes back when resumed.
+fn suspend() {
+    run_switch_hook();
+    let y = with(|s| s.current_slot().expect("suspend in a fiber").1.yielder);
+    // SAFETY: state rule 2: `y` was set by this fiber when it started and
+    // points into its own stack, which is the one running now.
+    unsafe { (*y).suspend(()) };
+}
+
+/// Runs ready fibers and fires timers until no fiber is ready or sleeping.
+///
+/// Ready fibers run in FIFO order; timers are polled between batches, so a
+/// sleeper is never starved by fibers that keep yielding.
+///
+/// # Panics
+///
+/// Panics when called from inside a fiber.
+pub fn run() {
+    run_until(|| false);
+}
+
+/// Like [`run`], but returns as soon as `done()` is true (checked between
+/// fibers).
+///
+/// # Panics
+///
+/// Panics when called from inside a fiber.
+pub fn run_until(mut done: impl FnMut() -> bool) {
+    assert!(current().is_none(), "the scheduler loop runs outside any fiber");
+    loop {
+        if done() {
+            return;
+        }
+        let (batch, next) = with(|s| {
+            let next = s.fire_timers(Instant::now());
+            (s.ready.len(), next)
+        });
+        if batch == 0 {
+            match next {
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if deadline > now {
+                        std::thread::sleep(deadline - now);
+                    }
+                    continue;
+                }
+                None => return,
+            }
+        }
+        for _ in 0..batch {
+            let h = with(|s| {
+                let h = s.ready.pop_front()?;
+                matches!(s.slot(h), Some(slot) if slot.status == Status::Ready).then_some(h)
+            });
+            if let Some(h) = h {
+                switch_to(h);
+            }
+            if done() {
+                return;
+            }
+        }
+    }
+}
+
+/// The current fiber, or `None` outside any fiber.
+pub fn current() -> Option<FiberId> {
+    with(|s| s.current.map(|h| FiberId(h.fid)))
+}
+
+/// Whether a fiber is ready or sleeping on a timer on this thread.
+pub fn has_pending() -> bool {
+    with(|s| !s.ready.is_empty() || s.fire_timers(Instant::now()).is_some() || !s.ready.is_empty())
+}
+
+/// Yields the current fiber: it goes to the back of the ready queue
+/// (Tarantool's `fiber.yield()`, which is `sleep(0)`). A cancellation point.
+///
+/// # Errors
+///
+/// [`Error::NotInFiber`] outside a fiber; [`Error::Cancelled`] after the
+/// yield when the fiber is cancelled.
+pub fn yield_now() -> Result<(), Error> {
+    with(|s| {
+        let (h, slot) = s.current_slot()?;
+        slot.status = Status::Ready;
+        s.ready.push_back(h);
+        Ok::<(), Error>(())
+    })?;
+    suspend();
+    testcancel()
+}
+
+/// Blocks the current fiber until a wakeup, or until `timeout` runs out.
+/// Returns `true` when the timeout ran out. Not a cancellation point: a
+/// cancel wakes the fiber, and the caller decides.
+///
+/// # Errors
+///
+/// [`Error::NotInFiber`] outside a fiber.
+pub fn block(timeout: Option<Duration>) -> Result<bool, Error> {
+    with(|s| {
+        let (h, slot) = s.current_slot()?;
+        slot.status = Status::Suspended;
+        slot.timed_out = false;
+        slot.wait += 1;
+        let token = slot.wait;
+        if let Some(t) = timeout {
+            let deadline = Instant::now().checked_add(t).unwrap_or_else(far_future);
+            s.timers.push(deadline, h, token);
+        }
+        Ok::<(), Error>(())
+    })?;
+    suspend();
+    Ok(with(|s| s.current_slot().map(|(_, slot)| slot.timed_out).unwrap_or(false)))
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(100 * 365 * 86_400)
+}
+
+/// Blocks like [`block`], as a cancellation point: a cancelled fiber yields
+/// once (so a loop that catches the error cannot starve the others) and gets
+/// [`Error::Cancelled`] without waiting; so does one cancelled while blocked.
+///
+/// # Errors
+///
+/// [`Error::NotInFiber`], [`Error::Cancelled`].
+pub fn block_cancellable(timeout: Option<Duration>) -> Result<bool, Error> {
+    if current_cancelled()? {
+        return yield_now().and(Err(Error::Cancelled));
+    }
+    let timed_out = block(timeout)?;
+    testcancel()?;
+    Ok(timed_out)
+}
+
+/// Sleeps the current fiber for `d` (0: a plain yield). A wakeup ends the
+/// sleep early without error. A cancellation point.
+///
+/// # Errors
+///
+/// [`Error::NotInFiber`], [`Error::Cancelled`].
+pub fn sleep(d: Duration) -> Result<(), Error> {
+    if d.is_zero() {
+        return yield_now();
+    }
+    block_cancellable(Some(d)).map(drop)
+}
+
+fn current_cancelled() -> Result<bool, Error> {
+    with(|s| s.current_slot().map(|(_, slot)| slot.cancelled))
+}
+
+/// Fails when the current fiber is cancelled (Tarantool's `fiber.testcancel`).
+///
+/// # Errors
+///
+/// [`Error::Cancelled`]; outside a fiber it never fails.
+pub fn testcancel() -> Result<(), Error> {
+    match current_cancelled() {
+        Ok(true) => Err(Error::Cancelled),
+        _ => Ok(()),
+    }
+}
+
+/// Makes a suspended fiber ready. A no-op on a running, ready or calling
+/// fiber, and on the caller itself.
+///
+/// # Errors
+///
+/// [`Error::Dead`] when the fiber has ended.
+pub fn wakeup(id: FiberId) -> Result<(), Error> {
+    with(|s| {
+        let (h, slot) = s.live(id)?;
+        if slot.status == Status::Dead {
+            return Err(Error::Dead(id));
+        }
+        s.wake(h);
+        Ok(())
+    })
+}
+
+/// Sets the fiber's cancel flag and wakes it; it sees the cancel at its next
+/// cancellation point. A no-op on a finished joinable fiber. Cancelling the
+/// caller itself only sets the flag: call [`testcancel`] after.
+///
+/// # Errors
+///
+/// [`Error::Dead`] when the fiber has ended (and is not waiting for a join).
+pub fn cancel(id: FiberId) -> Result<(), Error> {
+    with(|s| {
+        let (h, slot) = s.live(id)?;
+        if slot.status == Status::Dead {
+            return Ok(());
+        }
+        slot.cancelled = true;
+        s.wake(h);
+        Ok(())
+    })
+}
+
+/// Makes a fiber joinable (it keeps its slot after its end until joined) or
+/// not.
+///
+/// # Errors
+///
+/// [`Error::Dead`] when the fiber has ended (Tarantool panics there).
+pub fn set_joinable(id: FiberId, joinable: bool) -> Result<(), Error> {
+    with(|s| {
+        let (_, slot) = s.live(id)?;
+        if slot.status == Status::Dead {
+            return Err(Error::Dead(id));
+        }
+        slot.joinable = joinable;
+        Ok(())
+    })
+}
+
+/// Waits for a joinable fiber to end, then frees its slot and returns its
+/// embedder word ([`ext`]). Not a cancellation point: a cancelled joiner
+/// keeps waiting.
+///
+/// # Errors
+///
+/// [`Error::NotInFiber`] when the fiber has not ended and the caller is not a
+/// fiber; [`Error::JoinSelf`]; [`Error::Dead`] when there is no such fiber
+/// (or it was joined); [`Error::NotJoinable`]; [`Error::JoinedConcurrently`]
+/// when another fiber waits for it; [`Error::TimedOut`] when `timeout` runs
+/// out first (the fiber stays joinable).
+pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
+    let deadline = timeout.map(|t| Instant::now().checked_add(t).unwrap_or_else(far_future));
+    loop {
+        let me = with(|s| {
+            let me = s.current;
+            if me.map(|h| h.fid) == Some(id.0) {
+                return Err(Error::JoinSelf);
+            }
+            let (h, slot) = s.live(id)?;
+            if !slot.joinable {
+                return Err(Error::NotJoinable(id));
+            }
+            if slot.status == Status::Dead {
+                let ext = slot.ext;
+                s.remove(h);
+                return Ok(Err(ext));
+            }
+            match (slot.joiner, me) {
+                (Some(j), Some(me)) if j != me => Err(Error::JoinedConcurrently(id)),
+                (_, None) => Err(Error::NotInFiber),
+                (_, Some(me)) => {
+                    slot.joiner = Some(me);
+                    Ok(Ok(h))
+                }
+            }
+        })?;
+        let target = match me {
+            Err(ext) => return Ok(ext),
+            Ok(target) => target,
+        };
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left == Some(Duration::ZERO) || block(left)? {
+            let gave_up = with(|s| match s.slot(target) {
+                Some(slot) if slot.status != Status::Dead => {
+                    s.slots[target.key as usize].joiner = None;
+                    true
+                }
+                _ => false,
+            });
+            if gave_up {
+                return Err(Error::TimedOut);
+            }
+        }
+    }
+}
+
+/// Whether the fiber exists: running, ready, blocked, or ended and waiting
+/// for its join.
+pub fn exists(id: FiberId) -> bool {
+    with(|s| s.handle(id).is_some())
+}
+
+/// The fiber's status, or `None` when it no longer exists (Tarantool then says
+/// "dead").
+pub fn status(id: FiberId) -> Option<Status> {
+    with(|s| s.live(id).ok().map(|(_, slot)| slot.status))
+}
+
+/// The fiber's name.
+///
+/// # Errors
+///
+/// [`Error::Dead`].
+pub fn name(id: FiberId) -> Result<String, Error> {
+    with(|s| s.live(id).map(|(_, slot)| slot.name.to_string()))
+}
+
+/// Calls `f` with the fiber's name, without copying it.
+///
+/// # Errors
+///
+/// [`Error::Dead`].
+pub fn with_name<R>(id: FiberId, f: impl FnOnce(&str) -> R) -> Result<R, Error> {
+    with(|s| s.live(id).map(|(_, slot)| f(&slot.name)))
+}
+
+/// Renames a fiber.
+///
+/// # Errors
+///
+/// [`Error::Dead`]; [`Error::NameTooLong`] past [`MAX_NAME_LEN`] bytes (use
+/// [`truncate`] first to cut instead).
+pub fn set_name(id: FiberId, name: &str) -> Result<(), Error> {
+    if name.len() > MAX_NAME_LEN {
+        return Err(Error::NameTooLong);
+    }
+    with(|s| {
+        let (_, slot) = s.live(id)?;
+        if slot.status == Status::Dead {
+            return Err(Error::Dead(id));
+        }
+        slot.name = Cow::Owned(name.to_owned());
+        Ok(())
+    })
+}
+
+/// Context switches into the fiber so far.
+///
+/// # Errors
+///
+/// [`Error::Dead`].
+pub fn csw(id: FiberId) -> Result<u64, Error> {
+    with(|s| s.live(id).map(|(_, slot)| slot.csw))
+}
+
+/// The fiber's usable stack size, in bytes.
+///
+/// # Errors
+///
+/// [`Error::Dead`].
+pub fn stack_size(id: FiberId) -> Result<usize, Error> {
+    with(|s| s.live(id).map(|(_, slot)| slot.stack_size))
+}
+
+/// Whether the fiber is joinable.
+///
+/// # Errors
+///
+/// [`Error::Dead`].
+pub fn is_joinable(id: FiberId) -> Result<bool, Error> {
+    with(|s| s.live(id).map(|(_, slot)| slot.joinable))
+}
+
+/// Whether the fiber's cancel flag is set.
+///
+/// # Errors
+///
+/// [`Error::Dead`].
+pub fn is_cancelled(id: FiberId) -> Result<bool, Error> {
+    with(|s| s.live(id).map(|(_, slot)| slot.cancelled))
+}
+
+/// The embedder's word for the fiber (set with [`Builder::ext`]).
+///
+/// # Errors
+///
+/// [`Error::Dead`].
+pub fn ext(id: FiberId) -> Result<usize, Error> {
+    with(|s| s.live(id).map(|(_, slot)| slot.ext))
+}
+
+/// The ids of every fiber on this thread, in no particular order.
+pub fn all() -> Vec<FiberId> {
+    with(|s| s.slots.iter().map(|(_, slot)| FiberId(slot.fid)).collect())
+}
+
+/// Counters of this thread's scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Fibers with a slot (running, ready, blocked, or ended unjoined).
+    pub fibers: usize,
+    /// Entries in the ready queue.
+    pub ready: usize,
+    /// Entries in the timer heap (stale ones included).
+    pub timers: usize,
+    /// Stacks in the pool.
+    pub pooled_stacks: usize,
+}
+
+/// This thread's scheduler counters.
+pub fn stats() -> Stats {
+    with(|s| Stats {
+        fibers: s.slots.len(),
+        ready: s.ready.len(),
+        timers: s.timers.len(),
+        pooled_stacks: s.stacks.len(),
+    })
+}
+
+/// Unmaps every pooled stack of this thread.
+pub fn clear_stack_pool() {
+    with(|s| s.stacks.clear());
+}

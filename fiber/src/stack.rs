@@ -1,0 +1,246 @@
+//! Fiber stacks: one `mmap` each, with a `PROT_NONE` guard below the usable part.
+//!
+//! Layout of one stack, addresses growing to the right:
+//!
+//! ```text
+//! | guard (PROT_NONE, >= 64 KiB) | usable (read/write, `size` bytes) |
+//! ^ mapping start                ^ limit()                          ^ base()
+//! ```
+//!
+//! The stack grows down from `base()`. A frame that runs past `limit()` faults
+//! in the guard; the guard is wide enough that LuaJIT's 8.8 KiB `gsub` frames
+//! cannot jump over it (the vendored Lua is also built with
+//! `-fstack-clash-protection`, so every large frame probes each page).
+//!
+//! Every stack costs two memory maps (guard and usable part). Creation refuses
+//! to go past `vm.max_map_count` (less a reserve for the allocator) with
+//! [`StackError::MapLimit`], so the process never reaches the limit where
+//! `malloc` itself fails and aborts.
+
+use std::fmt;
+use std::io;
+use std::num::NonZeroUsize;
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use corosensei::stack::{Stack, StackPointer};
+
+/// Default usable stack size: 512 KiB, Tarantool's default.
+pub const DEFAULT_STACK_SIZE: usize = 512 * 1024;
+/// Smallest usable stack size accepted: 16 KiB, as in Tarantool.
+pub const MIN_STACK_SIZE: usize = 16 * 1024;
+/// Size of the `PROT_NONE` guard below every stack: 64 KiB.
+pub const GUARD_SIZE: usize = 64 * 1024;
+/// Memory maps kept free for the allocator and the Lua heap when counting
+/// stacks against `vm.max_map_count`.
+const MAP_RESERVE: usize = 2048;
+
+/// Stacks alive in this process (all threads), two memory maps each.
+static LIVE_STACKS: AtomicUsize = AtomicUsize::new(0);
+
+/// Why a stack could not be made.
+#[derive(Debug)]
+pub enum StackError {
+    /// Another stack would leave fewer than a reserve of memory maps under
+    /// `vm.max_map_count` (each stack costs two maps).
+    MapLimit {
+        /// The system's `vm.max_map_count`.
+        max_map_count: usize,
+        /// Stacks alive when creation was refused.
+        live_stacks: usize,
+    },
+    /// `mmap` or `mprotect` failed.
+    Os(io::Error),
+}
+
+impl fmt::Display for StackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StackError::MapLimit { max_map_count, live_stacks } => write!(
+                f,
+                "cannot allocate a fiber stack: {live_stacks} live fiber stacks use 2 memory maps \
+                 each and the next would pass vm.max_map_count = {max_map_count} \
+                 (raise it with `sysctl vm.max_map_count=N`)"
+            ),
+            StackError::Os(e) => write!(f, "cannot allocate a fiber stack: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for StackError {}
+
+fn page_size() -> usize {
+    static PAGE: OnceLock<usize> = OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *PAGE.get_or_init(|| unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize })
+}
+
+/// The system's `vm.max_map_count` (65530 when it cannot be read).
+pub fn max_map_count() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/vm/max_map_count")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(65530)
+    })
+}
+
+/// The usable size a stack asked for with `size` bytes gets: whole pages, at
+/// least [`MIN_STACK_SIZE`].
+pub fn usable_size(size: usize) -> usize {
+    let page = page_size();
+    size.max(MIN_STACK_SIZE).div_ceil(page) * page
+}
+
+/// Number of fiber stacks alive in the process, pooled ones included.
+pub fn live_stacks() -> usize {
+    LIVE_STACKS.load(Ordering::Relaxed)
+}
+
+/// A guarded, `mmap`'d fiber stack; unmapped on drop.
+pub struct FiberStack {
+    /// Start of the mapping (the guard's lowest address).
+    map: *mut u8,
+    /// Length of the whole mapping, guard included.
+    map_len: usize,
+    /// Usable bytes above the guard.
+    size: usize,
+}
+
+impl FiberStack {
+    /// Maps a stack with `size` usable bytes (rounded up to whole pages, at
+    /// least [`MIN_STACK_SIZE`]) above a [`GUARD_SIZE`] guard.
+    ///
+    /// Only the pages the fiber touches become resident.
+    ///
+    /// # Errors
+    ///
+    /// [`StackError::MapLimit`] when another stack would pass
+    /// `vm.max_map_count` less a reserve; [`StackError::Os`] when `mmap` or
+    /// `mprotect` fails.
+    pub fn new(size: usize) -> Result<FiberStack, StackError> {
+        let size = usable_size(size);
+        let max = max_map_count();
+        let live = LIVE_STACKS.fetch_add(1, Ordering::Relaxed);
+        if (live + 1) * 2 + MAP_RESERVE > max {
+            LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
+            return Err(StackError::MapLimit { max_map_count: max, live_stacks: live });
+        }
+        let map_len = size + GUARD_SIZE;
+        // SAFETY: an anonymous private mapping at an address of the kernel's
+        // choice aliases nothing.
+        let map = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                map_len,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
+            let err = io::Error::last_os_error();
+            if err.raw_os_error() == Some(libc::ENOMEM) {
+                return Err(StackError::MapLimit { max_map_count: max, live_stacks: live });
+            }
+            return Err(StackError::Os(err));
+        }
+        let map = map.cast::<u8>();
+        // SAFETY: `map + GUARD_SIZE .. map + map_len` lies inside the mapping
+        // made above, which nothing else uses yet.
+        let rc = unsafe {
+            libc::mprotect(
+                map.add(GUARD_SIZE).cast(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        };
+        let stack = FiberStack { map, map_len, size };
+        if rc != 0 {
+            let err = io::Error::last_os_error();
+            drop(stack);
+            if err.raw_os_error() == Some(libc::ENOMEM) {
+                return Err(StackError::MapLimit { max_map_count: max, live_stacks: live });
+            }
+            return Err(StackError::Os(err));
+        }
+        Ok(stack)
+    }
+
+    /// Usable bytes (the guard excluded).
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Whether `addr` lies in this stack's guard.
+    pub fn guard_contains(&self, addr: usize) -> bool {
+        let start = self.map as usize;
+        addr >= start && addr < start + GUARD_SIZE
+    }
+
+    /// Gives back to the kernel every page more than `keep` bytes below the
+    /// top (`madvise(MADV_DONTNEED)`): they read as zero and cost no memory
+    /// until touched again.
+    pub fn release_deep_pages(&mut self, keep: usize) {
+        let page = page_size();
+        let keep = keep.div_ceil(page) * page;
+        if keep >= self.size {
+            return;
+        }
+        // SAFETY: the range is the usable part of this stack below its top
+        // `keep` bytes; the stack is not in use by any coroutine (it is being
+        // pooled), so dropping its contents is allowed.
+        unsafe {
+            libc::madvise(
+                self.map.add(GUARD_SIZE).cast(),
+                self.size - keep,
+                libc::MADV_DONTNEED,
+            );
+        }
+    }
+}
+
+impl Drop for FiberStack {
+    fn drop(&mut self) {
+        // SAFETY: `map`/`map_len` describe the mapping made in `new`, which no
+        // coroutine uses any more (the stack is owned here).
+        unsafe {
+            libc::munmap(self.map.cast(), self.map_len);
+        }
+        LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: `base()` is the top of a read/write region of `size` bytes (a whole
+// number of pages, so 16-byte aligned), `limit()` its bottom, and a guard of
+// GUARD_SIZE bytes lies right below `limit()`, as the trait requires.
+unsafe impl Stack for FiberStack {
+    fn base(&self) -> StackPointer {
+        NonZeroUsize::new(self.map as usize + self.map_len).expect("mapping is not at 0")
+    }
+
+    fn limit(&self) -> StackPointer {
+        NonZeroUsize::new(self.map as usize + GUARD_SIZE).expect("mapping is not at 0")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_round_up_to_pages_and_minimum() {
+        let s = FiberStack::new(1).unwrap();
+        assert_eq!(s.size(), MIN_STACK_SIZE);
+        let s = FiberStack::new(MIN_STACK_SIZE + 1).unwrap();
+        assert_eq!(s.size() % page_size(), 0);
+        assert!(s.size() > MIN_STACK_SIZE);
+        assert_eq!(s.base().get() - s.limit().get(), s.size());
+        assert!(s.guard_contains(s.limit().get() - 1));
+        assert!(!s.guard_contains(s.limit().get()));
+    }
+}

@@ -1,0 +1,86 @@
+//! A fiber's state: its status and flags, each with when it is set and cleared.
+//!
+//! Rules the scheduler relies on (the unsafe code cites them by number):
+//!
+//! 1. A fiber's coroutine is in its slot exactly while the fiber is not
+//!    running: `switch_to` takes it out before `resume` and puts it back
+//!    after, so no slab borrow is held across a switch.
+//! 2. `yielder` is set by the fiber itself when it starts, and points into
+//!    the fiber's own stack; it is used only by that fiber while it runs.
+//! 3. Only a `Suspended` fiber is made ready by a wakeup; `Running`,
+//!    `Calling` and `Ready` fibers ignore it, and `Dead` ones are an error.
+//! 4. A timer entry counts only while its token equals the slot's `wait`:
+//!    every block and every wakeup bumps `wait`, so stale entries are ignored.
+
+use std::borrow::Cow;
+
+use corosensei::{Coroutine, Yielder};
+
+use crate::stack::FiberStack;
+
+/// The coroutine type of every fiber: resumed with `()`, yields `()`.
+pub(crate) type Coro = Coroutine<(), (), (), FiberStack>;
+
+/// Where a fiber is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// In the ready queue. Set by a wakeup or a yield; cleared when switched to.
+    Ready,
+    /// The current fiber. Set on switch-in; cleared on switch-out.
+    Running,
+    /// Waiting for a wakeup or a timer. Set by the fiber before it blocks.
+    Suspended,
+    /// Waiting for a fiber it started with `spawn_now` to yield or end: it
+    /// is resumed by that return, never by a wakeup (rule 3).
+    Calling,
+    /// The function has returned. A joinable fiber stays in this state, with
+    /// its slot, until it is joined.
+    Dead,
+}
+
+impl Status {
+    /// The name Tarantool's `fiber.status()` gives: "running", "suspended"
+    /// or "dead".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Dead => "dead",
+            Status::Ready | Status::Suspended | Status::Calling => "suspended",
+        }
+    }
+}
+
+/// One fiber's slot in the scheduler's slab.
+pub(crate) struct Slot {
+    /// The fiber's id; also the generation tag of handles to this slot.
+    pub fid: u64,
+    pub status: Status,
+    /// Rule 1.
+    pub coro: Option<Coro>,
+    /// Rule 2.
+    pub yielder: *const Yielder<(), ()>,
+    pub name: Cow<'static, str>,
+    /// Set by `cancel`, never cleared (the flag is sticky).
+    pub cancelled: bool,
+    /// Set and cleared by `set_joinable`; read when the function returns.
+    pub joinable: bool,
+    /// Set when a timer made the fiber ready; cleared when it blocks again.
+    pub timed_out: bool,
+    /// Rule 4.
+    pub wait: u64,
+    /// The fiber blocked in `join` on this one, if any.
+    pub joiner: Option<Handle>,
+    /// Context switches into this fiber.
+    pub csw: u64,
+    /// Usable stack size.
+    pub stack_size: usize,
+    /// A word owned by the embedder (the Lua bridge keeps its index here).
+    pub ext: usize,
+}
+
+/// A slab key with the fiber id as its generation tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Handle {
+    pub key: u32,
+    pub fid: u64,
+}

@@ -1,0 +1,90 @@
+//! The Lua `clock` module: Tarantool's `clock` (`src/lua/clock.lua`).
+//!
+//! `time`/`realtime` (wall clock), `monotonic`, `proc` (process CPU time),
+//! `thread` (thread CPU time) return seconds as floats; the `64` variants
+//! return integer nanoseconds (Tarantool returns `int64` cdata there).
+//! `bench(fn, ...)` returns `{seconds, results...}` measured with `proc`.
+
+use std::ffi::CStr;
+
+use luafiber_runtime::clock;
+use mlua::ffi;
+
+use crate::cfunc::Raise;
+
+macro_rules! clock_fns {
+    ($($name:ident => $push:ident($f:path);)*) => {$(
+        crate::lua_fn! {
+            fn $name(l) {
+                // SAFETY: room for one result.
+                unsafe { ffi::$push(l, $f() as _) };
+                Ok(1)
+            }
+        }
+    )*};
+}
+
+clock_fns! {
+    clock_realtime => lua_pushnumber(clock::realtime);
+    clock_realtime64 => lua_pushinteger(clock::realtime64);
+    clock_monotonic => lua_pushnumber(clock::monotonic);
+    clock_monotonic64 => lua_pushinteger(clock::monotonic64);
+    clock_proc => lua_pushnumber(clock::process);
+    clock_proc64 => lua_pushinteger(clock::process64);
+    clock_thread => lua_pushnumber(clock::thread);
+    clock_thread64 => lua_pushinteger(clock::thread64);
+}
+
+/// `clock.bench(fn, ...)`: calls `fn(...)` and returns `{cpu_seconds,
+/// results...}`. Not under `protect`: it calls Lua, whose errors propagate
+/// to the caller as they are.
+unsafe extern "C-unwind" fn clock_bench(l: *mut ffi::lua_State) -> std::ffi::c_int {
+    // SAFETY: called by Lua; no Rust value owning memory is live across
+    // lua_call, which may raise.
+    unsafe {
+        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
+            crate::error::push_error(l, Raise::illegal("Usage: clock.bench(func, ...)"));
+            ffi::lua_error(l);
+        }
+        let base = 1;
+        let t0 = clock::process();
+        ffi::lua_call(l, ffi::lua_gettop(l) - 1, ffi::LUA_MULTRET);
+        let dt = clock::process() - t0;
+        let n = ffi::lua_gettop(l) - base + 1;
+        ffi::lua_createtable(l, n + 1, 0);
+        ffi::lua_pushnumber(l, dt);
+        ffi::lua_rawseti(l, -2, 1);
+        for i in 0..n {
+            ffi::lua_pushvalue(l, base + i);
+            ffi::lua_rawseti(l, -2, (i + 2) as ffi::lua_Integer);
+        }
+        1
+    }
+}
+
+const FUNCS: &[(&CStr, ffi::lua_CFunction)] = &[
+    (c"time", clock_realtime),
+    (c"realtime", clock_realtime),
+    (c"time64", clock_realtime64),
+    (c"realtime64", clock_realtime64),
+    (c"monotonic", clock_monotonic),
+    (c"monotonic64", clock_monotonic64),
+    (c"proc", clock_proc),
+    (c"proc64", clock_proc64),
+    (c"thread", clock_thread),
+    (c"thread64", clock_thread64),
+    (c"bench", clock_bench),
+];
+
+/// Pushes the `clock` module table.
+///
+/// # Safety
+///
+/// `l` is the cord's main state.
+pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract.
+    unsafe {
+        ffi::lua_createtable(l, 0, FUNCS.len() as _);
+        crate::fiber_lib::set_funcs(l, FUNCS);
+    }
+}

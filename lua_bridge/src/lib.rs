@@ -1,0 +1,358 @@
+//! Lua on luafiber fibers: each fiber runs Lua on its own Lua thread and its
+//! own machine stack, so Lua code may yield anywhere (inside `pcall`,
+//! metamethods, `table.sort` comparators, `string.gsub` callbacks).
+//!
+//! [`LuaRuntime`] owns the cord's Lua state (one per OS thread), sets up the
+//! registry refs every hot path uses, and installs Tarantool's Lua modules:
+//! `fiber` and `clock`. [`LuaRuntime::run_script`] is what the `luafiber`
+//! binary runs.
+//!
+//! ```
+//! let rt = luafiber_lua::LuaRuntime::new().unwrap();
+//! rt.run_chunk(r#"
+//!     local fiber = require('fiber')
+//!     local ch = {}
+//!     local f = fiber.new(function(x) fiber.sleep(0.001); return x * 2 end, 21)
+//!     f:set_joinable(true)
+//!     local ok, v = f:join()
+//!     assert(ok and v == 42)
+//! "#, "example").unwrap();
+//! ```
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
+pub mod cfunc;
+mod clock_lib;
+mod cord;
+pub mod error;
+mod fiber_lib;
+mod lua;
+mod spawn;
+
+use std::ffi::{c_int, CString};
+use std::fmt;
+
+use luafiber_fiber::{self as fiber, Builder, StackPoolConfig};
+use mlua::{ffi, Lua, LuaOptions, StdLib};
+
+pub use cord::{NewThread, ThreadPoolConfig};
+pub use mlua;
+
+/// Why a runtime could not start or a script could not run.
+#[derive(Debug)]
+pub enum Error {
+    /// This thread already has a `LuaRuntime` (one Lua state per cord).
+    AlreadyRunning,
+    /// Fibers already exist on this thread, so its stack settings are fixed.
+    FibersExist,
+    /// mlua failed (creating the state, setting the memory limit).
+    Lua(mlua::Error),
+    /// A script or chunk failed to load: the message.
+    Load(String),
+    /// A chunk raised an error: the message and traceback.
+    Runtime(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::AlreadyRunning => f.write_str("this thread already runs a LuaRuntime"),
+            Error::FibersExist => f.write_str("fibers already exist on this thread"),
+            Error::Lua(e) => write!(f, "{e}"),
+            Error::Load(m) | Error::Runtime(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Settings of a [`LuaRuntime`]; `RuntimeBuilder::default()` gives
+/// Tarantool's defaults.
+#[derive(Clone, Debug, Default)]
+pub struct RuntimeBuilder {
+    stacks: StackPoolConfig,
+    threads: ThreadPoolConfig,
+    memory_limit: Option<usize>,
+    new_thread: NewThread,
+}
+
+impl RuntimeBuilder {
+    /// Usable stack size of each fiber, in bytes (default 512 KiB; at least
+    /// 16 KiB; rounded up to pages).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stacks.stack_size = bytes;
+        self
+    }
+
+    /// Most stacks kept for reuse (default 1024; 0: every fiber maps a fresh
+    /// stack).
+    pub fn stack_pool(mut self, max: usize) -> Self {
+        self.stacks.max = max;
+        self.stacks.hot = self.stacks.hot.min(max);
+        self
+    }
+
+    /// Most finished Lua threads kept for reuse (default 4096; 0: every fiber
+    /// makes a new Lua thread).
+    pub fn thread_pool(mut self, max: usize) -> Self {
+        self.threads.max = max;
+        self
+    }
+
+    /// Caps the Lua heap, in bytes: an allocation past it is a Lua error
+    /// ("not enough memory") for the code that asked, never an abort.
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// How new Lua threads are made (benches compare the variants; the
+    /// default is the cached wrapper ref).
+    #[doc(hidden)]
+    pub fn new_thread(mut self, how: NewThread) -> Self {
+        self.new_thread = how;
+        self
+    }
+
+    /// Sets up the Lua state and the scheduler of the calling thread.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AlreadyRunning`] when the thread has a runtime;
+    /// [`Error::FibersExist`] when it has fibers already; [`Error::Lua`] when
+    /// the memory limit cannot be set.
+    pub fn build(self) -> Result<LuaRuntime, Error> {
+        if cord::is_installed() {
+            return Err(Error::AlreadyRunning);
+        }
+        if !fiber::configure(fiber::Config { stacks: self.stacks }) {
+            return Err(Error::FibersExist);
+        }
+        // SAFETY: the full standard library (ffi and debug included) is what
+        // a script interpreter offers; scripts are trusted as in `luajit`.
+        let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
+        if let Some(limit) = self.memory_limit {
+            lua.set_memory_limit(limit).map_err(Error::Lua)?;
+        }
+        let main = lua.state();
+        // SAFETY: `main` is the new state's main thread, idle; setup runs
+        // once, before any fiber.
+        let refs = unsafe { setup(main) };
+        // SAFETY: `main` is valid.
+        let registry = unsafe { lua::registry_ptr(main) };
+        cord::install(
+            cord::Cord {
+                lua: lua.clone(),
+                main,
+                registry,
+                threads: Vec::new(),
+                thread_pool: self.threads,
+                new_thread: self.new_thread,
+                fibers: slab::Slab::new(),
+                gc_stopped: false,
+            },
+            refs,
+        );
+        // SAFETY: the cord is installed; `main` is idle.
+        unsafe { register_modules(main) };
+        Ok(LuaRuntime { lua })
+    }
+}
+
+/// Makes the registry refs of the hot paths.
+unsafe fn setup(l: *mut ffi::lua_State) -> cord::Refs {
+    // SAFETY: `l` is an idle main state (caller).
+    unsafe {
+        let mut refs = cord::refs();
+        ffi::lua_pushcfunction(l, cord::newthread_wrapper);
+        refs.newthread = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_pushcfunction(l, spawn::msgh);
+        refs.msgh = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_createtable(l, 0, 3);
+        ffi::lua_pushcfunction(l, error::error_tostring);
+        ffi::lua_setfield(l, -2, c"__tostring".as_ptr());
+        ffi::lua_pushcfunction(l, error::error_concat);
+        ffi::lua_setfield(l, -2, c"__concat".as_ptr());
+        ffi::lua_createtable(l, 0, 2);
+        ffi::lua_pushcfunction(l, error::error_unpack);
+        ffi::lua_setfield(l, -2, c"unpack".as_ptr());
+        ffi::lua_pushcfunction(l, error::error_raise);
+        ffi::lua_setfield(l, -2, c"raise".as_ptr());
+        ffi::lua_setfield(l, -2, c"__index".as_ptr());
+        refs.error_mt = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        let (mt, methods) = fiber_lib::init_metatable(l);
+        refs.fiber_mt = mt;
+        refs.fiber_methods = methods;
+        refs
+    }
+}
+
+/// `collectgarbage` wrapper that tracks "stop"/"restart" (upvalue 1: the
+/// original). Not under `protect`: it calls Lua.
+unsafe extern "C-unwind" fn collectgarbage(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua; no Rust value is live across lua_call.
+    unsafe {
+        match lua::to_str(l, 1) {
+            Some(b"stop") => cord::with(|c| c.gc_stopped = true),
+            Some(b"restart") => cord::with(|c| c.gc_stopped = false),
+            _ => {}
+        }
+        let n = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, n, ffi::LUA_MULTRET);
+        ffi::lua_gettop(l)
+    }
+}
+
+/// Puts the modules into `package.loaded`.
+unsafe fn register_modules(l: *mut ffi::lua_State) {
+    // SAFETY: `l` is the idle main state of an installed cord.
+    unsafe {
+        ffi::lua_getglobal(l, c"package".as_ptr());
+        ffi::lua_getfield(l, -1, c"loaded".as_ptr());
+        fiber_lib::open(l);
+        ffi::lua_setfield(l, -2, c"fiber".as_ptr());
+        clock_lib::open(l);
+        ffi::lua_setfield(l, -2, c"clock".as_ptr());
+        ffi::lua_pop(l, 2);
+        ffi::lua_getglobal(l, c"collectgarbage".as_ptr());
+        ffi::lua_pushcclosure(l, collectgarbage, 1);
+        ffi::lua_setglobal(l, c"collectgarbage".as_ptr());
+    }
+}
+
+/// A cord's Lua runtime: the Lua state, its modules and the scheduler of the
+/// calling thread. Not `Send`: fibers never leave their thread.
+pub struct LuaRuntime {
+    lua: Lua,
+}
+
+impl LuaRuntime {
+    /// A runtime with the default settings (see [`RuntimeBuilder`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`RuntimeBuilder::build`].
+    pub fn new() -> Result<LuaRuntime, Error> {
+        RuntimeBuilder::default().build()
+    }
+
+    /// Settings for a new runtime.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// The mlua handle, for setup work that does not yield (globals, loading
+    /// code, conversions). Code run through it runs outside any fiber.
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// Runs the script at `path` as the main fiber, named after the file,
+    /// with `arg` set as `lua` does (`arg[0]` = `path`, `arg[1..]` = `args`,
+    /// `arg[-1]` = `interpreter`) and `...` = `args`; then runs the scheduler
+    /// until no fiber is ready or sleeping.
+    ///
+    /// An error in the main chunk prints the message and traceback to
+    /// stderr and ends the process with status 1.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Load`] when the file cannot be read or compiled.
+    pub fn run_script(&self, path: &str, args: &[String], interpreter: &str) -> Result<(), Error> {
+        let name = std::path::Path::new(path)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.to_owned());
+        let l = self.lua.state();
+        let cpath = CString::new(path).map_err(|_| Error::Load(format!("bad path {path:?}")))?;
+        // SAFETY: `l` is the idle main state; every push is balanced below.
+        unsafe {
+            ffi::lua_createtable(l, args.len() as c_int, 2);
+            lua::push_str(l, interpreter);
+            ffi::lua_rawseti(l, -2, -1);
+            lua::push_str(l, path);
+            ffi::lua_rawseti(l, -2, 0);
+            for (i, a) in args.iter().enumerate() {
+                lua::push_str(l, a);
+                ffi::lua_rawseti(l, -2, (i + 1) as ffi::lua_Integer);
+            }
+            ffi::lua_setglobal(l, c"arg".as_ptr());
+            let top = ffi::lua_gettop(l);
+            if ffi::luaL_loadfile(l, cpath.as_ptr()) != 0 {
+                let msg = spawn::describe(l, -1);
+                ffi::lua_settop(l, top);
+                return Err(Error::Load(msg));
+            }
+            for a in args {
+                lua::push_str(l, a);
+            }
+            self.spawn_main(l, top + 1, name)
+        }
+    }
+
+    /// Runs `code` as the main fiber named `name`, then the scheduler until
+    /// no fiber is ready or sleeping (the binary's `-e`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Load`] when the chunk does not compile; [`Error::Runtime`]
+    /// when it raises (with its traceback).
+    pub fn run_chunk(&self, code: &str, name: &str) -> Result<(), Error> {
+        let l = self.lua.state();
+        let cname = CString::new(format!("={name}")).unwrap_or_default();
+        // SAFETY: `l` is the idle main state; every push is balanced.
+        unsafe {
+            let top = ffi::lua_gettop(l);
+            if ffi::luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), cname.as_ptr()) != 0 {
+                let msg = spawn::describe(l, -1);
+                ffi::lua_settop(l, top);
+                return Err(Error::Load(msg));
+            }
+            let id = spawn::spawn(l, top + 1, spawn::Start::Ready, Builder::new().name(name.to_owned()).joinable(true), false)
+                .map_err(|e| Error::Runtime(format!("{e:?}")))?;
+            fiber::run();
+            let ext = fiber::join(id, None).map_err(|e| Error::Runtime(e.to_string()))?;
+            let lf = cord::with(|c| c.fibers.remove(ext - 1));
+            let t = lf.thread.l;
+            let result = if lf.rc == Some(0) {
+                Ok(())
+            } else {
+                let msg = spawn::describe(t, -1);
+                Err(Error::Runtime(match lf.traceback {
+                    Some(tb) => tb,
+                    None => msg,
+                }))
+            };
+            cord::unref(l, lf.udata);
+            cord::recycle_thread(lf.thread);
+            result
+        }
+    }
+
+    unsafe fn spawn_main(&self, l: *mut ffi::lua_State, func: c_int, name: String) -> Result<(), Error> {
+        // SAFETY: caller's contract: the chunk and its arguments from `func`.
+        unsafe {
+            spawn::spawn(l, func, spawn::Start::Ready, Builder::new().name(name), true)
+                .map_err(|e| Error::Runtime(format!("{e:?}")))?;
+        }
+        fiber::run();
+        Ok(())
+    }
+
+    /// Runs the scheduler until no fiber is ready or sleeping.
+    ///
+    /// # Panics
+    ///
+    /// Panics when called from inside a fiber.
+    pub fn run(&self) {
+        fiber::run();
+    }
+}
+
+impl Drop for LuaRuntime {
+    fn drop(&mut self) {
+        cord::uninstall();
+    }
+}

@@ -1,0 +1,100 @@
+//! Small helpers over the raw Lua C API (`mlua::ffi`), the same on LuaJIT and
+//! Lua 5.4. None of them raises a Lua error (cfunc rule 2).
+
+use std::ffi::{c_int, c_void};
+
+use mlua::ffi;
+
+use crate::cfunc::{LResult, Raise};
+
+/// Pushes `s` as a Lua string.
+///
+/// # Safety
+///
+/// `l` is a valid state with room for one value.
+pub unsafe fn push_str(l: *mut ffi::lua_State, s: &str) {
+    // SAFETY: caller's contract; `s` is valid for `s.len()` bytes.
+    unsafe { ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len()) };
+}
+
+/// The bytes of the string at `idx` (not converting numbers), or `None`.
+///
+/// # Safety
+///
+/// `l` is a valid state, `idx` a valid index; the slice lives as long as the
+/// string stays on the stack.
+pub unsafe fn to_str<'a>(l: *mut ffi::lua_State, idx: c_int) -> Option<&'a [u8]> {
+    // SAFETY: caller's contract.
+    unsafe {
+        if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
+            return None;
+        }
+        let mut len = 0;
+        let p = ffi::lua_tolstring(l, idx, &mut len);
+        Some(std::slice::from_raw_parts(p.cast(), len))
+    }
+}
+
+/// Pushes the value a registry ref holds.
+///
+/// # Safety
+///
+/// `l` is a valid state with room for one value.
+pub unsafe fn push_registry_ref(l: *mut ffi::lua_State, r: c_int) {
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, r as ffi::lua_Integer) };
+}
+
+/// The registry table's address: the same for every thread of one Lua state.
+///
+/// # Safety
+///
+/// `l` is a valid state.
+pub unsafe fn registry_ptr(l: *mut ffi::lua_State) -> *const c_void {
+    // SAFETY: caller's contract; the registry pseudo-index is always valid.
+    unsafe { ffi::lua_topointer(l, ffi::LUA_REGISTRYINDEX) }
+}
+
+/// The number at `idx`, or `None` when it is not a number (strings are not
+/// converted).
+///
+/// # Safety
+///
+/// `l` is a valid state, `idx` a valid index.
+pub unsafe fn to_number(l: *mut ffi::lua_State, idx: c_int) -> Option<f64> {
+    // SAFETY: caller's contract.
+    unsafe { (ffi::lua_type(l, idx) == ffi::LUA_TNUMBER).then(|| ffi::lua_tonumber(l, idx)) }
+}
+
+/// A timeout argument in seconds: `None` when absent or nil (wait forever).
+/// NaN and non-numbers are refused with `usage`; negative values mean
+/// already expired (zero).
+///
+/// # Safety
+///
+/// `l` is a valid state.
+pub unsafe fn opt_timeout(
+    l: *mut ffi::lua_State,
+    idx: c_int,
+    usage: &str,
+) -> LResult<Option<std::time::Duration>> {
+    // SAFETY: caller's contract.
+    unsafe {
+        if ffi::lua_type(l, idx) <= ffi::LUA_TNIL {
+            return Ok(None);
+        }
+        match to_number(l, idx) {
+            Some(t) if !t.is_nan() => Ok(seconds(t)),
+            _ => Err(Raise::illegal(usage)),
+        }
+    }
+}
+
+/// Seconds as a `Duration`: negative is zero, beyond what a `Duration` holds
+/// (or infinite) is `None` (forever).
+pub fn seconds(t: f64) -> Option<std::time::Duration> {
+    if t <= 0.0 {
+        return Some(std::time::Duration::ZERO);
+    }
+    std::time::Duration::try_from_secs_f64(t).ok()
+}

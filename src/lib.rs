@@ -1,0 +1,28 @@
+//! luafiber: a cooperative fiber runtime for Lua, with Tarantool's Lua API.
+//!
+//! Each fiber is a stackful coroutine with its own machine stack running Lua
+//! on its own Lua thread, so Lua code can yield anywhere. This crate gathers
+//! the layers: [`fiber`] (stacks, scheduler; no Lua), [`runtime`] (cords,
+//! clocks; no Lua) and the Lua bridge ([`LuaRuntime`]).
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
+
+pub use luafiber_fiber as fiber;
+pub use luafiber_lua::{mlua, Error, LuaRuntime, RuntimeBuilder, ThreadPoolConfig};
+pub use luafiber_runtime as runtime;
+
+/// `luafiber --version`: the crate version and the Lua engine.
+#[cfg(not(feature = "lua54"))]
+pub const VERSION_STRING: &str = concat!(env!("CARGO_PKG_VERSION"), " (LuaJIT 2.1)");
+/// `luafiber --version`: the crate version and the Lua engine.
+#[cfg(feature = "lua54")]
+pub const VERSION_STRING: &str = concat!(env!("CARGO_PKG_VERSION"), " (Lua 5.4)");
+
+/// Flushes Rust's stdout and C's stdio buffers (Lua's `print` writes
+/// through C's `stdout`).
+pub fn flush_stdio() {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // SAFETY: fflush(NULL) flushes every C stream; no preconditions.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+}
