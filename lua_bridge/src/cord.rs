@@ -85,6 +85,8 @@ pub(crate) struct Cord {
     /// `collectgarbage("stop")` is in force (LuaJIT's "is the GC running"
     /// cannot tell that apart from a running finalizer).
     pub gc_stopped: bool,
+    /// Blocking Rust functions registered with `LuaRuntime::register_fn`.
+    pub rust_fns: Vec<(crate::value::RustFn, String)>,
 }
 
 thread_local! {

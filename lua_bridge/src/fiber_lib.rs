@@ -210,9 +210,11 @@ crate::lua_fn! {
                 c"running"
             } else {
                 let id = to_fiber(l, 1).ok_or_else(|| Raise::illegal("expected fiber as 1 argument"))?;
+                // A finished joinable fiber waiting for its join is
+                // "suspended", as in Tarantool.
                 match fiber::status(id) {
                     Some(Status::Running) => c"running",
-                    Some(Status::Dead) | None => c"dead",
+                    None => c"dead",
                     Some(_) => c"suspended",
                 }
             }
@@ -480,7 +482,7 @@ crate::lua_fn! {
         // SAFETY: called with the object at 1.
         unsafe {
             let id = to_fiber(l, 1).ok_or_else(|| Raise::illegal("expected fiber"))?;
-            let dead = matches!(fiber::status(id), Some(Status::Dead) | None);
+            let dead = !fiber::exists(id);
             let s = if dead { format!("fiber: {id} (dead)") } else { format!("fiber: {id}") };
             lua::push_str(l, &s);
         }

@@ -28,6 +28,7 @@ pub mod error;
 mod fiber_lib;
 mod lua;
 mod spawn;
+mod value;
 
 use std::ffi::{c_int, CString};
 use std::fmt;
@@ -37,6 +38,7 @@ use mlua::{ffi, Lua, LuaOptions, StdLib};
 
 pub use cord::{NewThread, ThreadPoolConfig};
 pub use mlua;
+pub use value::Value;
 
 /// Why a runtime could not start or a script could not run.
 #[derive(Debug)]
@@ -150,6 +152,7 @@ impl RuntimeBuilder {
                 new_thread: self.new_thread,
                 fibers: slab::Slab::new(),
                 gc_stopped: false,
+                rust_fns: Vec::new(),
             },
             refs,
         );
@@ -338,6 +341,33 @@ impl LuaRuntime {
                 .map_err(|e| Error::Runtime(format!("{e:?}")))?;
         }
         fiber::run();
+        Ok(())
+    }
+
+    /// Makes the Rust function `f` the Lua global `name`. Unlike an `mlua`
+    /// callback, `f` may block its fiber (`fiber::sleep`, waiting on a channel,
+    /// ...): only the calling fiber waits. Arguments and results convert
+    /// through [`Value`] (functions, userdata and threads arrive as `Nil`);
+    /// an `Err(msg)` is raised in Lua as an `IllegalParams` error object
+    /// whose message is `"name: msg"`. Inside a fiber, a call from a `__gc`
+    /// finalizer or under an mlua callback raises instead of calling `f`.
+    pub fn register_fn(
+        &self,
+        name: &str,
+        f: impl Fn(Vec<Value>) -> Result<Vec<Value>, String> + 'static,
+    ) -> Result<(), Error> {
+        let cname = CString::new(name).map_err(|_| Error::Load(format!("bad name {name:?}")))?;
+        let idx = cord::with(|c| {
+            c.rust_fns.push((std::rc::Rc::new(f), name.to_owned()));
+            c.rust_fns.len() - 1
+        });
+        let l = self.lua.state();
+        // SAFETY: `l` is the idle main state; the closure is set up once.
+        unsafe {
+            ffi::lua_pushinteger(l, idx as ffi::lua_Integer);
+            ffi::lua_pushcclosure(l, value::call_rust_fn, 1);
+            ffi::lua_setglobal(l, cname.as_ptr());
+        }
         Ok(())
     }
 

@@ -136,10 +136,9 @@ fn report_error(me: FiberId, idx: usize, what: &str) {
     let msg = unsafe { describe(l, -1) };
     let name = fiber::name(me).unwrap_or_default();
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "luafiber: {what} in fiber {me} ({name}): {msg}");
-    if let Some(tb) = tb {
-        let _ = writeln!(err, "{tb}");
-    }
+    // The traceback starts with the message.
+    let text = tb.unwrap_or(msg);
+    let _ = writeln!(err, "luafiber: {what} in fiber {me} ({name}): {text}");
 }
 
 /// A printable form of the value at `idx` that runs no metamethod other than

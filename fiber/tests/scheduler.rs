@@ -1,0 +1,479 @@
+//! The scheduler: creation order, sleep, join, cancel, wakeup, ids, timers
+//! under load, and fiber churn.
+//!
+//! Every test runs its fibers with `fiber::run()` on its own test thread,
+//! which has its own scheduler.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use luafiber_fiber::{self as fiber, Builder, Error, FiberId};
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+fn push(log: &Log, s: impl Into<String>) {
+    log.borrow_mut().push(s.into());
+}
+
+fn entries(log: &Log) -> Vec<String> {
+    log.borrow().clone()
+}
+
+fn spawn(f: impl FnOnce() + 'static) -> FiberId {
+    Builder::new().spawn_ready(f).unwrap()
+}
+
+fn joinable(f: impl FnOnce() + 'static) -> FiberId {
+    Builder::new().joinable(true).spawn_ready(f).unwrap()
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+#[test]
+fn create_runs_the_child_at_once_and_its_yield_returns_to_the_creator() {
+    let log = Log::default();
+    let l = log.clone();
+    spawn(move || {
+        push(&l, "parent start");
+        let other = l.clone();
+        spawn(move || push(&other, "other"));
+        let child = l.clone();
+        Builder::new()
+            .spawn_now(move || {
+                push(&child, "child start");
+                fiber::yield_now().unwrap();
+                push(&child, "child end");
+            })
+            .unwrap();
+        push(&l, "parent after create");
+        fiber::yield_now().unwrap();
+        push(&l, "parent end");
+    });
+    fiber::run();
+    assert_eq!(
+        entries(&log),
+        [
+            "parent start",
+            "child start",
+            "parent after create",
+            "other",
+            "child end",
+            "parent end"
+        ]
+    );
+}
+
+#[test]
+fn create_outside_a_fiber_runs_the_child_before_returning() {
+    let ran = Rc::new(Cell::new(false));
+    let r = ran.clone();
+    let id = Builder::new().spawn_now(move || r.set(true)).unwrap();
+    assert!(ran.get());
+    assert!(!fiber::exists(id));
+    assert_eq!(fiber::current(), None);
+}
+
+#[test]
+fn new_fibers_queue_in_fifo_order_and_run_when_the_creator_yields() {
+    let log = Log::default();
+    let l = log.clone();
+    spawn(move || {
+        for name in ["a", "b", "c"] {
+            let l = l.clone();
+            spawn(move || push(&l, name));
+        }
+        push(&l, "parent");
+        fiber::yield_now().unwrap();
+        push(&l, "parent again");
+    });
+    fiber::run();
+    assert_eq!(entries(&log), ["parent", "a", "b", "c", "parent again"]);
+}
+
+#[test]
+fn ready_fibers_take_turns_in_fifo_order() {
+    let log = Log::default();
+    for name in ["x", "y", "z"] {
+        let l = log.clone();
+        spawn(move || {
+            for round in 0..3 {
+                push(&l, format!("{name}{round}"));
+                fiber::yield_now().unwrap();
+            }
+        });
+    }
+    fiber::run();
+    assert_eq!(
+        entries(&log),
+        ["x0", "y0", "z0", "x1", "y1", "z1", "x2", "y2", "z2"]
+    );
+}
+
+#[test]
+fn sleepers_wake_in_deadline_order() {
+    let log = Log::default();
+    let start = Instant::now();
+    for (name, delay) in [("30", 30), ("10", 10), ("20", 20), ("0", 0)] {
+        let l = log.clone();
+        spawn(move || {
+            fiber::sleep(ms(delay)).unwrap();
+            assert!(start.elapsed() >= ms(delay));
+            push(&l, name);
+        });
+    }
+    fiber::run();
+    assert_eq!(entries(&log), ["0", "10", "20", "30"]);
+}
+
+#[test]
+fn join_waits_for_the_end_and_returns_the_ext_word() {
+    let done = Rc::new(Cell::new(false));
+    let d = done.clone();
+    let target = Builder::new()
+        .joinable(true)
+        .ext(42)
+        .spawn_ready(move || {
+            fiber::sleep(ms(5)).unwrap();
+            d.set(true);
+        })
+        .unwrap();
+    let joined = Rc::new(Cell::new(false));
+    let j = joined.clone();
+    spawn(move || {
+        assert_eq!(fiber::join(target, None).unwrap(), 42);
+        assert!(done.get());
+        // A fiber can be joined once.
+        assert!(matches!(fiber::join(target, None), Err(Error::Dead(id)) if id == target));
+        j.set(true);
+    });
+    fiber::run();
+    assert!(joined.get());
+    assert!(!fiber::exists(target));
+    assert_eq!(fiber::stats().fibers, 0);
+}
+
+#[test]
+fn an_ended_joinable_fiber_stays_until_joined() {
+    let target = Builder::new()
+        .joinable(true)
+        .ext(7)
+        .spawn_ready(|| {})
+        .unwrap();
+    fiber::run();
+    assert!(fiber::exists(target));
+    assert_eq!(fiber::status(target), Some(fiber::Status::Dead));
+    assert_eq!(fiber::stats().fibers, 1);
+    // Joining an ended fiber needs no fiber.
+    assert_eq!(fiber::join(target, None).unwrap(), 7);
+    assert!(!fiber::exists(target));
+    assert_eq!(fiber::stats().fibers, 0);
+}
+
+#[test]
+fn join_outside_a_fiber_on_a_live_fiber_fails() {
+    let target = joinable(|| fiber::sleep(ms(1)).unwrap());
+    assert!(matches!(fiber::join(target, None), Err(Error::NotInFiber)));
+    fiber::run();
+    fiber::join(target, None).unwrap();
+}
+
+#[test]
+fn join_times_out_and_the_fiber_stays_joinable() {
+    let target = joinable(|| fiber::sleep(ms(50)).unwrap());
+    let ok = Rc::new(Cell::new(false));
+    let o = ok.clone();
+    spawn(move || {
+        let start = Instant::now();
+        assert!(matches!(
+            fiber::join(target, Some(ms(5))),
+            Err(Error::TimedOut)
+        ));
+        assert!(start.elapsed() >= ms(5));
+        assert!(start.elapsed() < ms(50));
+        assert!(matches!(
+            fiber::join(target, Some(Duration::ZERO)),
+            Err(Error::TimedOut)
+        ));
+        assert!(fiber::is_joinable(target).unwrap());
+        fiber::join(target, Some(Duration::from_secs(10))).unwrap();
+        o.set(true);
+    });
+    fiber::run();
+    assert!(ok.get());
+    assert_eq!(fiber::stats().fibers, 0);
+}
+
+#[test]
+fn join_errors_self_concurrent_and_not_joinable() {
+    let ok = Rc::new(Cell::new(0));
+    let o = ok.clone();
+    joinable(move || {
+        let me = fiber::current().unwrap();
+        assert!(matches!(fiber::join(me, None), Err(Error::JoinSelf)));
+        o.set(o.get() + 1);
+    });
+    let target = joinable(|| fiber::sleep(ms(20)).unwrap());
+    let o = ok.clone();
+    spawn(move || {
+        fiber::join(target, None).unwrap();
+        o.set(o.get() + 1);
+    });
+    let o = ok.clone();
+    spawn(move || {
+        assert!(matches!(
+            fiber::join(target, None),
+            Err(Error::JoinedConcurrently(id)) if id == target
+        ));
+        o.set(o.get() + 1);
+    });
+    let detached = spawn(|| fiber::sleep(ms(1)).unwrap());
+    let o = ok.clone();
+    spawn(move || {
+        assert!(matches!(
+            fiber::join(detached, None),
+            Err(Error::NotJoinable(id)) if id == detached
+        ));
+        o.set(o.get() + 1);
+    });
+    fiber::run();
+    assert_eq!(ok.get(), 4);
+    // The self-joiner is still there, ended, waiting for a join.
+    assert_eq!(fiber::stats().fibers, 1);
+    for id in fiber::all() {
+        fiber::join(id, None).unwrap();
+    }
+    assert_eq!(fiber::stats().fibers, 0);
+}
+
+#[test]
+fn join_is_not_a_cancellation_point() {
+    let target = joinable(|| fiber::sleep(ms(20)).unwrap());
+    let joined = Rc::new(Cell::new(false));
+    let j = joined.clone();
+    let joiner = spawn(move || {
+        fiber::join(target, None).unwrap();
+        assert!(matches!(fiber::testcancel(), Err(Error::Cancelled)));
+        j.set(true);
+    });
+    spawn(move || fiber::cancel(joiner).unwrap());
+    fiber::run();
+    assert!(joined.get());
+}
+
+#[test]
+fn cancel_interrupts_a_sleep_and_the_flag_is_sticky() {
+    let seen = Rc::new(Cell::new(false));
+    let s = seen.clone();
+    let sleeper = spawn(move || {
+        let start = Instant::now();
+        assert!(matches!(
+            fiber::sleep(Duration::from_secs(10)),
+            Err(Error::Cancelled)
+        ));
+        assert!(start.elapsed() < Duration::from_secs(5));
+        assert!(matches!(fiber::testcancel(), Err(Error::Cancelled)));
+        assert!(matches!(fiber::yield_now(), Err(Error::Cancelled)));
+        assert!(matches!(fiber::sleep(ms(1)), Err(Error::Cancelled)));
+        assert!(matches!(
+            fiber::block_cancellable(None),
+            Err(Error::Cancelled)
+        ));
+        s.set(true);
+    });
+    spawn(move || fiber::cancel(sleeper).unwrap());
+    fiber::run();
+    assert!(seen.get());
+}
+
+#[test]
+fn cancel_before_start_does_not_stop_code_without_cancellation_points() {
+    let steps = Rc::new(Cell::new(0));
+    let s = steps.clone();
+    let id = joinable(move || {
+        s.set(1);
+        assert!(fiber::testcancel().is_err());
+        s.set(2);
+    });
+    fiber::cancel(id).unwrap();
+    fiber::run();
+    assert_eq!(steps.get(), 2);
+    // Cancelling an ended joinable fiber is a no-op; it can still be joined.
+    fiber::cancel(id).unwrap();
+    fiber::join(id, None).unwrap();
+    // It is gone now.
+    assert!(matches!(fiber::cancel(id), Err(Error::Dead(d)) if d == id));
+}
+
+#[test]
+fn cancel_of_self_only_sets_the_flag() {
+    let ok = Rc::new(Cell::new(false));
+    let o = ok.clone();
+    spawn(move || {
+        fiber::cancel(fiber::current().unwrap()).unwrap();
+        assert!(matches!(fiber::testcancel(), Err(Error::Cancelled)));
+        o.set(true);
+    });
+    fiber::run();
+    assert!(ok.get());
+}
+
+#[test]
+fn block_is_not_a_cancellation_point() {
+    let ok = Rc::new(Cell::new(false));
+    let o = ok.clone();
+    let id = spawn(move || {
+        // Woken by the cancel, not timed out, no error.
+        assert!(!fiber::block(None).unwrap());
+        assert!(fiber::testcancel().is_err());
+        o.set(true);
+    });
+    spawn(move || fiber::cancel(id).unwrap());
+    fiber::run();
+    assert!(ok.get());
+}
+
+#[test]
+fn wakeup_of_self_is_a_no_op() {
+    let ok = Rc::new(Cell::new(false));
+    let o = ok.clone();
+    spawn(move || {
+        fiber::wakeup(fiber::current().unwrap()).unwrap();
+        let start = Instant::now();
+        fiber::sleep(ms(20)).unwrap();
+        assert!(start.elapsed() >= ms(20));
+        o.set(true);
+    });
+    fiber::run();
+    assert!(ok.get());
+}
+
+#[test]
+fn wakeup_ends_a_sleep_early_without_error() {
+    let ok = Rc::new(Cell::new(false));
+    let o = ok.clone();
+    let sleeper = spawn(move || {
+        let start = Instant::now();
+        fiber::sleep(Duration::from_secs(10)).unwrap();
+        assert!(start.elapsed() < Duration::from_secs(5));
+        o.set(true);
+    });
+    spawn(move || {
+        fiber::sleep(ms(1)).unwrap();
+        fiber::wakeup(sleeper).unwrap();
+    });
+    fiber::run();
+    assert!(ok.get());
+}
+
+#[test]
+fn wakeup_of_a_ready_fiber_does_not_run_it_twice() {
+    let runs = Rc::new(Cell::new(0));
+    let r = runs.clone();
+    let id = spawn(move || r.set(r.get() + 1));
+    fiber::wakeup(id).unwrap();
+    fiber::wakeup(id).unwrap();
+    fiber::run();
+    assert_eq!(runs.get(), 1);
+}
+
+#[test]
+fn wakeup_of_a_dead_fiber_fails() {
+    let id = spawn(|| {});
+    fiber::run();
+    assert!(matches!(fiber::wakeup(id), Err(Error::Dead(d)) if d == id));
+    assert_eq!(fiber::Error::Dead(id).to_string(), "the fiber is dead");
+    assert!(matches!(
+        fiber::wakeup(FiberId(1 << 60)),
+        Err(Error::Dead(_))
+    ));
+}
+
+#[test]
+fn ids_start_at_101_and_grow() {
+    // A fresh thread has a fresh scheduler.
+    std::thread::spawn(|| {
+        assert_eq!(fiber::FIRST_FID, 101);
+        let first = spawn(|| {});
+        assert_eq!(first, FiberId(101));
+        let second = Builder::new().spawn_now(|| {}).unwrap();
+        assert_eq!(second, FiberId(102));
+        fiber::run();
+        let mut last = second;
+        for _ in 0..10 {
+            let id = spawn(|| {});
+            assert!(id > last, "{id} after {last}");
+            last = id;
+            fiber::run();
+        }
+        let inside = Rc::new(Cell::new(None));
+        let i = inside.clone();
+        let id = spawn(move || i.set(fiber::current()));
+        fiber::run();
+        assert_eq!(inside.get(), Some(id));
+        assert_eq!(fiber::current(), None);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn timers_are_not_starved_by_busy_yielders() {
+    let stop = Rc::new(Cell::new(false));
+    let spins = Rc::new(Cell::new(0u64));
+    for _ in 0..4 {
+        let (stop, spins) = (stop.clone(), spins.clone());
+        spawn(move || {
+            while !stop.get() {
+                spins.set(spins.get() + 1);
+                fiber::yield_now().unwrap();
+            }
+        });
+    }
+    let woke = Rc::new(Cell::new(None));
+    let w = woke.clone();
+    spawn(move || {
+        let start = Instant::now();
+        fiber::sleep(ms(10)).unwrap();
+        w.set(Some(start.elapsed()));
+        stop.set(true);
+    });
+    fiber::run();
+    let woke = woke.get().unwrap();
+    assert!(woke >= ms(10));
+    assert!(woke < Duration::from_secs(2), "slept {woke:?}");
+    assert!(spins.get() > 4);
+}
+
+#[test]
+fn a_hundred_thousand_fibers_come_and_go() {
+    const TOTAL: usize = 100_000;
+    let finished = Rc::new(Cell::new(0usize));
+    let f = finished.clone();
+    spawn(move || {
+        for i in 0..TOTAL {
+            let f = f.clone();
+            let body = move || {
+                fiber::yield_now().unwrap();
+                f.set(f.get() + 1);
+            };
+            if i % 2 == 0 {
+                spawn(body);
+            } else {
+                Builder::new().spawn_now(body).unwrap();
+            }
+            // Lets the fibers end, so a few hundred live at once.
+            if i % 256 == 255 {
+                fiber::yield_now().unwrap();
+            }
+        }
+    });
+    fiber::run();
+    assert_eq!(finished.get(), TOTAL);
+    let stats = fiber::stats();
+    assert_eq!(stats.fibers, 0);
+    assert_eq!(stats.ready, 0);
+    assert!(fiber::all().is_empty());
+}

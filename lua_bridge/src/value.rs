@@ -1,0 +1,204 @@
+//! Rust functions callable from Lua that may block their fiber, with the
+//! bridge's own value conversion.
+//!
+//! `mlua` callbacks must not switch fibers (mlua keeps one "current state"
+//! per Lua instance, restored in LIFO order), so blocking Rust functions are
+//! registered here instead: a raw C closure converts the arguments to
+//! [`Value`]s, calls the Rust function (which may `sleep`, wait on a channel,
+//! ...), and pushes its results. Conversion runs no metamethod and raises
+//! nothing.
+
+use std::ffi::c_int;
+use std::rc::Rc;
+
+use mlua::ffi;
+
+use crate::cfunc::{LResult, Raise};
+use crate::cord;
+use crate::error::ErrorKind;
+use crate::lua;
+
+/// A Lua value as a blocking Rust function sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `nil` (also what functions, userdata and threads convert to).
+    Nil,
+    /// A boolean.
+    Boolean(bool),
+    /// An integer (Lua 5.4 integers; on LuaJIT, integral numbers that fit).
+    Integer(i64),
+    /// A float.
+    Number(f64),
+    /// A string, as bytes (Lua strings need not be UTF-8).
+    String(Vec<u8>),
+    /// A table: its array part `1..n` first, then the other pairs.
+    Table(Vec<(Value, Value)>),
+}
+
+impl Value {
+    /// The string as UTF-8 text, if it is a valid UTF-8 string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(b) => std::str::from_utf8(b).ok(),
+            _ => None,
+        }
+    }
+
+    /// The number as `f64`, integers included.
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Integer(i) => Some(i as f64),
+            Value::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The number as `i64` when it is integral.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Integer(i) => Some(i),
+            Value::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => Some(n as i64),
+            _ => None,
+        }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.as_bytes().to_vec())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s.into_bytes())
+    }
+}
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Integer(i)
+    }
+}
+impl From<f64> for Value {
+    fn from(n: f64) -> Value {
+        Value::Number(n)
+    }
+}
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Boolean(b)
+    }
+}
+
+/// Deepest table nesting converted; deeper tables are an error.
+const MAX_DEPTH: usize = 64;
+
+/// A registered blocking function: arguments in, results or an error
+/// message out.
+pub type RustFn = Rc<dyn Fn(Vec<Value>) -> Result<Vec<Value>, String>>;
+
+/// Reads the value at `idx`.
+///
+/// # Safety
+///
+/// `l` is valid, `idx` an absolute valid index; room for 3 values.
+pub(crate) unsafe fn read(l: *mut ffi::lua_State, idx: c_int, depth: usize) -> LResult<Value> {
+    // SAFETY: caller's contract; lua_next and raw reads run no metamethod.
+    unsafe {
+        Ok(match ffi::lua_type(l, idx) {
+            ffi::LUA_TBOOLEAN => Value::Boolean(ffi::lua_toboolean(l, idx) != 0),
+            ffi::LUA_TNUMBER => {
+                if ffi::lua_isinteger(l, idx) != 0 {
+                    Value::Integer(ffi::lua_tointeger(l, idx) as i64)
+                } else {
+                    Value::Number(ffi::lua_tonumber(l, idx))
+                }
+            }
+            ffi::LUA_TSTRING => Value::String(lua::to_str(l, idx).unwrap_or_default().to_vec()),
+            ffi::LUA_TTABLE => {
+                if depth >= MAX_DEPTH {
+                    return Err(Raise::illegal("table nesting too deep to convert"));
+                }
+                let mut pairs = Vec::new();
+                ffi::lua_pushnil(l);
+                while ffi::lua_next(l, idx) != 0 {
+                    let top = ffi::lua_gettop(l);
+                    let k = read(l, top - 1, depth + 1);
+                    let v = read(l, top, depth + 1);
+                    ffi::lua_pop(l, 1);
+                    match (k, v) {
+                        (Ok(k), Ok(v)) => pairs.push((k, v)),
+                        (Err(e), _) | (_, Err(e)) => {
+                            ffi::lua_pop(l, 1);
+                            return Err(e);
+                        }
+                    }
+                }
+                Value::Table(pairs)
+            }
+            _ => Value::Nil,
+        })
+    }
+}
+
+/// Pushes `v`.
+///
+/// # Safety
+///
+/// `l` is valid with room for 3 values.
+pub(crate) unsafe fn push(l: *mut ffi::lua_State, v: &Value) {
+    // SAFETY: caller's contract.
+    unsafe {
+        match v {
+            Value::Nil => ffi::lua_pushnil(l),
+            Value::Boolean(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
+            Value::Integer(i) => ffi::lua_pushinteger(l, *i as ffi::lua_Integer),
+            Value::Number(n) => ffi::lua_pushnumber(l, *n),
+            Value::String(s) => {
+                ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len());
+            }
+            Value::Table(pairs) => {
+                ffi::lua_createtable(l, 0, pairs.len() as c_int);
+                for (k, v) in pairs {
+                    push(l, k);
+                    push(l, v);
+                    if ffi::lua_type(l, -2) == ffi::LUA_TNIL {
+                        ffi::lua_pop(l, 2);
+                    } else {
+                        ffi::lua_rawset(l, -3);
+                    }
+                }
+            }
+        }
+    }
+}
+
+crate::lua_fn! {
+    /// The C closure behind every registered function (upvalue 1: its index
+    /// in the cord's function list).
+    pub(crate) fn call_rust_fn(l) {
+        // SAFETY: called by Lua with the arguments on `l`.
+        unsafe {
+            let idx = ffi::lua_tointeger(l, ffi::lua_upvalueindex(1)) as usize;
+            let (f, name) = cord::with(|c| c.rust_fns[idx].clone());
+            if luafiber_fiber::current().is_some() {
+                crate::spawn::check_switch(l, &name)?;
+            }
+            let n = ffi::lua_gettop(l);
+            if ffi::lua_checkstack(l, 8) == 0 {
+                return Err(Raise::illegal("stack overflow"));
+            }
+            let mut args = Vec::with_capacity(n as usize);
+            for i in 1..=n {
+                args.push(read(l, i, 0)?);
+            }
+            let results = f(args).map_err(|msg| Raise::Error(ErrorKind::IllegalParams, format!("{name}: {msg}")))?;
+            if ffi::lua_checkstack(l, results.len() as c_int + 3) == 0 {
+                return Err(Raise::illegal(format!("{name}: too many results")));
+            }
+            for v in &results {
+                push(l, v);
+            }
+            Ok(results.len() as c_int)
+        }
+    }
+}
