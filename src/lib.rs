@@ -8,7 +8,7 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub use luafiber_fiber as fiber;
-pub use luafiber_lua::{mlua, Error, LuaRuntime, RuntimeBuilder, ThreadPoolConfig};
+pub use luafiber_lua::{mlua, Error, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig};
 pub use luafiber_runtime as runtime;
 
 /// `luafiber --version`: the crate version and the Lua engine.

@@ -277,6 +277,7 @@ impl<T> Channel<T> {
         let mut st = self.inner.state.borrow_mut();
         let buffered = st.buf.pop_front();
         while let Some((_, w)) = st.writers.pop_first() {
+            // As in `try_put`: skips a writer whose fiber is gone.
             if scheduler::wakeup(w.fid).is_err() {
                 continue;
             }
@@ -306,11 +307,26 @@ impl<T> Channel<T> {
     ///
     /// Each error gives `v` back: [`PutError::Closed`] when the channel is
     /// or gets closed; [`PutError::TimedOut`] when the timeout runs out;
-    /// [`PutError::Cancelled`] when the fiber is cancelled and would block, or
-    /// is cancelled while it waits (a fiber cancelled before it calls `put`
-    /// yields once first); [`PutError::NotInFiber`] when the put would block
-    /// outside a fiber with a non-zero timeout. A put whose value was taken
-    /// succeeds even when the fiber was cancelled or timed out meanwhile.
+    /// [`PutError::Cancelled`] when the fiber is cancelled and finds no room
+    /// (even with a zero timeout, as in Tarantool; with a non-zero one it
+    /// yields once first), or is cancelled while it waits;
+    /// [`PutError::NotInFiber`] when the put would block outside a fiber. A
+    /// put whose value was taken succeeds even when the fiber was cancelled
+    /// or timed out meanwhile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use luafiber_fiber::{Channel, PutError};
+    /// use std::time::Duration;
+    ///
+    /// let ch = Channel::new(1);
+    /// ch.put("a", None).unwrap(); // room in the buffer: no fiber needed
+    /// match ch.put("b", Some(Duration::ZERO)) {
+    ///     Err(PutError::TimedOut(v)) => assert_eq!(v, "b"),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// ```
     pub fn put(&self, v: T, timeout: Option<Duration>) -> Result<(), PutError<T>> {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let v = match self.try_put(v) {
@@ -344,11 +360,29 @@ impl<T> Channel<T> {
     ///
     /// [`GetError::Closed`] when the channel is closed and its buffer
     /// drained; [`GetError::TimedOut`] when the timeout runs out;
-    /// [`GetError::Cancelled`] when the fiber is cancelled and would block,
-    /// or is cancelled while it waits (a fiber cancelled before it calls
-    /// `get` yields once first); [`GetError::NotInFiber`] when the get would
-    /// block outside a fiber with a non-zero timeout. A value handed to the
-    /// fiber is returned even when it was cancelled or timed out meanwhile.
+    /// [`GetError::Cancelled`] when the fiber is cancelled and finds no value
+    /// (even with a zero timeout, as in Tarantool; with a non-zero one it
+    /// yields once first), or is cancelled while it waits;
+    /// [`GetError::NotInFiber`] when the get would block outside a fiber. A
+    /// value handed to the fiber is returned even when it was cancelled or
+    /// timed out meanwhile.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use luafiber_fiber::{self as fiber, Channel, GetError};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let ch = Channel::<u32>::new(0);
+    /// fiber::Builder::new()
+    ///     .spawn_ready(move || {
+    ///         let start = Instant::now();
+    ///         assert_eq!(ch.get(Some(Duration::from_millis(5))), Err(GetError::TimedOut));
+    ///         assert!(start.elapsed() >= Duration::from_millis(5));
+    ///     })
+    ///     .unwrap();
+    /// fiber::run();
+    /// ```
     pub fn get(&self, timeout: Option<Duration>) -> Result<T, GetError> {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         match self.try_get() {
@@ -373,6 +407,19 @@ impl<T> Channel<T> {
     /// [`PutError::Closed`] and get their values back, and blocked readers
     /// (there are some only when the buffer is empty) fail with
     /// [`GetError::Closed`]. Closing a closed channel is a no-op.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use luafiber_fiber::{Channel, GetError, PutError};
+    ///
+    /// let ch = Channel::new(2);
+    /// ch.try_put(1).unwrap();
+    /// ch.close();
+    /// assert!(matches!(ch.try_put(2), Err(PutError::Closed(2))));
+    /// assert_eq!(ch.try_get(), Ok(1));
+    /// assert_eq!(ch.try_get(), Err(GetError::Closed));
+    /// ```
     pub fn close(&self) {
         let (readers, writers) = {
             let mut st = self.inner.state.borrow_mut();
@@ -497,10 +544,11 @@ impl FromFail<()> for GetError {
     }
 }
 
-/// Decides what an operation that found nothing to do does, in Tarantool's
-/// order: a cancelled fiber fails, then a zero timeout times out, then a
-/// caller outside a fiber fails; otherwise it may block, as the returned
-/// fiber. A cancelled fiber with a non-zero timeout yields once first.
+/// Decides what an operation that cannot complete at once does, in
+/// Tarantool's order (after the closed check): a cancelled fiber fails, then
+/// a zero timeout times out, then a caller outside a fiber fails; otherwise
+/// it may block, as the returned fiber. A cancelled fiber with a non-zero
+/// timeout yields once first, as [`scheduler::block_cancellable`] does.
 fn would_block(timeout: Option<Duration>) -> Result<FiberId, Fail> {
     if scheduler::testcancel().is_err() {
         if timeout != Some(Duration::ZERO) {

@@ -99,9 +99,24 @@ impl Cond {
     /// # Errors
     ///
     /// [`Error::NotInFiber`] outside a fiber. [`Error::Cancelled`] when the
-    /// fiber is cancelled, before or during the wait; a fiber cancelled
-    /// before it calls `wait` yields once first, and a signal it had already
-    /// been given is passed on to the next waiter.
+    /// fiber is cancelled before the call (it yields once first) or during
+    /// the wait. A signal given to a waiter that is cancelled before it runs
+    /// again is passed on to the next waiter, so it is not lost.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use luafiber_fiber::{self as fiber, Cond};
+    /// use std::time::Duration;
+    ///
+    /// fiber::Builder::new()
+    ///     .spawn_ready(|| {
+    ///         let cond = Cond::new();
+    ///         assert!(!cond.wait(Some(Duration::from_millis(1))).unwrap());
+    ///     })
+    ///     .unwrap();
+    /// fiber::run();
+    /// ```
     pub fn wait(&self, timeout: Option<Duration>) -> Result<bool, Error> {
         let fid = scheduler::current().ok_or(Error::NotInFiber)?;
         if scheduler::testcancel().is_err() {
@@ -125,14 +140,14 @@ impl Cond {
         loop {
             let timed_out = scheduler::block(left)?;
             let cancelled = scheduler::testcancel().is_err();
-            match woken.get() {
-                Woken::Signal if cancelled => {
+            match (woken.get(), cancelled) {
+                (Woken::Signal, true) => {
                     self.signal();
                     return Err(Error::Cancelled);
                 }
-                Woken::Signal | Woken::Broadcast if !cancelled => return Ok(true),
-                _ if cancelled => return Err(Error::Cancelled),
-                _ => {}
+                (_, true) => return Err(Error::Cancelled),
+                (Woken::Signal | Woken::Broadcast, false) => return Ok(true),
+                (Woken::No, false) => {}
             }
             left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if timed_out || left == Some(Duration::ZERO) {

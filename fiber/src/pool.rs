@@ -1,7 +1,7 @@
 //! A bounded pool of fiber stacks of one size.
 //!
-//! A pooled stack is about 50 times cheaper than a fresh `mmap` + `mprotect`
-//! + page faults + `munmap`. The pool holds at most `max` stacks; the first
+//! A pooled stack is about 50 times cheaper than a fresh `mmap`, `mprotect`,
+//! page faults and `munmap`. The pool holds at most `max` stacks; the first
 //! `hot` keep their pages, and every stack pooled beyond that watermark gives
 //! its pages below the top [`KEEP_BYTES`] back to the kernel
 //! (`madvise(MADV_DONTNEED)`), so a burst of many fibers does not keep their

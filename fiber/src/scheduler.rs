@@ -115,9 +115,12 @@ impl Scheduler {
         Ok((h, &mut self.slots[h.key as usize]))
     }
 
-    /// State rule 3.
+    /// State rule 3. A stale handle (its fiber is gone, e.g. a joiner that
+    /// gave up with an error and ended) is ignored.
     fn wake(&mut self, h: Handle) {
-        let slot = &mut self.slots[h.key as usize];
+        let Some(slot) = self.slots.get_mut(h.key as usize).filter(|s| s.fid == h.fid) else {
+            return;
+        };
         if slot.status == Status::Suspended {
             slot.status = Status::Ready;
             slot.wait += 1;
@@ -248,16 +251,7 @@ impl Builder {
         self
     }
 
-    /// Whether the fiber's cancel flag is set.
-///
-/// # Errors
-///
-/// [`Error::Dead`].
-pub fn is_cancelled(id: FiberId) -> Result<bool, Error> {
-    with(|s| s.live(id).map(|(_, slot)| slot.cancelled))
-}
-
-/// The embedder's word for this fiber (see [`ext`]).
+    /// The embedder's word for this fiber (see [`ext`]).
     pub fn ext(mut self, ext: usize) -> Builder {
         self.ext = ext;
         self

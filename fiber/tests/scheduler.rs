@@ -182,7 +182,7 @@ fn join_outside_a_fiber_on_a_live_fiber_fails() {
 
 #[test]
 fn join_times_out_and_the_fiber_stays_joinable() {
-    let target = joinable(|| fiber::sleep(ms(50)).unwrap());
+    let target = joinable(|| fiber::sleep(ms(200)).unwrap());
     let ok = Rc::new(Cell::new(false));
     let o = ok.clone();
     spawn(move || {
@@ -192,7 +192,7 @@ fn join_times_out_and_the_fiber_stays_joinable() {
             Err(Error::TimedOut)
         ));
         assert!(start.elapsed() >= ms(5));
-        assert!(start.elapsed() < ms(50));
+        assert!(start.elapsed() < ms(200));
         assert!(matches!(
             fiber::join(target, Some(Duration::ZERO)),
             Err(Error::TimedOut)
@@ -476,4 +476,26 @@ fn a_hundred_thousand_fibers_come_and_go() {
     assert_eq!(stats.fibers, 0);
     assert_eq!(stats.ready, 0);
     assert!(fiber::all().is_empty());
+}
+
+#[test]
+fn a_joiner_that_gave_up_is_not_woken_when_the_target_ends() {
+    let target = joinable(|| fiber::sleep(ms(20)).unwrap());
+    let gave_up = Rc::new(Cell::new(false));
+    let g = gave_up.clone();
+    let joiner = spawn(move || {
+        assert!(matches!(
+            fiber::join(target, None),
+            Err(Error::NotJoinable(id)) if id == target
+        ));
+        g.set(true);
+    });
+    spawn(move || {
+        fiber::set_joinable(target, false).unwrap();
+        fiber::wakeup(joiner).unwrap();
+    });
+    fiber::run();
+    assert!(gave_up.get());
+    assert!(!fiber::exists(target));
+    assert_eq!(fiber::stats().fibers, 0);
 }

@@ -344,7 +344,11 @@ crate::lua_fn! {
         // SAFETY: arguments are on `l`.
         unsafe {
             let id = to_fiber(l, 1).ok_or_else(|| Raise::illegal("Usage: fiber:join([timeout])"))?;
-            let timeout = lua::opt_timeout(l, 2, "fiber:join(timeout): bad arguments")?;
+            const USAGE: &str = "fiber:join(timeout): bad arguments";
+            if lua::to_number(l, 2).is_some_and(|t| t < 0.0) {
+                return Err(Raise::illegal(USAGE));
+            }
+            let timeout = lua::opt_timeout(l, 2, USAGE)?;
             if !matches!(fiber::status(id), Some(Status::Dead) | None) && fiber::current() != Some(id) {
                 spawn::check_switch(l, "fiber:join")?;
             }
@@ -582,6 +586,8 @@ const MODULE: &[Reg] = &[
     (c"time64", fiber_time64),
     (c"clock", fiber_clock),
     (c"clock64", fiber_clock64),
+    (c"channel", crate::channel_lib::channel_new),
+    (c"cond", crate::channel_lib::cond_new),
 ];
 
 const METHODS: &[Reg] = &[

@@ -22,6 +22,7 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod cfunc;
+mod channel_lib;
 mod clock_lib;
 mod cord;
 pub mod error;
@@ -183,6 +184,7 @@ unsafe fn setup(l: *mut ffi::lua_State) -> cord::Refs {
         ffi::lua_setfield(l, -2, c"raise".as_ptr());
         ffi::lua_setfield(l, -2, c"__index".as_ptr());
         refs.error_mt = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        channel_lib::init(l);
         let (mt, methods) = fiber_lib::init_metatable(l);
         refs.fiber_mt = mt;
         refs.fiber_methods = methods;

@@ -4,5 +4,6 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod clock;
+pub mod ibuf;
 
 pub use luafiber_fiber as fiber;

@@ -1,0 +1,430 @@
+//! The Lua `msgpack` module: Tarantool's `msgpack` (`src/lua/msgpack.c`),
+//! with the wire format written by the `rmp` crate.
+//!
+//! - `msgpack.encode(value [, ibuf])`: the MsgPack string of `value`; with an
+//!   ibuf object, appends the bytes at its `wpos` and returns their count.
+//! - `msgpack.decode(s [, pos])`: the value at byte `pos` (default 1) of `s`
+//!   and the position just after it. `msgpack.decode(ptr, size)`: the value
+//!   at a pointer into an ibuf and the pointer just after it.
+//! - `msgpack.decode_unchecked(s [, pos])` / `(ptr [, size])`: the same
+//!   (input is always checked here; see below).
+//! - `msgpack.NULL` (MsgPack nil), `msgpack.array_mt`, `msgpack.map_mt`
+//!   (set on decoded tables, so they encode back as the same kind; assigning
+//!   a new key drops them), `msgpack.cfg{...}` and its fields.
+//!
+//! Encoding follows Tarantool's `luaL_tofield` byte for byte: integral
+//! numbers in the `int64`/`uint64` range take the shortest integer form,
+//! other numbers `float64`; strings are `str`; a table is an array when its
+//! keys are `1..n` (holes allowed unless the array is "excessively sparse":
+//! `n > count * encode_sparse_ratio` and `n > encode_sparse_safe`), else a
+//! map; a metatable's `__serialize` (`'seq'`, `'sequence'`, `'array'`,
+//! `'map'`, `'mapping'`, or a function whose result is encoded instead)
+//! overrides that. Encoding goes through a cord buffer (see
+//! [`luafiber_runtime::ibuf`]), so in steady state it allocates only the
+//! result string.
+//!
+//! A `__serialize` function (and `tostring`, for `encode_use_tostring`) is
+//! called by `lua_pcall` of a trampoline C function fetched by registry ref:
+//! no C function is pushed per table.
+//!
+//! Differences from Tarantool:
+//!
+//! - `msgpack.NULL` is a light userdata NULL (Tarantool: `void *` cdata
+//!   NULL), so `msgpack.NULL == nil` is false.
+//! - Integers beyond 2^53 decode to Lua numbers (integers on Lua 5.4 up to
+//!   2^63-1), not `int64`/`uint64` cdata; MsgPack extensions (decimal, uuid,
+//!   datetime, error) are refused.
+//! - Decoding always checks its input: bad input raises a `DecodeError`, and
+//!   nesting is limited by `cfg.decode_max_depth` (Tarantool applies that
+//!   option to JSON only); `decode_unchecked` is `decode` under another name.
+//!   Encoding nests at most [`MAX_NESTING`] levels whatever the config.
+//! - `msgpack.new()`, `ibuf_decode` and the header helpers are not provided.
+
+mod decode;
+mod encode;
+#[cfg(test)]
+mod tests;
+
+use std::ffi::{c_int, CStr};
+
+use luafiber_runtime::ibuf;
+use mlua::ffi;
+
+use crate::buffer;
+use crate::cfunc::{LResult, Raise};
+use crate::error::ErrorKind;
+use crate::lua;
+
+/// Most nesting levels the encoder enters, whatever `encode_max_depth` says:
+/// the encoder recurses on the fiber's machine stack.
+pub const MAX_NESTING: u32 = 1000;
+
+/// `msgpack.cfg`: the options that encoding and decoding read.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Config {
+    pub encode_max_depth: u32,
+    pub encode_deep_as_nil: bool,
+    pub encode_invalid_numbers: bool,
+    pub encode_invalid_as_nil: bool,
+    pub encode_use_tostring: bool,
+    pub encode_load_metatables: bool,
+    pub encode_sparse_convert: bool,
+    pub encode_sparse_ratio: u32,
+    pub encode_sparse_safe: u32,
+    pub encode_number_precision: u32,
+    pub decode_invalid_numbers: bool,
+    pub decode_save_metatables: bool,
+    pub decode_max_depth: u32,
+}
+
+impl Default for Config {
+    /// Tarantool's defaults.
+    fn default() -> Self {
+        Config {
+            encode_max_depth: 128,
+            encode_deep_as_nil: false,
+            encode_invalid_numbers: true,
+            encode_invalid_as_nil: false,
+            encode_use_tostring: false,
+            encode_load_metatables: true,
+            encode_sparse_convert: true,
+            encode_sparse_ratio: 2,
+            encode_sparse_safe: 10,
+            encode_number_precision: 14,
+            decode_invalid_numbers: true,
+            decode_save_metatables: true,
+            decode_max_depth: 128,
+        }
+    }
+}
+
+/// One option of [`Config`]: its name and where it lives.
+enum Opt {
+    Bool(fn(&mut Config) -> &mut bool),
+    Num(fn(&mut Config) -> &mut u32),
+}
+
+const OPTIONS: &[(&CStr, Opt)] = &[
+    (c"encode_max_depth", Opt::Num(|c| &mut c.encode_max_depth)),
+    (c"encode_deep_as_nil", Opt::Bool(|c| &mut c.encode_deep_as_nil)),
+    (c"encode_invalid_numbers", Opt::Bool(|c| &mut c.encode_invalid_numbers)),
+    (c"encode_invalid_as_nil", Opt::Bool(|c| &mut c.encode_invalid_as_nil)),
+    (c"encode_use_tostring", Opt::Bool(|c| &mut c.encode_use_tostring)),
+    (c"encode_load_metatables", Opt::Bool(|c| &mut c.encode_load_metatables)),
+    (c"encode_sparse_convert", Opt::Bool(|c| &mut c.encode_sparse_convert)),
+    (c"encode_sparse_ratio", Opt::Num(|c| &mut c.encode_sparse_ratio)),
+    (c"encode_sparse_safe", Opt::Num(|c| &mut c.encode_sparse_safe)),
+    (c"encode_number_precision", Opt::Num(|c| &mut c.encode_number_precision)),
+    (c"decode_invalid_numbers", Opt::Bool(|c| &mut c.decode_invalid_numbers)),
+    (c"decode_save_metatables", Opt::Bool(|c| &mut c.decode_save_metatables)),
+    (c"decode_max_depth", Opt::Num(|c| &mut c.decode_max_depth)),
+];
+
+/// The module's per-state data: a userdata that every module function has
+/// as upvalue 1. Read by value at each call, so Lua code that runs during an
+/// encode (and may call `msgpack.cfg`) never aliases a Rust borrow.
+#[derive(Clone, Copy)]
+pub(crate) struct State {
+    pub cfg: Config,
+    /// The trampoline `call(f, x) -> f(x)`.
+    pub call: c_int,
+    /// The base library's `next` (protected traversal after Lua code ran).
+    pub next: c_int,
+    /// The base library's `tostring`.
+    pub tostring: c_int,
+    /// The string `"__serialize"`.
+    pub serialize_key: c_int,
+    pub array_mt: c_int,
+    pub map_mt: c_int,
+    pub buffer: buffer::Ctx,
+}
+
+/// The state a module function sees as upvalue 1.
+unsafe fn state(l: *mut ffi::lua_State) -> *mut State {
+    // SAFETY: every function of this module is a closure over the state
+    // userdata (set up in `open`).
+    unsafe { ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)).cast() }
+}
+
+/// Calls `f(x)` for the encoder: the function and its argument are on the
+/// stack; errors go to the caller's `lua_pcall`. Not under `protect`: it
+/// owns nothing, and a Lua error passes through it.
+unsafe extern "C-unwind" fn call_trampoline(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by lua_pcall with (f, x).
+    unsafe {
+        ffi::lua_call(l, ffi::lua_gettop(l) - 1, 1);
+    }
+    1
+}
+
+/// Pushes the `msgpack` module table.
+///
+/// # Safety
+///
+/// `l` is a valid state with room for 8 values, not inside a `lua_fn` body
+/// (setup runs Lua code under `lua_pcall`).
+pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract; every push is balanced.
+    unsafe {
+        let ctx = buffer::init(l);
+        let p = ffi::lua_newuserdata(l, std::mem::size_of::<State>()).cast::<State>();
+        let st_idx = ffi::lua_gettop(l);
+        let mut st = State {
+            cfg: Config::default(),
+            call: ffi::LUA_NOREF,
+            next: ffi::LUA_NOREF,
+            tostring: ffi::LUA_NOREF,
+            serialize_key: ffi::LUA_NOREF,
+            array_mt: ffi::LUA_NOREF,
+            map_mt: ffi::LUA_NOREF,
+            buffer: ctx,
+        };
+        p.write(st);
+        ffi::lua_pushcfunction(l, call_trampoline);
+        st.call = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        st.next = global_ref(l, c"next");
+        st.tostring = global_ref(l, c"tostring");
+        ffi::lua_pushstring(l, c"__serialize".as_ptr());
+        st.serialize_key = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        for (kind, slot) in [(c"seq", &mut st.array_mt), (c"map", &mut st.map_mt)] {
+            ffi::lua_createtable(l, 0, 2);
+            ffi::lua_pushstring(l, kind.as_ptr());
+            ffi::lua_setfield(l, -2, c"__serialize".as_ptr());
+            ffi::lua_pushcfunction(l, decoded_newindex);
+            ffi::lua_setfield(l, -2, c"__newindex".as_ptr());
+            *slot = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        }
+        p.write(st);
+
+        ffi::lua_createtable(l, 0, 8);
+        let funcs: &[(&CStr, ffi::lua_CFunction)] =
+            &[(c"encode", mp_encode), (c"decode", mp_decode), (c"decode_unchecked", mp_decode_unchecked)];
+        for (name, f) in funcs {
+            ffi::lua_pushvalue(l, st_idx);
+            ffi::lua_pushcclosure(l, *f, 1);
+            ffi::lua_setfield(l, -2, name.as_ptr());
+        }
+        ffi::lua_pushlightuserdata(l, std::ptr::null_mut());
+        ffi::lua_setfield(l, -2, c"NULL".as_ptr());
+        lua::push_registry_ref(l, st.array_mt);
+        ffi::lua_setfield(l, -2, c"array_mt".as_ptr());
+        lua::push_registry_ref(l, st.map_mt);
+        ffi::lua_setfield(l, -2, c"map_mt".as_ptr());
+        // cfg: a table of the current values, callable to change them.
+        ffi::lua_createtable(l, 0, OPTIONS.len() as c_int);
+        write_cfg_fields(l, &st.cfg);
+        ffi::lua_createtable(l, 0, 1);
+        ffi::lua_pushvalue(l, st_idx);
+        ffi::lua_pushcclosure(l, mp_cfg, 1);
+        ffi::lua_setfield(l, -2, c"__call".as_ptr());
+        ffi::lua_setmetatable(l, -2);
+        ffi::lua_setfield(l, -2, c"cfg".as_ptr());
+        ffi::lua_remove(l, st_idx);
+    }
+}
+
+/// A registry ref of the global `name` (read raw), or `LUA_NOREF`.
+unsafe fn global_ref(l: *mut ffi::lua_State, name: &CStr) -> c_int {
+    // SAFETY: caller's contract (room for 2 values); raw reads only.
+    unsafe {
+        ffi::lua_pushglobaltable(l);
+        ffi::lua_pushstring(l, name.as_ptr());
+        ffi::lua_rawget(l, -2);
+        ffi::lua_remove(l, -2);
+        if ffi::lua_type(l, -1) != ffi::LUA_TFUNCTION {
+            ffi::lua_pop(l, 1);
+            return ffi::LUA_NOREF;
+        }
+        ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
+    }
+}
+
+/// Sets every option's value as a field of the table on top.
+unsafe fn write_cfg_fields(l: *mut ffi::lua_State, cfg: &Config) {
+    let mut cfg = *cfg;
+    // SAFETY: caller's contract: a table without metamethods on top.
+    unsafe {
+        for (name, opt) in OPTIONS {
+            match opt {
+                Opt::Bool(f) => ffi::lua_pushboolean(l, c_int::from(*f(&mut cfg))),
+                Opt::Num(f) => ffi::lua_pushinteger(l, *f(&mut cfg) as ffi::lua_Integer),
+            }
+            ffi::lua_pushstring(l, name.as_ptr());
+            ffi::lua_insert(l, -2);
+            ffi::lua_rawset(l, -3);
+        }
+    }
+}
+
+crate::lua_fn! {
+    /// `msgpack.cfg{option = value, ...}`: changes the options (unknown
+    /// names are ignored, as in Tarantool; a known one with a value of the
+    /// wrong type raises).
+    fn mp_cfg(l) {
+        // SAFETY: a module closure called by Lua with (cfg table, options).
+        unsafe {
+            if ffi::lua_type(l, 2) != ffi::LUA_TTABLE {
+                return Err(Raise::illegal("Usage: msgpack.cfg({option = value, ...})"));
+            }
+            let st = state(l);
+            let mut cfg = (*st).cfg;
+            for (name, opt) in OPTIONS {
+                ffi::lua_pushstring(l, name.as_ptr());
+                ffi::lua_rawget(l, 2);
+                let t = ffi::lua_type(l, -1);
+                if t != ffi::LUA_TNIL {
+                    let bad = || Raise::illegal(format!("msgpack.cfg: bad value for {}", name.to_string_lossy()));
+                    match opt {
+                        Opt::Bool(f) if t == ffi::LUA_TBOOLEAN => *f(&mut cfg) = ffi::lua_toboolean(l, -1) != 0,
+                        Opt::Num(f) => match lua::to_number(l, -1) {
+                            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => *f(&mut cfg) = n as u32,
+                            _ => return Err(bad()),
+                        },
+                        _ => return Err(bad()),
+                    }
+                }
+                ffi::lua_pop(l, 1);
+            }
+            (*st).cfg = cfg;
+            if ffi::lua_type(l, 1) == ffi::LUA_TTABLE {
+                ffi::lua_settop(l, 1);
+                write_cfg_fields(l, &cfg);
+            }
+        }
+        Ok(0)
+    }
+}
+
+crate::lua_fn! {
+    /// `__newindex` of `array_mt`/`map_mt`: a decoded table that gets a new
+    /// key loses its kind hint (Tarantool: `setmetatable(t, nil)` +
+    /// `rawset`).
+    fn decoded_newindex(l) {
+        // SAFETY: called by Lua with (table, key, value).
+        unsafe {
+            match ffi::lua_type(l, 2) {
+                ffi::LUA_TNIL => return Err(Raise::illegal("table index is nil")),
+                ffi::LUA_TNUMBER if ffi::lua_tonumber(l, 2).is_nan() => {
+                    return Err(Raise::illegal("table index is NaN"));
+                }
+                _ => {}
+            }
+            if ffi::lua_type(l, 1) == ffi::LUA_TTABLE {
+                ffi::lua_settop(l, 3);
+                ffi::lua_pushnil(l);
+                ffi::lua_setmetatable(l, 1);
+                ffi::lua_rawset(l, 1);
+            }
+        }
+        Ok(0)
+    }
+}
+
+crate::lua_fn! {
+    /// `msgpack.encode(value [, ibuf])`.
+    fn mp_encode(l) {
+        // SAFETY: a module closure called by Lua.
+        unsafe {
+            let st = *state(l);
+            let top = ffi::lua_gettop(l);
+            if top < 1 {
+                return Err(Raise::illegal("msgpack.encode: a Lua object expected"));
+            }
+            let target = if top >= 2 && ffi::lua_type(l, 2) != ffi::LUA_TNIL {
+                let t = buffer::to_ibuf(l, &st.buffer, 2);
+                Some(t.ok_or_else(|| Raise::illegal("msgpack.encode: argument 2 must be of type 'struct ibuf'"))?)
+            } else {
+                None
+            };
+            ffi::lua_settop(l, 2);
+            lua::push_registry_ref(l, st.serialize_key);
+            let scratch = ibuf::cord_ibuf_take();
+            let result = ibuf::with_cord_ibuf(scratch, |out| -> LResult<c_int> {
+                encode::Encoder::new(l, &st, out, 3).encode(1)?;
+                match target {
+                    None => {
+                        ffi::lua_pushlstring(l, out.data().as_ptr().cast(), out.used());
+                    }
+                    Some(t) => {
+                        let n = out.used();
+                        buffer::with_ibuf(t, |b| b.extend_from_slice(out.data()))?
+                            .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
+                        ffi::lua_pushinteger(l, n as ffi::lua_Integer);
+                    }
+                }
+                Ok(1)
+            });
+            ibuf::cord_ibuf_put(scratch);
+            result.unwrap_or_else(|| Err(Raise::illegal("msgpack.encode: the cord buffer is busy")))
+        }
+    }
+}
+
+/// The shared body of `decode` and `decode_unchecked`.
+unsafe fn decode_entry(l: *mut ffi::lua_State, name: &str, size_required: bool) -> LResult<c_int> {
+    // SAFETY: a module closure's state (caller).
+    unsafe {
+        let st = *state(l);
+        let cfg = &st.cfg;
+        if ffi::lua_type(l, 1) == ffi::LUA_TSTRING {
+            let s = lua::to_str(l, 1).unwrap_or_default();
+            let pos = match ffi::lua_type(l, 2) {
+                ffi::LUA_TNONE | ffi::LUA_TNIL => 1.0,
+                _ => lua::to_number(l, 2)
+                    .ok_or_else(|| Raise::illegal(format!("msgpack.{name}: offset must be a number")))?,
+            };
+            if !(pos >= 1.0 && pos <= s.len() as f64 && pos.fract() == 0.0) {
+                return Err(Raise::illegal(format!("msgpack.{name}: offset is out of bounds")));
+            }
+            let start = pos as usize - 1;
+            // The string stays at index 1 while the decoder reads it.
+            let used = decode::Decoder::new(l, &st, cfg, name).decode(&s[start..])?;
+            ffi::lua_pushnumber(l, (start + used + 1) as f64);
+            return Ok(2);
+        }
+        let Some(addr) = buffer::to_pointer(l, &st.buffer, 1)? else {
+            return Err(Raise::illegal(format!("msgpack.{name}: a Lua string or 'char *' expected")));
+        };
+        let size = match lua::to_number(l, 2) {
+            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= usize::MAX as f64 => Some(n as usize),
+            None if !size_required && ffi::lua_type(l, 2) <= ffi::LUA_TNIL => None,
+            _ => return Err(Raise::illegal(format!("Usage: msgpack.{name}(ptr, size)"))),
+        };
+        let avail = buffer::readable(addr, size)
+            .ok_or_else(|| Raise::illegal(format!("msgpack.{name}: the pointer is not inside a live ibuf")))?;
+        let len = size.unwrap_or(avail);
+        // SAFETY: `readable` checked that `len` bytes from `addr` are in a
+        // live ibuf's memory, and nothing has run since.
+        let src = std::slice::from_raw_parts(addr as *const u8, len);
+        let used = decode::extent(src, name)?;
+        // Copy the value out: Lua code run by the collector while the
+        // decoder allocates could free or move the ibuf.
+        let scratch = ibuf::cord_ibuf_take();
+        let result = ibuf::with_cord_ibuf(scratch, |copy| -> LResult<()> {
+            copy.extend_from_slice(&src[..used])
+                .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
+            decode::Decoder::new(l, &st, cfg, name).decode(copy.data())?;
+            Ok(())
+        });
+        ibuf::cord_ibuf_put(scratch);
+        result.unwrap_or_else(|| Err(Raise::illegal(format!("msgpack.{name}: the cord buffer is busy"))))?;
+        buffer::push_pointer(l, &st.buffer, (addr + used) as *const u8)?;
+        Ok(2)
+    }
+}
+
+crate::lua_fn! {
+    /// `msgpack.decode(s [, pos])` / `msgpack.decode(ptr, size)`.
+    fn mp_decode(l) {
+        // SAFETY: a module closure called by Lua.
+        unsafe { decode_entry(l, "decode", true) }
+    }
+}
+
+crate::lua_fn! {
+    /// `msgpack.decode_unchecked(s [, pos])` / `(ptr [, size])`.
+    fn mp_decode_unchecked(l) {
+        // SAFETY: a module closure called by Lua.
+        unsafe { decode_entry(l, "decode_unchecked", false) }
+    }
+}

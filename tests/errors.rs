@@ -1,0 +1,203 @@
+//! Errors: a Lua error in a detached fiber is reported and ends only that
+//! fiber; the modules raise Tarantool-style error objects; an error in the
+//! main chunk comes back from `run_chunk` with its traceback.
+
+use std::process::Command;
+
+use luafiber::{Error, LuaRuntime};
+
+fn run(rt: &LuaRuntime, code: &str) {
+    if let Err(e) = rt.run_chunk(code, "errors") {
+        panic!("{e}");
+    }
+}
+
+/// Runs `luafiber -e code`: (exit status, stdout, stderr).
+fn luafiber_e(code: &str) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_luafiber")).arg("-e").arg(code).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const DETACHED_ERRORS: &str = r#"
+local fiber = require('fiber')
+local progress, finished = {}, 0
+for i = 1, 20 do
+    fiber.new(function()
+        for round = 1, 5 do
+            progress[i] = round
+            fiber.sleep(0.001)
+        end
+        finished = finished + 1
+    end)
+end
+fiber.create(function() error('string error from a fiber') end)
+fiber.create(function() error({code = 42, message = 'table error from a fiber'}) end)
+fiber.create(function() fiber.sleep(0.002); error('error after a yield') end)
+fiber.new(function() fiber.yield(); local t = nil; return t.field end)
+fiber.create(function() error(setmetatable({}, {__tostring = function() error('tostring raised') end})) end)
+fiber.create(function() error() end)
+fiber.sleep(0.02)
+assert(finished == 20, finished .. ' of 20 fibers finished')
+for i = 1, 20 do assert(progress[i] == 5) end
+print('chunk went on')
+"#;
+
+#[test]
+fn error_in_detached_fiber_spares_the_others_and_the_chunk() {
+    let rt = LuaRuntime::new().unwrap();
+    let before = luafiber::fiber::stats().fibers;
+    run(&rt, &DETACHED_ERRORS.replace("print('chunk went on')", "CHUNK_WENT_ON = true"));
+    let went_on: bool = rt.lua().globals().get("CHUNK_WENT_ON").unwrap();
+    assert!(went_on);
+    assert_eq!(luafiber::fiber::stats().fibers, before, "failed fibers were released");
+    // The runtime still works afterwards.
+    run(&rt, "local f = require('fiber').new(function() return 7 end) f:set_joinable(true) assert(select(2, f:join()) == 7)");
+}
+
+#[test]
+fn error_in_detached_fiber_is_reported_on_stderr() {
+    let (status, stdout, stderr) = luafiber_e(DETACHED_ERRORS);
+    assert_eq!(status, 0, "stderr: {stderr}");
+    assert!(stdout.contains("chunk went on"), "stdout: {stdout}");
+    for needle in [
+        "string error from a fiber",
+        "table error from a fiber",
+        "error after a yield",
+        "attempt to index",
+        "stack traceback",
+    ] {
+        assert!(stderr.contains(needle), "{needle:?} not reported; stderr:\n{stderr}");
+    }
+    let reports = stderr.lines().filter(|l| l.starts_with("luafiber: fiber error in fiber")).count();
+    assert_eq!(reports, 6, "one report per failed fiber; stderr:\n{stderr}");
+    assert!(!stderr.contains("tostring raised"), "the report ran a __tostring: {stderr}");
+}
+
+#[test]
+fn cancelled_fiber_is_not_reported_as_an_error() {
+    let (status, _stdout, stderr) = luafiber_e(
+        r#"
+        local fiber = require('fiber')
+        local f = fiber.new(function() fiber.sleep(10) end)
+        fiber.yield()
+        f:cancel()
+        fiber.sleep(0.01)
+        assert(f:status() == 'dead')
+        "#,
+    );
+    assert_eq!(status, 0, "stderr: {stderr}");
+    assert!(!stderr.contains("fiber error"), "stderr: {stderr}");
+}
+
+#[test]
+fn error_in_main_chunk_comes_back_with_traceback() {
+    let rt = LuaRuntime::new().unwrap();
+    match rt.run_chunk("local function inner() error('main chunk failed') end\ninner()", "main") {
+        Err(Error::Runtime(tb)) => {
+            assert!(tb.contains("main chunk failed"), "{tb}");
+            assert!(tb.contains("stack traceback"), "{tb}");
+            assert!(tb.contains("inner"), "{tb}");
+        }
+        other => panic!("expected a runtime error, got {other:?}"),
+    }
+    match rt.run_chunk("error({message = 'as table'})", "main") {
+        Err(Error::Runtime(tb)) => assert!(tb.contains("as table"), "{tb}"),
+        other => panic!("expected a runtime error, got {other:?}"),
+    }
+    match rt.run_chunk("local x = = 1", "bad") {
+        Err(Error::Load(msg)) => assert!(msg.contains("bad"), "{msg}"),
+        other => panic!("expected a load error, got {other:?}"),
+    }
+    // Fibers the failed chunk started still ran to their end.
+    run(&rt, "DONE = false");
+    let r = rt.run_chunk(
+        "local fiber = require('fiber') fiber.new(function() fiber.sleep(0.005) DONE = true end) error('early')",
+        "main",
+    );
+    assert!(matches!(r, Err(Error::Runtime(_))));
+    let done: bool = rt.lua().globals().get("DONE").unwrap();
+    assert!(done, "a fiber of a failed chunk was dropped");
+    assert_eq!(luafiber::fiber::stats().fibers, 0);
+}
+
+#[test]
+fn main_chunk_error_exits_nonzero() {
+    let (status, _stdout, stderr) = luafiber_e("error('the end')");
+    assert_eq!(status, 1);
+    assert!(stderr.contains("the end"), "{stderr}");
+}
+
+#[test]
+fn bad_arguments_raise_illegal_params_objects() {
+    let rt = LuaRuntime::new().unwrap();
+    run(
+        &rt,
+        r#"
+        local fiber = require('fiber')
+        local function check(expected, f, ...)
+            local ok, err = pcall(f, ...)
+            assert(not ok, 'expected an error: ' .. expected)
+            assert(type(err) == 'table', 'an error object, not ' .. type(err))
+            assert(err.type == 'IllegalParams', tostring(err.type))
+            assert(err.message == expected, ('message %q, want %q'):format(tostring(err.message), expected))
+            assert(tostring(err) == err.message, 'tostring(err) is the message')
+            assert(err .. '' == err.message and '>' .. err == '>' .. err.message, 'concat uses the message')
+            local plain = err:unpack()
+            assert(getmetatable(plain) == nil and plain.type == err.type and plain.message == err.message)
+            local ok2, again = pcall(err.raise, err)
+            assert(not ok2 and rawequal(again, err), 'raise raises the same object')
+            return err
+        end
+        check('fiber.create(function, ...): bad arguments', fiber.create, 1)
+        check('fiber.create(function, ...): bad arguments', fiber.create)
+        check('fiber.create(function, ...): bad arguments', fiber.create, {})
+        check('fiber.new(function, ...): bad arguments', fiber.new, 'f')
+        check('Usage: fiber.sleep(delay)', fiber.sleep, 'x')
+        check('Usage: fiber.sleep(delay)', fiber.sleep)
+        check('Usage: fiber.sleep(delay)', fiber.sleep, 0 / 0)
+        check('fiber.name(): bad arguments', fiber.name, {})
+        check('Fiber name is too long', fiber.name, string.rep('n', 256))
+        check('Usage: fiber.find(id)', fiber.find)
+        check('fiber.testcancel(): bad arguments', fiber.testcancel, 1)
+
+        -- file and line point at the Lua code that made the bad call.
+        local line
+        local ok, err = pcall(function()
+            line = debug.getinfo(1, 'l').currentline + 1
+            fiber.sleep('x')
+        end)
+        assert(not ok and err.line == line, 'line ' .. tostring(err.line) .. ', want ' .. line)
+        assert(type(err.file) == 'string' and err.file:find('errors', 1, true), tostring(err.file))
+
+        -- Bad arguments inside a fiber raise in that fiber, joinable as the same object.
+        local f = fiber.new(function() fiber.sleep('soon') end)
+        f:set_joinable(true)
+        local ok2, jerr = f:join()
+        assert(ok2 == false and jerr.type == 'IllegalParams' and tostring(jerr) == 'Usage: fiber.sleep(delay)')
+        "#,
+    );
+}
+
+#[test]
+fn error_objects_of_other_kinds() {
+    let rt = LuaRuntime::new().unwrap();
+    run(
+        &rt,
+        r#"
+        local fiber = require('fiber')
+        local f = fiber.new(function() fiber.sleep(10) end)
+        f:set_joinable(true)
+        local ok, err = f:join(0.001)
+        assert(not ok and err.type == 'TimedOut' and tostring(err) == err.message, tostring(err))
+        f:cancel()
+        local ok2, cerr = f:join()
+        assert(not ok2 and cerr.type == 'FiberIsCancelled' and tostring(cerr) == cerr.message, tostring(cerr))
+        local ok3, derr = pcall(fiber.wakeup, f)
+        assert(not ok3 and derr.type == 'IllegalParams' and derr.message:find('dead'), tostring(derr))
+        "#,
+    );
+}
