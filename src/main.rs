@@ -17,7 +17,11 @@ struct Cli {
     #[arg(value_name = "SCRIPT", required_unless_present = "eval")]
     script: Option<String>,
     /// Arguments for the script: `arg[1..]` and the chunk's `...`.
-    #[arg(value_name = "ARGS", trailing_var_arg = true, allow_hyphen_values = true)]
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     args: Vec<String>,
 }
 

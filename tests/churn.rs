@@ -14,13 +14,19 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// Resident set size of this process, in KiB.
 fn rss_kib() -> i64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS in /proc/self/status");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .expect("VmRSS in /proc/self/status");
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
 /// Lua heap after two full collections, in KiB.
 fn lua_kib(rt: &LuaRuntime) -> f64 {
-    rt.lua().load("collectgarbage(); collectgarbage(); return collectgarbage('count')").eval().unwrap()
+    rt.lua()
+        .load("collectgarbage(); collectgarbage(); return collectgarbage('count')")
+        .eval()
+        .unwrap()
 }
 
 fn run(rt: &LuaRuntime, code: &str) {
@@ -72,11 +78,23 @@ fn churn_of_100k_fibers_returns_to_baseline() {
         "churn: Lua heap {lua0:.0} -> {lua1:.0} -> {lua2:.0} KiB; RSS {rss0} -> {rss1} -> {rss2} KiB; {:?}",
         luafiber::fiber::stats()
     );
-    assert!(lua1 - lua0 < 1024.0, "Lua heap grew by {:.0} KiB after 100k fibers", lua1 - lua0);
-    assert!(lua2 - lua0 < 1024.0, "Lua heap grew by {:.0} KiB after 400k fibers", lua2 - lua0);
+    assert!(
+        lua1 - lua0 < 1024.0,
+        "Lua heap grew by {:.0} KiB after 100k fibers",
+        lua1 - lua0
+    );
+    assert!(
+        lua2 - lua0 < 1024.0,
+        "Lua heap grew by {:.0} KiB after 400k fibers",
+        lua2 - lua0
+    );
     assert!(rss2 - rss0 < 64 * 1024, "RSS grew by {} KiB", rss2 - rss0);
     // Once the pools are warm, more churn costs no more memory.
-    assert!(rss2 - rss1 < 8 * 1024, "RSS grew by {} KiB over 300k more fibers", rss2 - rss1);
+    assert!(
+        rss2 - rss1 < 8 * 1024,
+        "RSS grew by {} KiB over 300k more fibers",
+        rss2 - rss1
+    );
 }
 
 /// 20k fibers alive at once, each having used some 30 KiB (LuaJIT) of its
@@ -111,8 +129,12 @@ while finished < N do fiber.sleep(0.001) end
 fn burst_of_20k_live_fibers_gives_memory_back() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let rt = LuaRuntime::new().unwrap();
-    rt.register_fn("rss_kib", |_| Ok(vec![rss_kib().into()])).unwrap();
-    rt.register_fn("fiber_count", |_| Ok(vec![(luafiber::fiber::stats().fibers as i64).into()])).unwrap();
+    rt.register_fn("rss_kib", |_| Ok(vec![rss_kib().into()]))
+        .unwrap();
+    rt.register_fn("fiber_count", |_| {
+        Ok(vec![(luafiber::fiber::stats().fibers as i64).into()])
+    })
+    .unwrap();
     let fibers0 = luafiber::fiber::stats().fibers;
     let rss0 = rss_kib();
 
@@ -120,7 +142,10 @@ fn burst_of_20k_live_fibers_gives_memory_back() {
     assert_eq!(luafiber::fiber::stats().fibers, fibers0);
     let peak: i64 = rt.lua().globals().get("PEAK_KIB").unwrap();
     let peak_fibers: i64 = rt.lua().globals().get("PEAK_FIBERS").unwrap();
-    assert!(peak_fibers > 20000, "{peak_fibers} fibers were alive at the peak");
+    assert!(
+        peak_fibers > 20000,
+        "{peak_fibers} fibers were alive at the peak"
+    );
     let lua1 = lua_kib(&rt);
     let rss1 = rss_kib();
     let pooled = luafiber::fiber::stats().pooled_stacks;
@@ -133,18 +158,41 @@ fn burst_of_20k_live_fibers_gives_memory_back() {
         "burst: RSS {rss0} -> peak {peak} -> {rss1} -> {rss2} KiB; Lua heap {lua1:.0} -> {lua2:.0} KiB; \
          {pooled} pooled stacks"
     );
-    assert!(pooled <= 1024, "{pooled} stacks pooled, more than the pool's bound");
-    assert!(rss1 - rss0 < 64 * 1024, "RSS stayed {} KiB above its start after the burst", rss1 - rss0);
-    assert!(rss2 - rss0 < 64 * 1024, "RSS stayed {} KiB above its start after two bursts", rss2 - rss0);
-    assert!(lua2 - lua1 < 1024.0, "Lua heap grew by {:.0} KiB over a second burst", lua2 - lua1);
+    assert!(
+        pooled <= 1024,
+        "{pooled} stacks pooled, more than the pool's bound"
+    );
+    assert!(
+        rss1 - rss0 < 64 * 1024,
+        "RSS stayed {} KiB above its start after the burst",
+        rss1 - rss0
+    );
+    assert!(
+        rss2 - rss0 < 64 * 1024,
+        "RSS stayed {} KiB above its start after two bursts",
+        rss2 - rss0
+    );
+    assert!(
+        lua2 - lua1 < 1024.0,
+        "Lua heap grew by {:.0} KiB over a second burst",
+        lua2 - lua1
+    );
 }
 
 #[test]
 fn burst_without_pools_unmaps_every_stack() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let rt = LuaRuntime::builder().stack_pool(0).thread_pool(0).build().unwrap();
-    rt.register_fn("rss_kib", |_| Ok(vec![rss_kib().into()])).unwrap();
-    rt.register_fn("fiber_count", |_| Ok(vec![(luafiber::fiber::stats().fibers as i64).into()])).unwrap();
+    let rt = LuaRuntime::builder()
+        .stack_pool(0)
+        .thread_pool(0)
+        .build()
+        .unwrap();
+    rt.register_fn("rss_kib", |_| Ok(vec![rss_kib().into()]))
+        .unwrap();
+    rt.register_fn("fiber_count", |_| {
+        Ok(vec![(luafiber::fiber::stats().fibers as i64).into()])
+    })
+    .unwrap();
     let lua0 = lua_kib(&rt);
     let rss0 = rss_kib();
     run(&rt, BURST);
@@ -152,6 +200,14 @@ fn burst_without_pools_unmaps_every_stack() {
     let rss1 = rss_kib();
     eprintln!("burst without pools: RSS {rss0} -> {rss1} KiB; Lua heap {lua0:.0} -> {lua1:.0} KiB");
     assert_eq!(luafiber::fiber::stats().pooled_stacks, 0);
-    assert!(lua1 - lua0 < 1024.0, "Lua heap grew by {:.0} KiB with no thread pool", lua1 - lua0);
-    assert!(rss1 - rss0 < 64 * 1024, "RSS stayed {} KiB above its start", rss1 - rss0);
+    assert!(
+        lua1 - lua0 < 1024.0,
+        "Lua heap grew by {:.0} KiB with no thread pool",
+        lua1 - lua0
+    );
+    assert!(
+        rss1 - rss0 < 64 * 1024,
+        "RSS stayed {} KiB above its start",
+        rss1 - rss0
+    );
 }

@@ -93,7 +93,10 @@ end
 fn runtime() -> LuaRuntime {
     let rt = LuaRuntime::new().unwrap();
     rt.register_fn("rust_sleep", |args| {
-        let secs = args.first().and_then(|v| v.as_f64()).ok_or("expected seconds")?;
+        let secs = args
+            .first()
+            .and_then(|v| v.as_f64())
+            .ok_or("expected seconds")?;
         luafiber::fiber::sleep(Duration::from_secs_f64(secs)).map_err(|e| e.to_string())?;
         Ok(args[1..].to_vec())
     })
@@ -353,17 +356,25 @@ fn rust_function_blocks_only_its_fiber() {
     let max_in_flight = Rc::new(Cell::new(0usize));
     let calls = Rc::new(Cell::new(0usize));
     {
-        let (in_flight, max_in_flight, calls) = (in_flight.clone(), max_in_flight.clone(), calls.clone());
+        let (in_flight, max_in_flight, calls) =
+            (in_flight.clone(), max_in_flight.clone(), calls.clone());
         rt.register_fn("rust_wait", move |args| {
             let me = luafiber::fiber::current().ok_or("not in a fiber")?;
-            let secs = args.first().and_then(|v| v.as_f64()).ok_or("expected seconds")?;
+            let secs = args
+                .first()
+                .and_then(|v| v.as_f64())
+                .ok_or("expected seconds")?;
             calls.set(calls.get() + 1);
             in_flight.set(in_flight.get() + 1);
             max_in_flight.set(max_in_flight.get().max(in_flight.get()));
             let slept = luafiber::fiber::sleep(Duration::from_secs_f64(secs));
             in_flight.set(in_flight.get() - 1);
             slept.map_err(|e| e.to_string())?;
-            assert_eq!(luafiber::fiber::current(), Some(me), "resumed as the same fiber");
+            assert_eq!(
+                luafiber::fiber::current(),
+                Some(me),
+                "resumed as the same fiber"
+            );
             let mut out = vec![(me.0 as i64).into()];
             out.extend_from_slice(&args[1..]);
             Ok(out)
@@ -404,5 +415,9 @@ fn rust_function_blocks_only_its_fiber() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(calls.get(), 200 * 20);
     assert_eq!(in_flight.get(), 0);
-    assert_eq!(max_in_flight.get(), 200, "all fibers were inside the Rust function at once");
+    assert_eq!(
+        max_in_flight.get(),
+        200,
+        "all fibers were inside the Rust function at once"
+    );
 }

@@ -28,7 +28,11 @@ pub struct StackPoolConfig {
 
 impl Default for StackPoolConfig {
     fn default() -> Self {
-        StackPoolConfig { stack_size: crate::stack::DEFAULT_STACK_SIZE, max: 1024, hot: 64 }
+        StackPoolConfig {
+            stack_size: crate::stack::DEFAULT_STACK_SIZE,
+            max: 1024,
+            hot: 64,
+        }
     }
 }
 
@@ -42,7 +46,10 @@ impl StackPool {
     /// An empty pool.
     pub fn new(mut config: StackPoolConfig) -> StackPool {
         config.stack_size = crate::stack::usable_size(config.stack_size);
-        StackPool { config, free: Vec::new() }
+        StackPool {
+            config,
+            free: Vec::new(),
+        }
     }
 
     /// The pool's configuration.
@@ -68,7 +75,9 @@ impl StackPool {
     /// As [`FiberStack::new`].
     pub fn take(&mut self, size: Option<usize>) -> Result<FiberStack, StackError> {
         match size {
-            Some(size) if crate::stack::usable_size(size) != self.config.stack_size => FiberStack::new(size),
+            Some(size) if crate::stack::usable_size(size) != self.config.stack_size => {
+                FiberStack::new(size)
+            }
             _ => match self.free.pop() {
                 Some(stack) => Ok(stack),
                 None => FiberStack::new(self.config.stack_size),

@@ -118,7 +118,11 @@ impl Scheduler {
     /// State rule 3. A stale handle (its fiber is gone, e.g. a joiner that
     /// gave up with an error and ended) is ignored.
     fn wake(&mut self, h: Handle) {
-        let Some(slot) = self.slots.get_mut(h.key as usize).filter(|s| s.fid == h.fid) else {
+        let Some(slot) = self
+            .slots
+            .get_mut(h.key as usize)
+            .filter(|s| s.fid == h.fid)
+        else {
             return;
         };
         if slot.status == Status::Suspended {
@@ -138,7 +142,8 @@ impl Scheduler {
     fn fire_timers(&mut self, now: Instant) -> Option<Instant> {
         while let Some(t) = self.timers.peek() {
             let (h, token, deadline) = (t.handle, t.token, t.deadline);
-            let live = matches!(self.slot(h), Some(s) if s.wait == token && s.status == Status::Suspended);
+            let live =
+                matches!(self.slot(h), Some(s) if s.wait == token && s.status == Status::Suspended);
             if live && deadline > now {
                 return Some(deadline);
             }
@@ -197,7 +202,9 @@ pub fn configure(config: Config) -> bool {
 
 /// This thread's scheduler settings.
 pub fn config() -> Config {
-    with(|s| Config { stacks: s.stacks.config() })
+    with(|s| Config {
+        stacks: s.stacks.config(),
+    })
 }
 
 /// Sets the function called on the current fiber right before it yields and
@@ -346,7 +353,12 @@ fn switch_to(h: Handle) {
         let slot = &mut s.slots[h.key as usize];
         slot.status = Status::Running;
         slot.csw += 1;
-        (slot.coro.take().expect("a switched-to fiber has its coroutine"), prev)
+        (
+            slot.coro
+                .take()
+                .expect("a switched-to fiber has its coroutine"),
+            prev,
+        )
     });
     let result = coro.resume(());
     with(|s| {
@@ -389,7 +401,10 @@ pub fn run() {
 ///
 /// Panics when called from inside a fiber.
 pub fn run_until(mut done: impl FnMut() -> bool) {
-    assert!(current().is_none(), "the scheduler loop runs outside any fiber");
+    assert!(
+        current().is_none(),
+        "the scheduler loop runs outside any fiber"
+    );
     loop {
         if done() {
             return;
@@ -474,7 +489,11 @@ pub fn block(timeout: Option<Duration>) -> Result<bool, Error> {
         Ok::<(), Error>(())
     })?;
     suspend();
-    Ok(with(|s| s.current_slot().map(|(_, slot)| slot.timed_out).unwrap_or(false)))
+    Ok(with(|s| {
+        s.current_slot()
+            .map(|(_, slot)| slot.timed_out)
+            .unwrap_or(false)
+    }))
 }
 
 fn far_future() -> Instant {

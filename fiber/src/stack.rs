@@ -57,7 +57,10 @@ pub enum StackError {
 impl fmt::Display for StackError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StackError::MapLimit { max_map_count, live_stacks } => write!(
+            StackError::MapLimit {
+                max_map_count,
+                live_stacks,
+            } => write!(
                 f,
                 "cannot allocate a fiber stack: {live_stacks} live fiber stacks use 2 memory maps \
                  each and the next would pass vm.max_map_count = {max_map_count} \
@@ -126,7 +129,10 @@ impl FiberStack {
         let live = LIVE_STACKS.fetch_add(1, Ordering::Relaxed);
         if (live + 1) * 2 + MAP_RESERVE > max {
             LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
-            return Err(StackError::MapLimit { max_map_count: max, live_stacks: live });
+            return Err(StackError::MapLimit {
+                max_map_count: max,
+                live_stacks: live,
+            });
         }
         let map_len = size + GUARD_SIZE;
         // SAFETY: an anonymous private mapping at an address of the kernel's
@@ -145,7 +151,10 @@ impl FiberStack {
             LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
             let err = io::Error::last_os_error();
             if err.raw_os_error() == Some(libc::ENOMEM) {
-                return Err(StackError::MapLimit { max_map_count: max, live_stacks: live });
+                return Err(StackError::MapLimit {
+                    max_map_count: max,
+                    live_stacks: live,
+                });
             }
             return Err(StackError::Os(err));
         }
@@ -164,7 +173,10 @@ impl FiberStack {
             let err = io::Error::last_os_error();
             drop(stack);
             if err.raw_os_error() == Some(libc::ENOMEM) {
-                return Err(StackError::MapLimit { max_map_count: max, live_stacks: live });
+                return Err(StackError::MapLimit {
+                    max_map_count: max,
+                    live_stacks: live,
+                });
             }
             return Err(StackError::Os(err));
         }

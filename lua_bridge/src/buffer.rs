@@ -27,7 +27,7 @@
 //!   live ibufs of this thread; a pointer into no ibuf raises.
 
 use std::cell::RefCell;
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_int, CStr};
 
 use luafiber_runtime::ibuf::{self, CordIbuf, Ibuf};
 use mlua::ffi;
@@ -109,7 +109,12 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) -> Ctx {
         ffi::lua_createtable(l, 0, 0);
         let cord_objs = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
         let p = ffi::lua_newuserdata(l, std::mem::size_of::<Ctx>()).cast::<Ctx>();
-        let mut ctx = Ctx { mt: ffi::LUA_NOREF, cord_objs, to_cdata, to_addr };
+        let mut ctx = Ctx {
+            mt: ffi::LUA_NOREF,
+            cord_objs,
+            to_cdata,
+            to_addr,
+        };
         p.write(ctx);
         ffi::lua_pushlightuserdata(l, (&raw const CTX_KEY).cast_mut().cast());
         ffi::lua_pushvalue(l, -2);
@@ -141,7 +146,11 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) -> Ctx {
         set_closures(
             l,
             -3,
-            &[(c"__newindex", ibuf_newindex), (c"__tostring", ibuf_tostring), (c"__gc", ibuf_gc)],
+            &[
+                (c"__newindex", ibuf_newindex),
+                (c"__tostring", ibuf_tostring),
+                (c"__gc", ibuf_gc),
+            ],
         );
         ffi::lua_pushstring(l, c"ibuf".as_ptr());
         ffi::lua_setfield(l, -2, c"__name".as_ptr());
@@ -191,9 +200,11 @@ unsafe fn ffi_helpers(l: *mut ffi::lua_State) -> (c_int, c_int) {
         // chunk runs under lua_pcall.
         unsafe {
             let top = ffi::lua_gettop(l);
-            let loaded = ffi::luaL_loadbuffer(l, CHUNK.as_ptr().cast(), CHUNK.len(), c"=buffer".as_ptr()) == 0
-                && ffi::lua_pcall(l, 0, 2, 0) == 0
-                && ffi::lua_type(l, -1) == ffi::LUA_TFUNCTION;
+            let loaded =
+                ffi::luaL_loadbuffer(l, CHUNK.as_ptr().cast(), CHUNK.len(), c"=buffer".as_ptr())
+                    == 0
+                    && ffi::lua_pcall(l, 0, 2, 0) == 0
+                    && ffi::lua_type(l, -1) == ffi::LUA_TFUNCTION;
             if !loaded {
                 ffi::lua_settop(l, top);
                 return (ffi::LUA_NOREF, ffi::LUA_NOREF);
@@ -268,7 +279,11 @@ unsafe fn push_ctx(l: *mut ffi::lua_State) {
 unsafe fn up_ctx(l: *mut ffi::lua_State) -> Ctx {
     // SAFETY: every function of this module is a closure over the context
     // userdata (set up in `init`/`open`).
-    unsafe { ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)).cast::<Ctx>().read() }
+    unsafe {
+        ffi::lua_touserdata(l, ffi::lua_upvalueindex(1))
+            .cast::<Ctx>()
+            .read()
+    }
 }
 
 /// The ibuf object at `idx`, or `None` when the value is not one.
@@ -276,7 +291,11 @@ unsafe fn up_ctx(l: *mut ffi::lua_State) -> Ctx {
 /// # Safety
 ///
 /// `l` is a valid state with room for 2 values; `ctx` is its context.
-pub(crate) unsafe fn to_ibuf(l: *mut ffi::lua_State, ctx: &Ctx, idx: c_int) -> Option<*mut LuaIbuf> {
+pub(crate) unsafe fn to_ibuf(
+    l: *mut ffi::lua_State,
+    ctx: &Ctx,
+    idx: c_int,
+) -> Option<*mut LuaIbuf> {
     // SAFETY: caller's contract; raw reads only.
     unsafe {
         if ffi::lua_type(l, idx) != ffi::LUA_TUSERDATA || ffi::lua_getmetatable(l, idx) == 0 {
@@ -335,7 +354,11 @@ pub(crate) unsafe fn push_pointer(l: *mut ffi::lua_State, ctx: &Ctx, p: *const u
 /// # Safety
 ///
 /// `l` is a valid state with room for 2 values; `ctx` is its context.
-pub(crate) unsafe fn to_pointer(l: *mut ffi::lua_State, ctx: &Ctx, idx: c_int) -> LResult<Option<usize>> {
+pub(crate) unsafe fn to_pointer(
+    l: *mut ffi::lua_State,
+    ctx: &Ctx,
+    idx: c_int,
+) -> LResult<Option<usize>> {
     // SAFETY: caller's contract; the helper runs under lua_pcall.
     unsafe {
         match ffi::lua_type(l, idx) {
@@ -391,12 +414,17 @@ unsafe fn arg_size(l: *mut ffi::lua_State, idx: c_int, method: &str) -> LResult<
 /// The ibuf object at 1 of a method call.
 unsafe fn this(l: *mut ffi::lua_State, ctx: &Ctx, method: &str) -> LResult<*mut LuaIbuf> {
     // SAFETY: caller's contract.
-    unsafe { to_ibuf(l, ctx, 1) }
-        .ok_or_else(|| Raise::illegal(format!("Attempt to call method without object, use ibuf:{method}()")))
+    unsafe { to_ibuf(l, ctx, 1) }.ok_or_else(|| {
+        Raise::illegal(format!(
+            "Attempt to call method without object, use ibuf:{method}()"
+        ))
+    })
 }
 
 fn out_of_range(needed: usize, size: usize) -> Raise {
-    Raise::illegal(format!("Attempt to read out of range bytes: needed={needed} size={size}"))
+    Raise::illegal(format!(
+        "Attempt to read out of range bytes: needed={needed} size={size}"
+    ))
 }
 
 fn no_memory(e: ibuf::ReserveError) -> Raise {
@@ -469,8 +497,8 @@ pointer_method!(ibuf_checksize, "checksize", |b, n| {
     Ok(addr(b, b.rpos()))
 });
 pointer_method!(ibuf_read, "read", |b, n| {
-    let r = b.rpos();
-    b.read(n).ok_or_else(|| out_of_range(n, b.used()))?;
+    let (r, used) = (b.rpos(), b.used());
+    b.read(n).ok_or_else(|| out_of_range(n, used))?;
     Ok(addr(b, r))
 });
 
@@ -683,7 +711,9 @@ unsafe fn cord_arg(l: *mut ffi::lua_State, what: &str) -> LResult<CordIbuf> {
         let ctx = up_ctx(l);
         match to_ibuf(l, &ctx, 1).map(|ud| &(*ud).kind) {
             Some(Kind::Cord(b)) => Ok(*b),
-            _ => Err(Raise::illegal(format!("Usage: buffer.internal.{what}(cord_ibuf)"))),
+            _ => Err(Raise::illegal(format!(
+                "Usage: buffer.internal.{what}(cord_ibuf)"
+            ))),
         }
     }
 }
@@ -733,7 +763,3 @@ crate::lua_fn! {
         Ok(1)
     }
 }
-
-/// Keeps `c_void` in use for light userdata casts on every engine.
-#[allow(dead_code)]
-const _: Option<*const c_void> = None;

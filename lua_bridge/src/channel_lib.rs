@@ -23,7 +23,11 @@ thread_local! {
 }
 
 /// The `T` userdata at `idx` whose metatable is `mt`, or `None`.
-unsafe fn check_udata<'a, T>(l: *mut ffi::lua_State, idx: c_int, mt: *const c_void) -> Option<&'a T> {
+unsafe fn check_udata<'a, T>(
+    l: *mut ffi::lua_State,
+    idx: c_int,
+    mt: *const c_void,
+) -> Option<&'a T> {
     // SAFETY: caller passes a valid index; the metatable pushed is popped; a
     // userdata with this metatable was made by `new_udata::<T>`.
     unsafe {
@@ -287,7 +291,12 @@ type Reg = (&'static CStr, ffi::lua_CFunction);
 
 /// Makes a metatable with `__index` = `methods` plus the metamethods;
 /// returns its registry ref and address.
-unsafe fn make_mt(l: *mut ffi::lua_State, name: &CStr, methods: &[Reg], meta: &[Reg]) -> (c_int, *const c_void) {
+unsafe fn make_mt(
+    l: *mut ffi::lua_State,
+    name: &CStr,
+    methods: &[Reg],
+    meta: &[Reg],
+) -> (c_int, *const c_void) {
     // SAFETY: the cord's main state at setup (caller).
     unsafe {
         ffi::lua_createtable(l, 0, meta.len() as c_int + 2);
@@ -331,7 +340,11 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
         let cd = make_mt(
             l,
             c"fiber.cond",
-            &[(c"wait", cond_wait), (c"signal", cond_signal), (c"broadcast", cond_broadcast)],
+            &[
+                (c"wait", cond_wait),
+                (c"signal", cond_signal),
+                (c"broadcast", cond_broadcast),
+            ],
             &[(c"__tostring", cond_tostring), (c"__gc", cond_gc)],
         );
         COND_MT.with(|m| m.set(cd));

@@ -180,7 +180,10 @@ pub(crate) unsafe fn take_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, 
         };
         if rc != 0 {
             ffi::lua_pop(l, 1);
-            return Err(Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into()));
+            return Err(Raise::Error(
+                ErrorKind::OutOfMemory,
+                "not enough memory".into(),
+            ));
         }
         let anchor = ffi::lua_tointeger(l, -1) as c_int;
         ffi::lua_pop(l, 1);
@@ -203,12 +206,18 @@ unsafe fn cpcall_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, bool)> {
             0
         }
     }
-    let mut out = LuaThread { l: std::ptr::null_mut(), anchor: ffi::LUA_NOREF };
+    let mut out = LuaThread {
+        l: std::ptr::null_mut(),
+        anchor: ffi::LUA_NOREF,
+    };
     // SAFETY: `out` outlives the protected call, which writes it.
     unsafe {
         if ffi::lua_cpcall(l, body, (&raw mut out).cast()) != 0 {
             ffi::lua_pop(l, 1);
-            return Err(Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into()));
+            return Err(Raise::Error(
+                ErrorKind::OutOfMemory,
+                "not enough memory".into(),
+            ));
         }
         lua::push_registry_ref(l, out.anchor);
     }

@@ -75,14 +75,15 @@ pub unsafe fn push_error_object(l: *mut ffi::lua_State, kind: ErrorKind, message
         lua::push_str(l, message);
         ffi::lua_setfield(l, -2, c"message".as_ptr());
         let mut ar: ffi::lua_Debug = std::mem::zeroed();
-        if ffi::lua_getstack(l, 1, &mut ar) != 0 && ffi::lua_getinfo(l, c"Sl".as_ptr(), &mut ar) != 0 {
-            if ar.currentline > 0 {
-                let src = CStr::from_ptr(ar.short_src.as_ptr());
-                ffi::lua_pushstring(l, src.as_ptr());
-                ffi::lua_setfield(l, -2, c"file".as_ptr());
-                ffi::lua_pushinteger(l, ar.currentline as ffi::lua_Integer);
-                ffi::lua_setfield(l, -2, c"line".as_ptr());
-            }
+        if ffi::lua_getstack(l, 1, &mut ar) != 0
+            && ffi::lua_getinfo(l, c"Sl".as_ptr(), &mut ar) != 0
+            && ar.currentline > 0
+        {
+            let src = CStr::from_ptr(ar.short_src.as_ptr());
+            ffi::lua_pushstring(l, src.as_ptr());
+            ffi::lua_setfield(l, -2, c"file".as_ptr());
+            ffi::lua_pushinteger(l, ar.currentline as ffi::lua_Integer);
+            ffi::lua_setfield(l, -2, c"line".as_ptr());
         }
         lua::push_registry_ref(l, crate::cord::error_mt_ref());
         ffi::lua_setmetatable(l, -2);

@@ -98,7 +98,9 @@ unsafe fn create_impl(l: *mut ffi::lua_State, start: Start, what: &str) -> LResu
     // SAFETY: called from a lua_fn body with its arguments on `l`.
     unsafe {
         if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
-            return Err(Raise::illegal(format!("{what}(function, ...): bad arguments")));
+            return Err(Raise::illegal(format!(
+                "{what}(function, ...): bad arguments"
+            )));
         }
         let id = spawn::spawn(l, 1, start, Builder::new(), false)?;
         push_fiber(l, id);
@@ -660,4 +662,3 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
         ffi::lua_setmetatable(l, -2);
     }
 }
-

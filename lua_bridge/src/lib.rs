@@ -128,7 +128,9 @@ impl RuntimeBuilder {
         if cord::is_installed() {
             return Err(Error::AlreadyRunning);
         }
-        if !fiber::configure(fiber::Config { stacks: self.stacks }) {
+        if !fiber::configure(fiber::Config {
+            stacks: self.stacks,
+        }) {
             return Err(Error::FibersExist);
         }
         // SAFETY: the full standard library (ffi and debug included) is what
@@ -315,8 +317,14 @@ impl LuaRuntime {
                 ffi::lua_settop(l, top);
                 return Err(Error::Load(msg));
             }
-            let id = spawn::spawn(l, top + 1, spawn::Start::Ready, Builder::new().name(name.to_owned()).joinable(true), false)
-                .map_err(|e| Error::Runtime(format!("{e:?}")))?;
+            let id = spawn::spawn(
+                l,
+                top + 1,
+                spawn::Start::Ready,
+                Builder::new().name(name.to_owned()).joinable(true),
+                false,
+            )
+            .map_err(|e| Error::Runtime(format!("{e:?}")))?;
             fiber::run();
             let ext = fiber::join(id, None).map_err(|e| Error::Runtime(e.to_string()))?;
             let lf = cord::with(|c| c.fibers.remove(ext - 1));
@@ -336,11 +344,22 @@ impl LuaRuntime {
         }
     }
 
-    unsafe fn spawn_main(&self, l: *mut ffi::lua_State, func: c_int, name: String) -> Result<(), Error> {
+    unsafe fn spawn_main(
+        &self,
+        l: *mut ffi::lua_State,
+        func: c_int,
+        name: String,
+    ) -> Result<(), Error> {
         // SAFETY: caller's contract: the chunk and its arguments from `func`.
         unsafe {
-            spawn::spawn(l, func, spawn::Start::Ready, Builder::new().name(name), true)
-                .map_err(|e| Error::Runtime(format!("{e:?}")))?;
+            spawn::spawn(
+                l,
+                func,
+                spawn::Start::Ready,
+                Builder::new().name(name),
+                true,
+            )
+            .map_err(|e| Error::Runtime(format!("{e:?}")))?;
         }
         fiber::run();
         Ok(())

@@ -106,17 +106,50 @@ enum Opt {
 
 const OPTIONS: &[(&CStr, Opt)] = &[
     (c"encode_max_depth", Opt::Num(|c| &mut c.encode_max_depth)),
-    (c"encode_deep_as_nil", Opt::Bool(|c| &mut c.encode_deep_as_nil)),
-    (c"encode_invalid_numbers", Opt::Bool(|c| &mut c.encode_invalid_numbers)),
-    (c"encode_invalid_as_nil", Opt::Bool(|c| &mut c.encode_invalid_as_nil)),
-    (c"encode_use_tostring", Opt::Bool(|c| &mut c.encode_use_tostring)),
-    (c"encode_load_metatables", Opt::Bool(|c| &mut c.encode_load_metatables)),
-    (c"encode_sparse_convert", Opt::Bool(|c| &mut c.encode_sparse_convert)),
-    (c"encode_sparse_ratio", Opt::Num(|c| &mut c.encode_sparse_ratio)),
-    (c"encode_sparse_safe", Opt::Num(|c| &mut c.encode_sparse_safe)),
-    (c"encode_number_precision", Opt::Num(|c| &mut c.encode_number_precision)),
-    (c"decode_invalid_numbers", Opt::Bool(|c| &mut c.decode_invalid_numbers)),
-    (c"decode_save_metatables", Opt::Bool(|c| &mut c.decode_save_metatables)),
+    (
+        c"encode_deep_as_nil",
+        Opt::Bool(|c| &mut c.encode_deep_as_nil),
+    ),
+    (
+        c"encode_invalid_numbers",
+        Opt::Bool(|c| &mut c.encode_invalid_numbers),
+    ),
+    (
+        c"encode_invalid_as_nil",
+        Opt::Bool(|c| &mut c.encode_invalid_as_nil),
+    ),
+    (
+        c"encode_use_tostring",
+        Opt::Bool(|c| &mut c.encode_use_tostring),
+    ),
+    (
+        c"encode_load_metatables",
+        Opt::Bool(|c| &mut c.encode_load_metatables),
+    ),
+    (
+        c"encode_sparse_convert",
+        Opt::Bool(|c| &mut c.encode_sparse_convert),
+    ),
+    (
+        c"encode_sparse_ratio",
+        Opt::Num(|c| &mut c.encode_sparse_ratio),
+    ),
+    (
+        c"encode_sparse_safe",
+        Opt::Num(|c| &mut c.encode_sparse_safe),
+    ),
+    (
+        c"encode_number_precision",
+        Opt::Num(|c| &mut c.encode_number_precision),
+    ),
+    (
+        c"decode_invalid_numbers",
+        Opt::Bool(|c| &mut c.decode_invalid_numbers),
+    ),
+    (
+        c"decode_save_metatables",
+        Opt::Bool(|c| &mut c.decode_save_metatables),
+    ),
     (c"decode_max_depth", Opt::Num(|c| &mut c.decode_max_depth)),
 ];
 
@@ -197,8 +230,11 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
         p.write(st);
 
         ffi::lua_createtable(l, 0, 8);
-        let funcs: &[(&CStr, ffi::lua_CFunction)] =
-            &[(c"encode", mp_encode), (c"decode", mp_decode), (c"decode_unchecked", mp_decode_unchecked)];
+        let funcs: &[(&CStr, ffi::lua_CFunction)] = &[
+            (c"encode", mp_encode),
+            (c"decode", mp_decode),
+            (c"decode_unchecked", mp_decode_unchecked),
+        ];
         for (name, f) in funcs {
             ffi::lua_pushvalue(l, st_idx);
             ffi::lua_pushcclosure(l, *f, 1);
@@ -370,11 +406,14 @@ unsafe fn decode_entry(l: *mut ffi::lua_State, name: &str, size_required: bool) 
             let s = lua::to_str(l, 1).unwrap_or_default();
             let pos = match ffi::lua_type(l, 2) {
                 ffi::LUA_TNONE | ffi::LUA_TNIL => 1.0,
-                _ => lua::to_number(l, 2)
-                    .ok_or_else(|| Raise::illegal(format!("msgpack.{name}: offset must be a number")))?,
+                _ => lua::to_number(l, 2).ok_or_else(|| {
+                    Raise::illegal(format!("msgpack.{name}: offset must be a number"))
+                })?,
             };
             if !(pos >= 1.0 && pos <= s.len() as f64 && pos.fract() == 0.0) {
-                return Err(Raise::illegal(format!("msgpack.{name}: offset is out of bounds")));
+                return Err(Raise::illegal(format!(
+                    "msgpack.{name}: offset is out of bounds"
+                )));
             }
             let start = pos as usize - 1;
             // The string stays at index 1 while the decoder reads it.
@@ -383,15 +422,20 @@ unsafe fn decode_entry(l: *mut ffi::lua_State, name: &str, size_required: bool) 
             return Ok(2);
         }
         let Some(addr) = buffer::to_pointer(l, &st.buffer, 1)? else {
-            return Err(Raise::illegal(format!("msgpack.{name}: a Lua string or 'char *' expected")));
+            return Err(Raise::illegal(format!(
+                "msgpack.{name}: a Lua string or 'char *' expected"
+            )));
         };
         let size = match lua::to_number(l, 2) {
             Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= usize::MAX as f64 => Some(n as usize),
             None if !size_required && ffi::lua_type(l, 2) <= ffi::LUA_TNIL => None,
             _ => return Err(Raise::illegal(format!("Usage: msgpack.{name}(ptr, size)"))),
         };
-        let avail = buffer::readable(addr, size)
-            .ok_or_else(|| Raise::illegal(format!("msgpack.{name}: the pointer is not inside a live ibuf")))?;
+        let avail = buffer::readable(addr, size).ok_or_else(|| {
+            Raise::illegal(format!(
+                "msgpack.{name}: the pointer is not inside a live ibuf"
+            ))
+        })?;
         let len = size.unwrap_or(avail);
         // SAFETY: `readable` checked that `len` bytes from `addr` are in a
         // live ibuf's memory, and nothing has run since.
@@ -407,7 +451,11 @@ unsafe fn decode_entry(l: *mut ffi::lua_State, name: &str, size_required: bool) 
             Ok(())
         });
         ibuf::cord_ibuf_put(scratch);
-        result.unwrap_or_else(|| Err(Raise::illegal(format!("msgpack.{name}: the cord buffer is busy"))))?;
+        result.unwrap_or_else(|| {
+            Err(Raise::illegal(format!(
+                "msgpack.{name}: the cord buffer is busy"
+            )))
+        })?;
         buffer::push_pointer(l, &st.buffer, (addr + used) as *const u8)?;
         Ok(2)
     }

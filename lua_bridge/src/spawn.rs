@@ -96,7 +96,10 @@ fn entry(idx: usize) {
     let (storage, exit_on_error) = cord::with(|c| {
         let lf = &mut c.fibers[idx];
         lf.rc = Some(rc);
-        (std::mem::replace(&mut lf.storage, ffi::LUA_NOREF), lf.exit_on_error)
+        (
+            std::mem::replace(&mut lf.storage, ffi::LUA_NOREF),
+            lf.exit_on_error,
+        )
     });
     // SAFETY: `l` is this fiber's thread; unref does not allocate.
     unsafe { cord::unref(l, storage) };
@@ -150,7 +153,11 @@ fn report_error(me: FiberId, idx: usize, what: &str) {
 pub(crate) unsafe fn describe(l: *mut ffi::lua_State, idx: c_int) -> String {
     // SAFETY: caller's contract; every value pushed is popped.
     unsafe {
-        let idx = if idx < 0 { ffi::lua_gettop(l) + idx + 1 } else { idx };
+        let idx = if idx < 0 {
+            ffi::lua_gettop(l) + idx + 1
+        } else {
+            idx
+        };
         match ffi::lua_type(l, idx) {
             ffi::LUA_TSTRING | ffi::LUA_TNUMBER => {
                 let mut len = 0;
@@ -167,7 +174,11 @@ pub(crate) unsafe fn describe(l: *mut ffi::lua_State, idx: c_int) -> String {
             ffi::LUA_TNIL => "nil".into(),
             t => {
                 let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, t));
-                format!("{}: {:p}", name.to_string_lossy(), ffi::lua_topointer(l, idx))
+                format!(
+                    "{}: {:p}",
+                    name.to_string_lossy(),
+                    ffi::lua_topointer(l, idx)
+                )
             }
         }
     }
@@ -189,7 +200,10 @@ pub(crate) unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
         ffi::luaL_traceback(l, l, cmsg.as_ptr(), 1);
         drop(cmsg);
         let tb = lua::to_str(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
-        if let Some(idx) = fiber::current().and_then(|me| fiber::ext(me).ok()).filter(|&e| e > 0) {
+        if let Some(idx) = fiber::current()
+            .and_then(|me| fiber::ext(me).ok())
+            .filter(|&e| e > 0)
+        {
             cord::try_with(|c| {
                 if let Some(lf) = c.fibers.get_mut(idx - 1) {
                     lf.traceback = tb;
@@ -255,23 +269,35 @@ pub(crate) unsafe fn join(
 /// `l` is a valid Lua state.
 pub(crate) unsafe fn check_switch(l: *mut ffi::lua_State, what: &str) -> LResult<()> {
     if fiber::current().is_none() {
-        return Err(Raise::illegal(format!("{what}: cannot yield outside a fiber")));
+        return Err(Raise::illegal(format!(
+            "{what}: cannot yield outside a fiber"
+        )));
     }
     // SAFETY: caller's contract; the pushed thread is popped at once.
     let (same_state, main_thread, in_gc) = unsafe {
         let reg = lua::registry_ptr(l);
         let main_thread = ffi::lua_pushthread(l) == 1;
         ffi::lua_pop(l, 1);
-        (cord::try_with(|c| c.registry) == Some(reg), main_thread, in_finalizer(l))
+        (
+            cord::try_with(|c| c.registry) == Some(reg),
+            main_thread,
+            in_finalizer(l),
+        )
     };
     if !same_state {
-        return Err(Raise::illegal(format!("{what}: cannot yield on a foreign Lua state")));
+        return Err(Raise::illegal(format!(
+            "{what}: cannot yield on a foreign Lua state"
+        )));
     }
     if main_thread {
-        return Err(Raise::illegal(format!("{what}: cannot yield on the main Lua thread")));
+        return Err(Raise::illegal(format!(
+            "{what}: cannot yield on the main Lua thread"
+        )));
     }
     if in_gc {
-        return Err(Raise::illegal(format!("{what}: cannot yield inside a __gc finalizer")));
+        return Err(Raise::illegal(format!(
+            "{what}: cannot yield inside a __gc finalizer"
+        )));
     }
     let under_mlua = cord::with(|c| c.lua.state() != c.main);
     if under_mlua {

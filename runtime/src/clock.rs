@@ -1,7 +1,10 @@
 //! Clocks, as Tarantool's `clock` module reads them (`clock_gettime`).
 
 fn read(clock: libc::clockid_t) -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid out-pointer; the clock ids used are supported
     // on Linux.
     unsafe { libc::clock_gettime(clock, &mut ts) };

@@ -1,0 +1,277 @@
+//! The `fiber` module's semantics, Tarantool master's: creation order,
+//! join results and timeouts, ids, cancel, wakeup and names.
+
+use luafiber::LuaRuntime;
+
+fn run(code: &str) {
+    let rt = LuaRuntime::new().unwrap();
+    let before = luafiber::fiber::stats().fibers;
+    if let Err(e) = rt.run_chunk(
+        &format!("local fiber = require('fiber')\n{code}"),
+        "semantics",
+    ) {
+        panic!("{e}");
+    }
+    assert_eq!(luafiber::fiber::stats().fibers, before, "every fiber ended");
+}
+
+#[test]
+fn create_runs_child_at_once_until_its_first_yield() {
+    run(r#"
+        local log = {}
+        local function note(s) log[#log + 1] = s end
+        local f = fiber.create(function(a, b)
+            note('child start ' .. a .. b)
+            fiber.yield()
+            note('child resumed')
+        end, 'x', 'y')
+        note('parent after create')
+        assert(f:status() == 'suspended')
+        fiber.yield()
+        note('parent after yield')
+        assert(table.concat(log, '|') ==
+            'child start xy|parent after create|child resumed|parent after yield', table.concat(log, '|'))
+        -- A child that ends without yielding is dead when create returns.
+        local g = fiber.create(function() note('quick') end)
+        assert(log[#log] == 'quick' and g:status() == 'dead')
+        -- Arguments arrive exactly, nils included.
+        local n, third
+        fiber.create(function(...) n = select('#', ...); third = select(3, ...) end, 1, nil, 3, nil)
+        assert(n == 4 and third == 3)
+    "#);
+}
+
+#[test]
+fn new_queues_fibers_in_fifo_order() {
+    run(r#"
+        local log = {}
+        for i = 1, 5 do
+            fiber.new(function()
+                log[#log + 1] = 'a' .. i
+                fiber.yield()
+                log[#log + 1] = 'b' .. i
+            end)
+        end
+        log[#log + 1] = 'parent'
+        fiber.sleep(0.001)
+        assert(table.concat(log, ' ') == 'parent a1 a2 a3 a4 a5 b1 b2 b3 b4 b5', table.concat(log, ' '))
+        -- A new fiber is not running yet: it is queued.
+        local started = false
+        local f = fiber.new(function() started = true end)
+        assert(not started and f:status() == 'suspended')
+        fiber.yield()
+        assert(started and f:status() == 'dead')
+    "#);
+}
+
+#[test]
+fn join_returns_all_results_with_nils_kept() {
+    run(r#"
+        local function pack(...) return {n = select('#', ...), ...} end
+        local f = fiber.new(function(a) fiber.sleep(0.001); return a, nil, 'three', nil end, 'one')
+        f:set_joinable(true)
+        local p = pack(f:join())
+        assert(p.n == 5 and p[1] == true and p[2] == 'one' and p[3] == nil and p[4] == 'three' and p[5] == nil,
+            'got ' .. p.n .. ' values')
+        -- A fiber returning one nil joins as `true, nil`.
+        local g = fiber.new(function() return nil end)
+        g:set_joinable(true)
+        local q = pack(g:join())
+        assert(q.n == 2 and q[1] == true and q[2] == nil, 'got ' .. q.n .. ' values')
+        -- A fiber returning nothing joins as just `true`.
+        local e = fiber.new(function() end)
+        e:set_joinable(true)
+        local r = pack(e:join())
+        assert(r.n == 1 and r[1] == true, 'got ' .. r.n .. ' values')
+        -- Many results.
+        local unpack = unpack or table.unpack
+        local m = fiber.create(function()
+            fiber.yield()
+            local t = {}
+            for i = 1, 200 do t[i] = i end
+            return unpack(t)
+        end)
+        m:set_joinable(true)
+        local s = pack(m:join())
+        assert(s.n == 201 and s[201] == 200)
+    "#);
+}
+
+#[test]
+fn join_returns_the_same_error_value() {
+    run(r#"
+        local err = {code = 7}
+        local f = fiber.new(function() fiber.yield(); error(err) end)
+        f:set_joinable(true)
+        local ok, got = f:join()
+        assert(ok == false and rawequal(got, err), 'the very error table comes back')
+        local g = fiber.create(function() fiber.self():set_joinable(true); error('plain', 0) end)
+        local ok2, msg = g:join()
+        assert(ok2 == false and msg == 'plain', tostring(msg))
+        -- A finished joinable fiber is 'suspended' until joined, then 'dead'.
+        assert(g:status() == 'dead')
+        -- A fiber can be joined once.
+        local ok3, again = pcall(g.join, g)
+        assert(not ok3, 'a second join succeeded')
+    "#);
+}
+
+#[test]
+fn join_timeout_gives_timed_out_and_keeps_the_fiber_joinable() {
+    run(r#"
+        local f = fiber.new(function() fiber.sleep(0.5); return 'late' end)
+        f:set_joinable(true)
+        local t0 = fiber.clock()
+        local ok, err = f:join(0.005)
+        local waited = fiber.clock() - t0
+        assert(ok == false and type(err) == 'table' and err.type == 'TimedOut', tostring(err))
+        assert(waited >= 0.004 and waited < 0.4, 'waited ' .. waited)
+        assert(f:status() == 'suspended')
+        local ok2, v = f:join()
+        assert(ok2 == true and v == 'late', tostring(v))
+        -- A timeout of 0 on a fiber still running times out at once.
+        local g = fiber.new(function() fiber.sleep(0.01) end)
+        g:set_joinable(true)
+        assert(select(2, g:join(0)).type == 'TimedOut')
+        assert(g:join(1) == true)
+    "#);
+}
+
+#[test]
+fn join_misuse_errors() {
+    run(r#"
+        local self_join
+        local s = fiber.create(function()
+            local me = fiber.self()
+            me:set_joinable(true)
+            self_join = {pcall(me.join, me)}
+            me:set_joinable(false)
+        end)
+        assert(self_join[1] == false and tostring(self_join[2]):find('cannot join itself'), tostring(self_join[2]))
+        assert(s:status() == 'dead')
+        local d = fiber.new(function() fiber.sleep(0.01) end)
+        local ok2, err2 = pcall(d.join, d)
+        assert(not ok2 and tostring(err2):find('not joinable'), tostring(err2))
+        local j = fiber.new(function() fiber.sleep(0.02); return 1 end)
+        j:set_joinable(true)
+        local first
+        fiber.create(function() first = {j:join()} end)
+        local ok3, err3 = pcall(j.join, j)
+        assert(not ok3 and tostring(err3):find('concurrent'), tostring(err3))
+        local deadline = fiber.clock() + 30
+        while first == nil and fiber.clock() < deadline do fiber.sleep(0.001) end
+        assert(first[1] == true and first[2] == 1)
+    "#);
+}
+
+#[test]
+fn ids_start_above_100_and_grow() {
+    run(r#"
+        local me = fiber.self():id()
+        assert(me > 100, 'main fiber id ' .. me)
+        assert(fiber.id() == me)
+        local last = me
+        for i = 1, 1000 do
+            local f = fiber.create(function() end)
+            local id = f:id()
+            assert(id > last, ('id %d after %d'):format(id, last))
+            assert(f:status() == 'dead' and fiber.find(id) == nil)
+            last = id
+        end
+        local f = fiber.new(function() fiber.sleep(0.001) end)
+        assert(f:id() > last and fiber.find(f:id()) == f)
+        assert(fiber.self() == fiber.self() and fiber.find(me) == fiber.self())
+    "#);
+}
+
+#[test]
+fn cancel_is_seen_at_sleep_as_fiber_is_cancelled() {
+    run(r#"
+        local seen, after
+        local f = fiber.new(function()
+            local t0 = fiber.clock()
+            local ok, err = pcall(fiber.sleep, 10)
+            seen = {ok = ok, err = err, waited = fiber.clock() - t0}
+            -- The flag is sticky.
+            local ok2, err2 = pcall(fiber.testcancel)
+            after = {ok = ok2, err = err2}
+            fiber.sleep(10)
+            error('unreachable')
+        end)
+        fiber.yield()
+        assert(f:status() == 'suspended')
+        f:cancel()
+        fiber.sleep(0.01)
+        assert(seen and seen.ok == false, 'sleep was not interrupted')
+        assert(type(seen.err) == 'table' and seen.err.type == 'FiberIsCancelled', tostring(seen.err))
+        assert(tostring(seen.err) == seen.err.message)
+        assert(seen.waited < 1, 'cancel woke the sleeper late: ' .. seen.waited)
+        assert(after.ok == false and after.err.type == 'FiberIsCancelled')
+        assert(f:status() == 'dead')
+        local ok, err = pcall(fiber.cancel, f)
+        assert(not ok and tostring(err):find('dead'), tostring(err))
+        -- Cancel also interrupts yield and a sleep(0) loop.
+        local spins = 0
+        local g = fiber.new(function() while true do spins = spins + 1; fiber.yield() end end)
+        fiber.yield()
+        g:cancel()
+        fiber.yield(); fiber.yield()
+        assert(g:status() == 'dead' and spins >= 1)
+    "#);
+}
+
+#[test]
+fn sleeping_fiber_is_woken_by_wakeup() {
+    run(r#"
+        local woke
+        local f = fiber.new(function()
+            local t0 = fiber.clock()
+            fiber.sleep(10)
+            woke = fiber.clock() - t0
+        end)
+        fiber.sleep(0.005)
+        assert(woke == nil)
+        f:wakeup()
+        assert(woke == nil, 'wakeup only makes the fiber ready')
+        fiber.yield()
+        assert(woke and woke < 1, 'woke after ' .. tostring(woke))
+        assert(f:status() == 'dead')
+        local ok, err = pcall(fiber.wakeup, f)
+        assert(not ok and tostring(err):find('the fiber is dead'), tostring(err))
+        -- Waking oneself is a no-op; waking by id works.
+        fiber.wakeup(fiber.self())
+        local g_done = false
+        local g = fiber.new(function() fiber.sleep(10); g_done = true end)
+        fiber.yield()
+        fiber.wakeup(g:id())
+        fiber.yield()
+        assert(g_done)
+    "#);
+}
+
+#[test]
+fn names_set_get_and_truncate() {
+    run(r#"
+        assert(fiber.name() == 'semantics', fiber.name())
+        fiber.name('main one')
+        assert(fiber.name() == 'main one' and fiber.self():name() == 'main one')
+        local f = fiber.new(function() fiber.sleep(0.01) end)
+        f:name('worker')
+        assert(f:name() == 'worker')
+        fiber.name(f, 'renamed')
+        assert(fiber.name(f) == 'renamed')
+        local long = string.rep('n', 300)
+        local ok, err = pcall(fiber.name, long)
+        assert(not ok and tostring(err) == 'Fiber name is too long', tostring(err))
+        assert(fiber.name() == 'main one', 'a failed rename keeps the name')
+        fiber.name(long, {truncate = true})
+        assert(fiber.name() == string.rep('n', 255), #fiber.name())
+        f:name(string.rep('m', 255))
+        assert(#f:name() == 255)
+        assert(not pcall(f.name, f, string.rep('m', 256)))
+        local deadline = fiber.clock() + 30
+        while f:status() ~= 'dead' and fiber.clock() < deadline do fiber.sleep(0.001) end
+        local ok2, err2 = pcall(f.name, f)
+        assert(not ok2 and tostring(err2):find('dead'), tostring(err2))
+    "#);
+}
