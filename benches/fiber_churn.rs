@@ -11,7 +11,11 @@
 //! thread and drops it (every fiber finished) before the next one is built.
 //! Each Lua bench is driven by `iter_custom`, so a whole batch of operations
 //! runs in one Lua loop and criterion divides by the batch size.
+//!
+//! `FIBER_CHURN_CLOCK=cpu` times this thread's CPU time (user + system)
+//! instead of wall time: steadier on a shared, loaded machine.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
@@ -83,6 +87,42 @@ end
 return bench
 "#;
 
+/// A start time: wall clock, or this thread's CPU clock.
+#[derive(Clone, Copy)]
+enum Stamp {
+    Wall(Instant),
+    Cpu(Duration),
+}
+
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; this clock always exists on Linux.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+impl Stamp {
+    fn now() -> Stamp {
+        static CPU: OnceLock<bool> = OnceLock::new();
+        if *CPU.get_or_init(|| std::env::var("FIBER_CHURN_CLOCK").is_ok_and(|v| v == "cpu")) {
+            Stamp::Cpu(thread_cpu_time())
+        } else {
+            Stamp::Wall(Instant::now())
+        }
+    }
+
+    fn elapsed(self) -> Duration {
+        match self {
+            Stamp::Wall(t) => t.elapsed(),
+            Stamp::Cpu(t) => thread_cpu_time().saturating_sub(t),
+        }
+    }
+}
+
 fn runtime(b: RuntimeBuilder) -> LuaRuntime {
     let rt = b.build().expect("a LuaRuntime on the bench thread");
     let bench: luafiber::mlua::Table = rt
@@ -102,7 +142,7 @@ fn runtime(b: RuntimeBuilder) -> LuaRuntime {
 /// times it.
 fn time_chunk(rt: &LuaRuntime, code: &str, n: u64) -> Duration {
     rt.lua().globals().set("N", n).expect("global N");
-    let t = Instant::now();
+    let t = Stamp::now();
     rt.run_chunk(code, "bench").expect("bench chunk");
     t.elapsed()
 }
@@ -122,6 +162,7 @@ fn group<'a>(
 /// from a Lua loop called through mlua (outside any fiber: the child runs at
 /// once from the main context), timed per batch.
 fn lua_born_create(c: &mut Criterion) {
+    #[cfg_attr(not(feature = "luajit"), allow(unused_mut))]
     let mut variants: Vec<(&str, RuntimeBuilder)> = vec![
         ("pools_on", LuaRuntime::builder()),
         ("no_stack_pool", LuaRuntime::builder().stack_pool(0)),
@@ -164,7 +205,7 @@ fn lua_born_create(c: &mut Criterion) {
         let create: Function = bench.get("create").expect("bench.create");
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
-                let t = Instant::now();
+                let t = Stamp::now();
                 create.call::<()>(iters).expect("bench.create");
                 t.elapsed()
             })
@@ -226,7 +267,7 @@ fn ping_pong(c: &mut Criterion) {
                     })
                     .expect("spawn");
             }
-            let t = Instant::now();
+            let t = Stamp::now();
             fiber::run();
             t.elapsed()
         })
@@ -256,7 +297,7 @@ fn rust_baseline(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     g.bench_function("spawn_now", |b| {
         b.iter_custom(|iters| {
-            let t = Instant::now();
+            let t = Stamp::now();
             // The driver is a fiber, as a Lua creator would be.
             fiber::Builder::new()
                 .spawn_ready(move || {

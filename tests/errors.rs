@@ -225,3 +225,75 @@ fn error_objects_of_other_kinds() {
         "#,
     );
 }
+
+/// A runtime with `rust_sleep(seconds)`, which passes the fiber layer's
+/// error on as its message.
+fn runtime_with_rust_sleep() -> LuaRuntime {
+    let rt = LuaRuntime::new().unwrap();
+    rt.register_fn("rust_sleep", |args| {
+        let secs = args.first().and_then(|v| v.as_f64()).unwrap_or(0.0);
+        luafiber::fiber::sleep(std::time::Duration::from_secs_f64(secs))
+            .map_err(|e| e.to_string())?;
+        Ok(vec![true.into()])
+    })
+    .unwrap();
+    rt
+}
+
+#[test]
+fn cancel_interrupts_a_blocking_rust_function() {
+    let rt = runtime_with_rust_sleep();
+    run(
+        &rt,
+        r#"
+        local fiber = require('fiber')
+        local seen
+        local f = fiber.new(function()
+            local t0 = fiber.clock()
+            local ok, err = pcall(rust_sleep, 10)
+            seen = {ok = ok, err = err, waited = fiber.clock() - t0}
+            local ok2, err2 = pcall(fiber.testcancel)
+            seen.sticky = err2
+        end)
+        fiber.yield()
+        f:cancel()
+        local deadline = fiber.clock() + 30
+        while seen == nil and fiber.clock() < deadline do fiber.sleep(0.001) end
+        assert(seen and seen.ok == false, 'the Rust function was not interrupted')
+        assert(seen.waited < 5, 'cancel woke the Rust function late: ' .. seen.waited)
+        assert(tostring(seen.err):find('cancelled'), tostring(seen.err))
+        assert(seen.sticky.type == 'FiberIsCancelled', tostring(seen.sticky))
+        "#,
+    );
+}
+
+#[test]
+fn cancel_inside_a_rust_function_raises_fiber_is_cancelled() {
+    let rt = runtime_with_rust_sleep();
+    run(
+        &rt,
+        r#"
+        local fiber = require('fiber')
+        local seen
+        local f = fiber.new(function() seen = select(2, pcall(rust_sleep, 10)) end)
+        fiber.yield()
+        f:cancel()
+        local deadline = fiber.clock() + 30
+        while seen == nil and fiber.clock() < deadline do fiber.sleep(0.001) end
+        assert(type(seen) == 'table' and seen.type == 'FiberIsCancelled',
+            'a cancelled Rust call raised ' .. tostring(seen and seen.type) .. ': ' .. tostring(seen))
+        "#,
+    );
+}
+
+#[test]
+fn chunk_that_detaches_itself_still_succeeds() {
+    let rt = LuaRuntime::new().unwrap();
+    let r = rt.run_chunk(
+        "require('fiber').self():set_joinable(false) DETACHED_RAN = true",
+        "detached",
+    );
+    let ran: bool = rt.lua().globals().get("DETACHED_RAN").unwrap();
+    assert!(ran);
+    assert!(r.is_ok(), "a chunk that raised nothing failed: {r:?}");
+}

@@ -275,3 +275,85 @@ fn names_set_get_and_truncate() {
         assert(not ok2 and tostring(err2):find('dead'), tostring(err2))
     "#);
 }
+
+#[test]
+fn cancel_unwinds_through_c_callbacks() {
+    run(r#"
+        local where
+        local f = fiber.new(function()
+            local ok, err = pcall(function()
+                local arr = {3, 1, 2}
+                ('ab'):gsub('%a', function()
+                    table.sort(arr, function(a, b)
+                        local _ = setmetatable({}, {__index = function() fiber.sleep(10) end}).x
+                        return a < b
+                    end)
+                end)
+            end)
+            where = {ok = ok, err = err}
+            -- The flag is sticky: the next cancellation point raises again.
+            local ok2, err2 = pcall(fiber.yield)
+            where.again = err2
+            return 'unreachable'
+        end)
+        f:set_joinable(true)
+        fiber.yield()
+        f:cancel()
+        local ok, err = f:join()
+        assert(where and where.ok == false, 'the cancel did not unwind the callbacks')
+        assert(where.err.type == 'FiberIsCancelled', tostring(where.err))
+        assert(where.again.type == 'FiberIsCancelled', tostring(where.again))
+        -- The fiber returned normally after catching both errors.
+        assert(ok == true and err == 'unreachable')
+    "#);
+}
+
+#[test]
+fn create_from_inside_a_metamethod_returns_to_it() {
+    run(r#"
+        local log = {}
+        local t = setmetatable({}, {__index = function(_, k)
+            fiber.create(function()
+                log[#log + 1] = 'child ' .. k
+                fiber.yield()
+                log[#log + 1] = 'child resumed ' .. k
+            end)
+            log[#log + 1] = 'index ' .. k
+            return k
+        end})
+        local arr = {t.b, t.a}
+        table.sort(arr, function(x, y)
+            fiber.create(function() log[#log + 1] = 'cmp child' end)
+            return x < y
+        end)
+        assert(arr[1] == 'a' and arr[2] == 'b')
+        assert(log[1] == 'child b' and log[2] == 'index b' and log[3] == 'child a' and log[4] == 'index a',
+            table.concat(log, '|'))
+        fiber.yield()
+        assert(log[#log] == 'child resumed a' and log[#log - 1] == 'child resumed b', table.concat(log, '|'))
+    "#);
+}
+
+#[cfg(not(feature = "lua54"))]
+#[test]
+fn recycled_thread_has_fresh_globals() {
+    // On LuaJIT a thread has its own globals table (setfenv(0, ...)); a
+    // pooled thread must not hand a fiber's sandbox to the next fiber.
+    run(r#"
+        marker = 'global'
+        for i = 1, 50 do
+            fiber.create(function()
+                setfenv(0, setmetatable({marker = 'sandbox'}, {__index = _G}))
+            end)
+        end
+        local seen = {}
+        for i = 1, 200 do
+            fiber.create(function()
+                seen[#seen + 1] = loadstring('return marker')()
+            end)
+        end
+        for i = 1, 200 do
+            assert(seen[i] == 'global', 'fiber ' .. i .. ' saw ' .. tostring(seen[i]))
+        end
+    "#);
+}

@@ -421,3 +421,81 @@ fn rust_function_blocks_only_its_fiber() {
         "all fibers were inside the Rust function at once"
     );
 }
+
+#[cfg(feature = "lua54")]
+#[test]
+fn yield_inside_lua54_metamethods_and_close() {
+    stress(
+        r#"
+        stress('lua54', function(Y, f, it)
+            local closed = {}
+            do
+                local x <close> = setmetatable({}, {__close = function() Y(); closed[#closed + 1] = 'ok' end})
+                Y()
+            end
+            local ok, e = pcall(function()
+                local y <close> = setmetatable({}, {__close = function(_, err) Y(); closed[#closed + 1] = err end})
+                Y()
+                error('boom', 0)
+            end)
+            assert(not ok and e == 'boom' and closed[1] == 'ok' and closed[2] == 'boom', tostring(e))
+            local t = setmetatable({}, {
+                __len = function() Y(); return f end,
+                __idiv = function() Y(); return it end,
+                __band = function() Y(); return f + it end,
+                __pairs = function(self)
+                    Y()
+                    return function(_, k) Y(); if not k then return 'k', f end end, self, nil
+                end,
+            })
+            local pairs_seen
+            for k, v in pairs(t) do pairs_seen = k .. v end
+            local proxy = setmetatable({}, {
+                __index = function(_, k) Y(); return k * 10 end,
+                __newindex = function(self, k, v) Y(); rawset(self, k, v) end,
+            })
+            table.insert(proxy, 1, 'first')
+            local co = coroutine.create(function()
+                local z <close> = setmetatable({}, {__close = function() Y(); closed[#closed + 1] = 'co' end})
+                coroutine.yield()
+            end)
+            coroutine.resume(co)
+            assert(coroutine.close(co) and closed[3] == 'co', 'coroutine.close ran __close')
+            return #t .. ',' .. (t // 2) .. ',' .. (t & 1) .. ',' .. pairs_seen .. ',' .. rawget(proxy, 1)
+        end, function(f, it) return f .. ',' .. it .. ',' .. (f + it) .. ',k' .. f .. ',first' end)
+        "#,
+    );
+}
+
+#[cfg(not(feature = "lua54"))]
+#[test]
+fn yield_inside_luajit_ffi_callback() {
+    // A C function (qsort) calls back into Lua, which yields. The calling
+    // function is kept out of the JIT: LuaJIT aborts the process when a
+    // callback comes from a compiled FFI call, yield or not.
+    stress(
+        r#"
+        local ffi = require('ffi')
+        ffi.cdef[[void qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));]]
+        local body = function(Y, f, it)
+            local arr = ffi.new('int[6]', {5, f % 7, 3, it % 11, 9, 1})
+            local cb = ffi.cast('int (*)(const void *, const void *)', function(a, b)
+                local x, y = ffi.cast('const int *', a)[0], ffi.cast('const int *', b)[0]
+                Y()
+                return x < y and -1 or (x > y and 1 or 0)
+            end)
+            ffi.C.qsort(arr, 6, 4, cb)
+            cb:free()
+            local out = {}
+            for k = 0, 5 do out[#out + 1] = arr[k] end
+            return table.concat(out, ',')
+        end
+        jit.off(body)
+        stress('ffi callback', body, function(f, it)
+            local arr = {5, f % 7, 3, it % 11, 9, 1}
+            table.sort(arr)
+            return table.concat(arr, ',')
+        end, 50, 5)
+        "#,
+    );
+}

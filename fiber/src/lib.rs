@@ -41,9 +41,9 @@ pub use error::Error;
 pub use pool::StackPoolConfig;
 pub use scheduler::{
     all, block, block_cancellable, cancel, clear_stack_pool, config, configure, csw, current,
-    exists, ext, has_pending, is_cancelled, is_joinable, join, name, run, run_until, set_joinable, set_name,
-    set_switch_hook, sleep, stack_size, stats, status, testcancel, truncate, wakeup, with_name,
-    yield_now, Builder, Config, FiberId, Stats, FIRST_FID, MAX_NAME_LEN, SCHED_FID,
+    exists, ext, has_pending, is_cancelled, is_joinable, join, name, run, run_until, set_joinable,
+    set_name, set_switch_hook, sleep, stack_size, stats, status, testcancel, truncate, wakeup,
+    with_name, yield_now, Builder, Config, FiberId, Stats, FIRST_FID, MAX_NAME_LEN, SCHED_FID,
 };
 pub use stack::{FiberStack, StackError};
 pub use state::Status;

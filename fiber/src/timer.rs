@@ -43,7 +43,12 @@ pub(crate) struct Timers {
 impl Timers {
     pub fn push(&mut self, deadline: Instant, handle: Handle, token: u64) {
         self.seq += 1;
-        self.heap.push(Reverse(Timer { deadline, seq: self.seq, handle, token }));
+        self.heap.push(Reverse(Timer {
+            deadline,
+            seq: self.seq,
+            handle,
+            token,
+        }));
     }
 
     pub fn peek(&self) -> Option<&Timer> {

@@ -51,6 +51,7 @@ pub(crate) struct Ctx {
     /// A Lua function `lightuserdata -> char *` cdata, or `LUA_NOREF`.
     to_cdata: c_int,
     /// A Lua function `cdata -> address number | nil`, or `LUA_NOREF`.
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
     to_addr: c_int,
 }
 
@@ -109,15 +110,11 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) -> Ctx {
         ffi::lua_createtable(l, 0, 0);
         let cord_objs = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
         let p = ffi::lua_newuserdata(l, std::mem::size_of::<Ctx>()).cast::<Ctx>();
-        let mut ctx = Ctx {
-            mt: ffi::LUA_NOREF,
-            cord_objs,
-            to_cdata,
-            to_addr,
-        };
+        let ud = ffi::lua_gettop(l);
+        let mut ctx = Ctx { mt: ffi::LUA_NOREF, cord_objs, to_cdata, to_addr };
         p.write(ctx);
         ffi::lua_pushlightuserdata(l, (&raw const CTX_KEY).cast_mut().cast());
-        ffi::lua_pushvalue(l, -2);
+        ffi::lua_pushvalue(l, ud);
         ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
         // The metatable; its functions see the context as upvalue 1.
         ffi::lua_createtable(l, 0, 6);
@@ -137,20 +134,15 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) -> Ctx {
             (c"write", ibuf_write),
         ];
         ffi::lua_createtable(l, 0, methods.len() as c_int);
-        set_closures(l, -5, methods);
-        ffi::lua_pushvalue(l, -3);
-        ffi::lua_pushvalue(l, -2);
+        set_closures(l, ud, methods);
+        ffi::lua_pushvalue(l, ud);
+        ffi::lua_insert(l, -2);
         ffi::lua_pushcclosure(l, ibuf_index, 2);
-        ffi::lua_setfield(l, -3, c"__index".as_ptr());
-        ffi::lua_pop(l, 1);
+        ffi::lua_setfield(l, -2, c"__index".as_ptr());
         set_closures(
             l,
-            -3,
-            &[
-                (c"__newindex", ibuf_newindex),
-                (c"__tostring", ibuf_tostring),
-                (c"__gc", ibuf_gc),
-            ],
+            ud,
+            &[(c"__newindex", ibuf_newindex), (c"__tostring", ibuf_tostring), (c"__gc", ibuf_gc)],
         );
         ffi::lua_pushstring(l, c"ibuf".as_ptr());
         ffi::lua_setfield(l, -2, c"__name".as_ptr());
@@ -224,8 +216,7 @@ unsafe fn ffi_helpers(l: *mut ffi::lua_State) -> (c_int, c_int) {
 /// Sets each function as a closure over the value at `up` into the table on
 /// top.
 unsafe fn set_closures(l: *mut ffi::lua_State, up: c_int, fns: &[(&CStr, ffi::lua_CFunction)]) {
-    // SAFETY: caller's contract: a table on top, a value at `up` (relative
-    // to the top before this call).
+    // SAFETY: caller's contract: a table on top, a value at `up`.
     unsafe {
         let up = ffi::lua_absindex(l, up);
         for (name, f) in fns {
@@ -246,14 +237,18 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
     unsafe {
         init(l);
         ffi::lua_createtable(l, 0, 4);
+        let module = ffi::lua_gettop(l);
         push_ctx(l);
-        set_closures(l, -2, &[(c"ibuf", buffer_ibuf)]);
+        let ctx = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, module);
+        set_closures(l, ctx, &[(c"ibuf", buffer_ibuf)]);
+        ffi::lua_pop(l, 1);
         ffi::lua_pushinteger(l, ibuf::READAHEAD as ffi::lua_Integer);
-        ffi::lua_setfield(l, -3, c"READAHEAD".as_ptr());
+        ffi::lua_setfield(l, module, c"READAHEAD".as_ptr());
         ffi::lua_createtable(l, 0, 4);
         set_closures(
             l,
-            -2,
+            ctx,
             &[
                 (c"cord_ibuf_take", cord_take),
                 (c"cord_ibuf_put", cord_put),
@@ -261,7 +256,7 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
                 (c"stats", cord_stats),
             ],
         );
-        ffi::lua_setfield(l, -3, c"internal".as_ptr());
+        ffi::lua_setfield(l, module, c"internal".as_ptr());
         ffi::lua_pop(l, 1);
     }
 }

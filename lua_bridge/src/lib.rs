@@ -326,7 +326,13 @@ impl LuaRuntime {
             )
             .map_err(|e| Error::Runtime(format!("{e:?}")))?;
             fiber::run();
-            let ext = fiber::join(id, None).map_err(|e| Error::Runtime(e.to_string()))?;
+            let ext = match fiber::join(id, None) {
+                Ok(ext) => ext,
+                // The chunk made itself non-joinable: it has ended, and an
+                // error of it was reported as a detached fiber's.
+                Err(fiber::Error::Dead(_)) => return Ok(()),
+                Err(e) => return Err(Error::Runtime(e.to_string())),
+            };
             let lf = cord::with(|c| c.fibers.remove(ext - 1));
             let t = lf.thread.l;
             let result = if lf.rc == Some(0) {

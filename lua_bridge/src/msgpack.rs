@@ -19,9 +19,9 @@
 //! `n > count * encode_sparse_ratio` and `n > encode_sparse_safe`), else a
 //! map; a metatable's `__serialize` (`'seq'`, `'sequence'`, `'array'`,
 //! `'map'`, `'mapping'`, or a function whose result is encoded instead)
-//! overrides that. Encoding goes through a cord buffer (see
-//! [`luafiber_runtime::ibuf`]), so in steady state it allocates only the
-//! result string.
+//! overrides that. Encoding goes through a cord buffer
+//! ([`luafiber_runtime::ibuf::with_cord_scratch`]: take, encode, push the
+//! result, put), so in steady state it allocates only the result string.
 //!
 //! A `__serialize` function (and `tostring`, for `encode_use_tostring`) is
 //! called by `lua_pcall` of a trampoline C function fetched by registry ref:
@@ -374,8 +374,7 @@ crate::lua_fn! {
             };
             ffi::lua_settop(l, 2);
             lua::push_registry_ref(l, st.serialize_key);
-            let scratch = ibuf::cord_ibuf_take();
-            let result = ibuf::with_cord_ibuf(scratch, |out| -> LResult<c_int> {
+            let result = ibuf::with_cord_scratch(|out| -> LResult<c_int> {
                 encode::Encoder::new(l, &st, out, 3).encode(1)?;
                 match target {
                     None => {
@@ -390,14 +389,41 @@ crate::lua_fn! {
                 }
                 Ok(1)
             });
-            ibuf::cord_ibuf_put(scratch);
-            result.unwrap_or_else(|| Err(Raise::illegal("msgpack.encode: the cord buffer is busy")))
+            result.map_err(|e| settle(l, 3, e))
         }
     }
 }
 
+/// Clears what a failed encode or decode left on the stack above `base`
+/// (possibly a deep nest of tables, leaving no room to raise), keeping the
+/// error value for [`Raise::Top`].
+unsafe fn settle(l: *mut ffi::lua_State, base: c_int, e: Raise) -> Raise {
+    // SAFETY: the calling state of a `lua_fn` body (caller); for
+    // `Raise::Top` the error value is on top, above `base`.
+    unsafe {
+        if let Raise::Top = e {
+            if ffi::lua_gettop(l) > base + 1 {
+                ffi::lua_replace(l, base + 1);
+            }
+            ffi::lua_settop(l, base + 1);
+        } else {
+            ffi::lua_settop(l, base);
+        }
+    }
+    e
+}
+
 /// The shared body of `decode` and `decode_unchecked`.
 unsafe fn decode_entry(l: *mut ffi::lua_State, name: &str, size_required: bool) -> LResult<c_int> {
+    // SAFETY: a module closure's state (caller).
+    unsafe {
+        ffi::lua_settop(l, 2);
+        decode_args(l, name, size_required).map_err(|e| settle(l, 2, e))
+    }
+}
+
+/// [`decode_entry`] on exactly two arguments.
+unsafe fn decode_args(l: *mut ffi::lua_State, name: &str, size_required: bool) -> LResult<c_int> {
     // SAFETY: a module closure's state (caller).
     unsafe {
         let st = *state(l);
@@ -405,7 +431,7 @@ unsafe fn decode_entry(l: *mut ffi::lua_State, name: &str, size_required: bool) 
         if ffi::lua_type(l, 1) == ffi::LUA_TSTRING {
             let s = lua::to_str(l, 1).unwrap_or_default();
             let pos = match ffi::lua_type(l, 2) {
-                ffi::LUA_TNONE | ffi::LUA_TNIL => 1.0,
+                ffi::LUA_TNIL => 1.0,
                 _ => lua::to_number(l, 2).ok_or_else(|| {
                     Raise::illegal(format!("msgpack.{name}: offset must be a number"))
                 })?,
@@ -428,7 +454,7 @@ unsafe fn decode_entry(l: *mut ffi::lua_State, name: &str, size_required: bool) 
         };
         let size = match lua::to_number(l, 2) {
             Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= usize::MAX as f64 => Some(n as usize),
-            None if !size_required && ffi::lua_type(l, 2) <= ffi::LUA_TNIL => None,
+            None if !size_required && ffi::lua_type(l, 2) == ffi::LUA_TNIL => None,
             _ => return Err(Raise::illegal(format!("Usage: msgpack.{name}(ptr, size)"))),
         };
         let avail = buffer::readable(addr, size).ok_or_else(|| {
@@ -443,18 +469,11 @@ unsafe fn decode_entry(l: *mut ffi::lua_State, name: &str, size_required: bool) 
         let used = decode::extent(src, name)?;
         // Copy the value out: Lua code run by the collector while the
         // decoder allocates could free or move the ibuf.
-        let scratch = ibuf::cord_ibuf_take();
-        let result = ibuf::with_cord_ibuf(scratch, |copy| -> LResult<()> {
+        ibuf::with_cord_scratch(|copy| -> LResult<()> {
             copy.extend_from_slice(&src[..used])
                 .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
             decode::Decoder::new(l, &st, cfg, name).decode(copy.data())?;
             Ok(())
-        });
-        ibuf::cord_ibuf_put(scratch);
-        result.unwrap_or_else(|| {
-            Err(Raise::illegal(format!(
-                "msgpack.{name}: the cord buffer is busy"
-            )))
         })?;
         buffer::push_pointer(l, &st.buffer, (addr + used) as *const u8)?;
         Ok(2)

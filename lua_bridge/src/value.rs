@@ -191,7 +191,17 @@ crate::lua_fn! {
             for i in 1..=n {
                 args.push(read(l, i, 0)?);
             }
-            let results = f(args).map_err(|msg| Raise::Error(ErrorKind::IllegalParams, format!("{name}: {msg}")))?;
+            let results = f(args).map_err(|msg| {
+                // A fiber error passed through as its message keeps its kind.
+                let kind = match msg.as_str() {
+                    "fiber is cancelled" if luafiber_fiber::testcancel().is_err() => {
+                        ErrorKind::FiberIsCancelled
+                    }
+                    "timed out" => ErrorKind::TimedOut,
+                    _ => ErrorKind::IllegalParams,
+                };
+                Raise::Error(kind, format!("{name}: {msg}"))
+            })?;
             if ffi::lua_checkstack(l, results.len() as c_int + 3) == 0 {
                 return Err(Raise::illegal(format!("{name}: too many results")));
             }

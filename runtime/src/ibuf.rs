@@ -79,7 +79,10 @@ unsafe impl Send for Mem {}
 unsafe impl Sync for Mem {}
 
 impl Mem {
-    const EMPTY: Mem = Mem { ptr: NonNull::dangling(), cap: 0 };
+    const EMPTY: Mem = Mem {
+        ptr: NonNull::dangling(),
+        cap: 0,
+    };
 
     fn zeroed(cap: usize) -> Option<Mem> {
         if cap == 0 {
@@ -161,7 +164,13 @@ impl Ibuf {
     /// An empty buffer with no memory yet whose first growth allocates at
     /// least `start` bytes.
     pub const fn with_start_capacity(start: usize) -> Ibuf {
-        Ibuf { mem: Mem::EMPTY, rpos: 0, wpos: 0, start_capacity: start, counted: false }
+        Ibuf {
+            mem: Mem::EMPTY,
+            rpos: 0,
+            wpos: 0,
+            start_capacity: start,
+            counted: false,
+        }
     }
 
     /// Bytes of memory held.
@@ -359,7 +368,9 @@ impl Ibuf {
         } else {
             let mut new_cap = cap.max(self.start_capacity).max(1);
             while new_cap < need {
-                new_cap = new_cap.checked_mul(2).ok_or(ReserveError { requested: n })?;
+                new_cap = new_cap
+                    .checked_mul(2)
+                    .ok_or(ReserveError { requested: n })?;
             }
             let mut mem = Mem::zeroed(new_cap).ok_or(ReserveError { requested: n })?;
             mem.as_mut_slice()[..used].copy_from_slice(self.data());
@@ -400,7 +411,8 @@ impl std::io::Write for Ibuf {
             self.wpos += buf.len();
             return Ok(());
         }
-        self.extend_from_slice(buf).map_err(|_| std::io::ErrorKind::OutOfMemory.into())
+        self.extend_from_slice(buf)
+            .map_err(|_| std::io::ErrorKind::OutOfMemory.into())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
@@ -419,9 +431,17 @@ pub struct StashConfig {
     pub keep_max: usize,
 }
 
+impl StashConfig {
+    const DEFAULT: StashConfig = StashConfig {
+        start_capacity: CORD_IBUF_START_CAPACITY,
+        free_max: 4,
+        keep_max: 1 << 20,
+    };
+}
+
 impl Default for StashConfig {
     fn default() -> Self {
-        StashConfig { start_capacity: CORD_IBUF_START_CAPACITY, free_max: 4, keep_max: 1 << 20 }
+        StashConfig::DEFAULT
     }
 }
 
@@ -468,6 +488,8 @@ enum Owner {
     /// Taken by this fiber (`None`: outside any fiber, never given back by
     /// itself).
     Taken(Option<FiberId>),
+    /// Lent to [`with_cord_scratch`], which gives it back itself.
+    Scoped,
 }
 
 struct Slot {
@@ -477,7 +499,6 @@ struct Slot {
     gen: u32,
 }
 
-#[derive(Default)]
 struct Stash {
     slots: Vec<Slot>,
     /// Free slots, last put first (LIFO keeps the warm buffer in use).
@@ -489,7 +510,13 @@ struct Stash {
 }
 
 thread_local! {
-    static STASH: RefCell<Stash> = RefCell::new(Stash::default());
+    static STASH: RefCell<Stash> = const { RefCell::new(Stash {
+        slots: Vec::new(),
+        free: Vec::new(),
+        taken_in_fibers: 0,
+        config: StashConfig::DEFAULT,
+        hooked: false,
+    }) };
     static COUNTERS: Cell<Stats> = const { Cell::new(Stats {
         takes: 0, puts: 0, auto_puts: 0, allocations: 0, frees: 0, bytes_held: 0, taken: 0, free: 0,
     }) };
@@ -522,7 +549,11 @@ pub fn stash_config() -> StashConfig {
 /// The counters of this thread's stash.
 pub fn stats() -> Stats {
     let (taken, free) = with_stash(|s| (s.slots.len() - s.free.len(), s.free.len()));
-    Stats { taken, free, ..COUNTERS.with(Cell::get) }
+    Stats {
+        taken,
+        free,
+        ..COUNTERS.with(Cell::get)
+    }
 }
 
 /// Takes an empty buffer from this thread's stash (Tarantool's
@@ -536,15 +567,7 @@ pub fn cord_ibuf_take() -> CordIbuf {
             s.hooked = true;
             PREV_HOOK.with(|p| p.set(fiber::set_switch_hook(Some(switch_hook))));
         }
-        let slot = match s.free.pop() {
-            Some(i) => i,
-            None => {
-                let mut buf = Ibuf::with_start_capacity(s.config.start_capacity);
-                buf.counted = true;
-                s.slots.push(Slot { buf: Some(buf), owner: Owner::Free, gen: 0 });
-                (s.slots.len() - 1) as u32
-            }
-        };
+        let slot = s.pop_free();
         let sl = &mut s.slots[slot as usize];
         sl.gen = sl.gen.wrapping_add(1);
         sl.owner = owner;
@@ -568,10 +591,14 @@ pub fn cord_ibuf_put(b: CordIbuf) -> bool {
 /// `cord_ibuf_drop`). Returns `false` (doing nothing) when `b` is stale.
 pub fn cord_ibuf_drop(b: CordIbuf) -> bool {
     with_stash(|s| {
-        let Some(sl) = s.slots.get_mut(b.slot as usize).filter(|sl| sl.gen == b.gen) else {
+        let Some(sl) = s
+            .slots
+            .get_mut(b.slot as usize)
+            .filter(|sl| sl.gen == b.gen)
+        else {
             return false;
         };
-        if sl.owner == Owner::Free {
+        if !matches!(sl.owner, Owner::Taken(_)) {
             return false;
         }
         if let Some(buf) = sl.buf.as_mut() {
@@ -605,22 +632,96 @@ pub fn with_cord_ibuf<R>(b: CordIbuf, f: impl FnOnce(&mut Ibuf) -> R) -> Option<
         }
     }
     let buf = with_stash(|s| {
-        let sl = s.slots.get_mut(b.slot as usize).filter(|sl| sl.gen == b.gen && sl.owner != Owner::Free)?;
+        let sl = s
+            .slots
+            .get_mut(b.slot as usize)
+            .filter(|sl| sl.gen == b.gen)?;
+        if !matches!(sl.owner, Owner::Taken(_)) {
+            return None;
+        }
         sl.buf.take()
     })?;
-    let mut lent = Lent { slot: b.slot, buf: Some(buf) };
+    let mut lent = Lent {
+        slot: b.slot,
+        buf: Some(buf),
+    };
     Some(f(lent.buf.as_mut().expect("lent buffer")))
 }
 
+/// Takes a cord buffer for the time `f` runs and gives it back after,
+/// emptied (take + put in one go: the fast path of encoders). The buffer is
+/// not given back by a yield inside `f`: it is lent until `f` returns.
+///
+/// ```
+/// use luafiber_runtime::ibuf;
+///
+/// let n = ibuf::with_cord_scratch(|buf| {
+///     buf.extend_from_slice(b"scratch").unwrap();
+///     buf.used()
+/// });
+/// assert_eq!(n, 7);
+/// ```
+pub fn with_cord_scratch<R>(f: impl FnOnce(&mut Ibuf) -> R) -> R {
+    struct Scoped {
+        slot: u32,
+        buf: Option<Ibuf>,
+    }
+    impl Drop for Scoped {
+        fn drop(&mut self) {
+            let buf = self.buf.take();
+            with_stash(|s| {
+                let sl = &mut s.slots[self.slot as usize];
+                sl.buf = buf;
+                sl.owner = Owner::Free;
+                s.trim(self.slot);
+                s.free.push(self.slot);
+            });
+            count(|c| c.puts += 1);
+        }
+    }
+    let (slot, buf) = with_stash(|s| {
+        let slot = s.pop_free();
+        let sl = &mut s.slots[slot as usize];
+        sl.gen = sl.gen.wrapping_add(1);
+        sl.owner = Owner::Scoped;
+        (slot, sl.buf.take())
+    });
+    count(|c| c.takes += 1);
+    let mut scoped = Scoped { slot, buf };
+    f(scoped.buf.as_mut().expect("a free slot holds its buffer"))
+}
+
 impl Stash {
+    /// A free slot (a new one when none is free); its buffer is there.
+    fn pop_free(&mut self) -> u32 {
+        match self.free.pop() {
+            Some(i) => i,
+            None => {
+                let mut buf = Ibuf::with_start_capacity(self.config.start_capacity);
+                buf.counted = true;
+                self.slots.push(Slot {
+                    buf: Some(buf),
+                    owner: Owner::Free,
+                    gen: 0,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
     /// Gives slot `i` back (checking the generation unless `gen` is `None`);
     /// `false` when it is stale or free.
     fn put(&mut self, i: u32, gen: Option<u32>, auto: bool) -> bool {
-        let Some(sl) = self.slots.get_mut(i as usize) else { return false };
-        if gen.is_some_and(|g| g != sl.gen) || sl.owner == Owner::Free {
+        let Some(sl) = self.slots.get_mut(i as usize) else {
+            return false;
+        };
+        let Owner::Taken(fiber) = sl.owner else {
+            return false;
+        };
+        if gen.is_some_and(|g| g != sl.gen) {
             return false;
         }
-        if sl.owner != Owner::Taken(None) {
+        if fiber.is_some() {
             self.taken_in_fibers -= 1;
         }
         sl.owner = Owner::Free;
@@ -652,7 +753,11 @@ impl Stash {
 /// Gives back what the current fiber took (rule 3), then runs the hook that
 /// was installed before.
 fn switch_hook() {
-    let pending = STASH.with(|s| s.try_borrow().map(|s| s.taken_in_fibers > 0).unwrap_or(false));
+    let pending = STASH.with(|s| {
+        s.try_borrow()
+            .map(|s| s.taken_in_fibers > 0)
+            .unwrap_or(false)
+    });
     if pending {
         if let Some(me) = fiber::current() {
             with_stash(|s| {

@@ -19,7 +19,11 @@ fn fill(b: CordIbuf, n: usize) {
 fn steady_state_take_put_allocates_nothing() {
     // Warm up: a nested take of depth 3 that writes into each buffer.
     for _ in 0..3 {
-        let (a, b, c) = (ibuf::cord_ibuf_take(), ibuf::cord_ibuf_take(), ibuf::cord_ibuf_take());
+        let (a, b, c) = (
+            ibuf::cord_ibuf_take(),
+            ibuf::cord_ibuf_take(),
+            ibuf::cord_ibuf_take(),
+        );
         for x in [a, b, c] {
             fill(x, 1000);
         }
@@ -37,7 +41,10 @@ fn steady_state_take_put_allocates_nothing() {
         ibuf::cord_ibuf_put(a);
     }
     let after = ibuf::stats();
-    assert_eq!(after.allocations, before.allocations, "{before:?} -> {after:?}");
+    assert_eq!(
+        after.allocations, before.allocations,
+        "{before:?} -> {after:?}"
+    );
     assert_eq!(after.takes - before.takes, 200_000);
     assert_eq!(after.puts - before.puts, 200_000);
     assert_eq!(after.bytes_held, before.bytes_held);
@@ -52,7 +59,10 @@ fn put_keeps_memory_and_take_is_lifo() {
     ibuf::cord_ibuf_put(a);
     let b = ibuf::cord_ibuf_take();
     assert_eq!(b.slot(), a.slot());
-    assert_eq!(ibuf::with_cord_ibuf(b, |b| (b.used(), b.capacity())), Some((0, cap)));
+    assert_eq!(
+        ibuf::with_cord_ibuf(b, |b| (b.used(), b.capacity())),
+        Some((0, cap))
+    );
     ibuf::cord_ibuf_put(b);
 }
 
@@ -63,7 +73,10 @@ fn stale_handles_are_refused() {
     assert!(!ibuf::cord_ibuf_put(a), "a second put of the same take");
     assert!(ibuf::with_cord_ibuf(a, |_| ()).is_none());
     let b = ibuf::cord_ibuf_take();
-    assert!(ibuf::with_cord_ibuf(a, |_| ()).is_none(), "an old take of the same slot");
+    assert!(
+        ibuf::with_cord_ibuf(a, |_| ()).is_none(),
+        "an old take of the same slot"
+    );
     assert!(!ibuf::cord_ibuf_drop(a));
     assert!(ibuf::with_cord_ibuf(b, |_| ()).is_some());
     ibuf::cord_ibuf_put(b);
@@ -107,7 +120,10 @@ fn free_list_is_bounded() {
             usize::from(cap > 0)
         })
         .sum();
-    assert!(with_memory <= free_max, "{with_memory} free buffers kept memory");
+    assert!(
+        with_memory <= free_max,
+        "{with_memory} free buffers kept memory"
+    );
 }
 
 #[test]
@@ -135,7 +151,10 @@ fn given_back_when_the_fiber_yields() {
         .unwrap();
     let b = taken.get().expect("the fiber took a buffer");
     assert!(fiber::exists(f));
-    assert!(ibuf::with_cord_ibuf(b, |_| ()).is_none(), "still lent out after the yield");
+    assert!(
+        ibuf::with_cord_ibuf(b, |_| ()).is_none(),
+        "still lent out after the yield"
+    );
     let again = ibuf::cord_ibuf_take();
     assert_eq!(again.slot(), b.slot());
     assert_eq!(ibuf::with_cord_ibuf(again, |b| b.used()), Some(0));
@@ -185,7 +204,9 @@ fn yield_while_lent_gives_back_after_the_loan() {
 #[test]
 fn outside_fibers_nothing_is_given_back_by_itself() {
     let b = ibuf::cord_ibuf_take();
-    fiber::Builder::new().spawn_now(|| fiber::yield_now().unwrap()).unwrap();
+    fiber::Builder::new()
+        .spawn_now(|| fiber::yield_now().unwrap())
+        .unwrap();
     fiber::run();
     assert!(ibuf::with_cord_ibuf(b, |_| ()).is_some());
     ibuf::cord_ibuf_put(b);
@@ -201,7 +222,13 @@ fn chains_the_previous_switch_hook() {
     // The stash installs its hook at the first take and calls `mine`.
     let b = ibuf::cord_ibuf_take();
     ibuf::cord_ibuf_put(b);
-    fiber::Builder::new().spawn_now(|| fiber::yield_now().unwrap()).unwrap();
+    fiber::Builder::new()
+        .spawn_now(|| fiber::yield_now().unwrap())
+        .unwrap();
     fiber::run();
-    assert_eq!(HITS.with(Cell::get), 2, "once at the yield, once at the end");
+    assert_eq!(
+        HITS.with(Cell::get),
+        2,
+        "once at the yield, once at the end"
+    );
 }

@@ -21,6 +21,9 @@ use crate::cfunc::{LResult, Raise};
 use crate::error::ErrorKind;
 use crate::lua;
 
+/// 2^63 as a float.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
 /// How deep `__serialize` functions may hand over to each other (a function
 /// whose result has a `__serialize` function, and so on).
 const MAX_HANDOVERS: u32 = 64;
@@ -96,8 +99,9 @@ impl<'a> Encoder<'a> {
                 }
                 ffi::LUA_TNUMBER => self.number(idx),
                 ffi::LUA_TSTRING => {
-                    let s = lua::to_str(l, idx).unwrap_or_default();
-                    self.str(s)
+                    let mut len = 0;
+                    let p = ffi::lua_tolstring(l, idx, &mut len);
+                    self.str(std::slice::from_raw_parts(p.cast(), len))
                 }
                 ffi::LUA_TTABLE => self.table(idx, level, handovers),
                 ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => {
@@ -130,14 +134,17 @@ impl<'a> Encoder<'a> {
         }
         // SAFETY: as above.
         let n = unsafe { ffi::lua_tonumber(l, idx) };
-        if n.is_finite() && n.fract() != 0.0 {
+        // Tarantool's rule: integral values in the int64/uint64 range are
+        // integers, everything else a float64.
+        if (-TWO_63..TWO_63).contains(&n) {
+            let i = n as i64;
+            if i as f64 == n {
+                return self.int(i);
+            }
             return mp::write_f64(self.out, n).map_err(oom);
         }
-        if (0.0..18_446_744_073_709_551_616.0).contains(&n) {
+        if (TWO_63..2.0 * TWO_63).contains(&n) {
             return mp::write_uint(self.out, n as u64).map(drop).map_err(oom);
-        }
-        if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n) {
-            return mp::write_sint(self.out, n as i64).map(drop).map_err(oom);
         }
         if !self.cfg.encode_invalid_numbers && !n.is_finite() {
             if self.cfg.encode_invalid_as_nil {
@@ -148,7 +155,7 @@ impl<'a> Encoder<'a> {
         mp::write_f64(self.out, n).map_err(oom)
     }
 
-    #[cfg_attr(feature = "luajit", allow(dead_code))]
+    #[inline]
     fn int(&mut self, i: i64) -> LResult<()> {
         let r = if i >= 0 {
             mp::write_uint(self.out, i as u64)
@@ -296,11 +303,11 @@ impl<'a> Encoder<'a> {
                     let n32 = u32::try_from(n)
                         .map_err(|_| Raise::illegal("msgpack.encode: array is too long"))?;
                     mp::write_array_len(self.out, n32).map_err(oom)?;
+                    let top = ffi::lua_gettop(l);
                     for i in 1..=n {
                         ffi::lua_rawgeti(l, idx, i as ffi::lua_Integer);
-                        let r = self.value(ffi::lua_gettop(l), level + 1, 0);
-                        ffi::lua_pop(l, 1);
-                        r?;
+                        self.value(top + 1, level + 1, 0)?;
+                        ffi::lua_settop(l, top);
                     }
                     Ok(())
                 }
