@@ -29,6 +29,7 @@
 pub mod channel;
 pub mod cond;
 pub mod error;
+mod guard;
 pub mod pool;
 mod scheduler;
 pub mod stack;

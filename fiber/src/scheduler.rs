@@ -18,6 +18,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use slab::Slab;
 
 use crate::error::Error;
+use crate::guard;
 use crate::pool::{StackPool, StackPoolConfig};
 use crate::state::{Coro, Handle, Slot, Status};
 use crate::timer::Timers;
@@ -86,6 +87,7 @@ fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
 
 impl Scheduler {
     fn new(config: Config) -> Scheduler {
+        crate::guard::install();
         Scheduler {
             slots: Slab::new(),
             by_fid: HashMap::default(),
@@ -267,6 +269,8 @@ impl Builder {
     fn build(self, body: impl FnOnce() + 'static) -> Result<Handle, Error> {
         let stack = with(|s| s.stacks.take(self.stack_size))?;
         let stack_size = stack.size();
+        let limit = corosensei::stack::Stack::limit(&stack).get();
+        let guard = (limit - crate::stack::GUARD_SIZE, limit);
         let coro = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
             with(|s| {
                 let (_, slot) = s.current_slot().expect("a fiber runs as current");
@@ -302,6 +306,7 @@ impl Builder {
                 joiner: None,
                 csw: 0,
                 stack_size,
+                guard,
                 ext: self.ext,
             }) as u32;
             s.by_fid.insert(fid, key);
@@ -345,7 +350,7 @@ pub fn truncate(name: &str) -> &str {
 
 /// Resumes `h` from the current context and handles its yield or end.
 fn switch_to(h: Handle) {
-    let (mut coro, prev) = with(|s| {
+    let (mut coro, prev, running) = with(|s| {
         let prev = s.current.replace(h);
         if let Some(p) = prev {
             s.slots[p.key as usize].status = Status::Calling;
@@ -353,14 +358,21 @@ fn switch_to(h: Handle) {
         let slot = &mut s.slots[h.key as usize];
         slot.status = Status::Running;
         slot.csw += 1;
+        let running = guard::Running {
+            guard: slot.guard,
+            fid: slot.fid,
+            name: (slot.name.as_ptr(), slot.name.len()),
+        };
+        let coro = slot.coro.take();
         (
-            slot.coro
-                .take()
-                .expect("a switched-to fiber has its coroutine"),
+            coro.expect("a switched-to fiber has its coroutine"),
             prev,
+            running,
         )
     });
+    let outer = guard::set_running(running);
     let result = coro.resume(());
+    guard::set_running(outer);
     with(|s| {
         s.current = prev;
         if let Some(p) = prev {
@@ -696,11 +708,17 @@ pub fn set_name(id: FiberId, name: &str) -> Result<(), Error> {
         return Err(Error::NameTooLong);
     }
     with(|s| {
+        let current = s.current.map(|h| h.fid) == Some(id.0);
         let (_, slot) = s.live(id)?;
         if slot.status == Status::Dead {
             return Err(Error::Dead(id));
         }
         slot.name = Cow::Owned(name.to_owned());
+        if current {
+            let r = guard::set_running(guard::Running::NONE);
+            let name = (slot.name.as_ptr(), slot.name.len());
+            guard::set_running(guard::Running { name, ..r });
+        }
         Ok(())
     })
 }

@@ -74,6 +74,8 @@ pub(crate) struct Slot {
     pub csw: u64,
     /// Usable stack size.
     pub stack_size: usize,
+    /// The stack guard's address range.
+    pub guard: (usize, usize),
     /// A word owned by the embedder (the Lua bridge keeps its index here).
     pub ext: usize,
 }

@@ -1,0 +1,122 @@
+//! Reporting a fiber stack overflow: a `SIGSEGV` handler, on an alternate
+//! signal stack, that recognises a fault inside the running fiber's guard and
+//! names the fiber before ending the process.
+//!
+//! The running fiber's guard range, id and name are kept in plain
+//! thread-local cells, set on every switch, so the handler reads them without
+//! locks or allocation. A fault anywhere else goes to the handler that was
+//! installed before (Rust's own, or the default action).
+
+use std::cell::Cell;
+use std::sync::{Once, OnceLock};
+
+/// What the handler needs to know about the running fiber.
+#[derive(Clone, Copy)]
+pub(crate) struct Running {
+    /// Guard start and end addresses (0, 0 outside fibers).
+    pub guard: (usize, usize),
+    pub fid: u64,
+    /// The name's bytes (valid while the fiber runs; see `set_name`).
+    pub name: (*const u8, usize),
+}
+
+impl Running {
+    pub const NONE: Running = Running {
+        guard: (0, 0),
+        fid: 0,
+        name: (std::ptr::null(), 0),
+    };
+}
+
+thread_local! {
+    static RUNNING: Cell<Running> = const { Cell::new(Running::NONE) };
+    static ALT_STACK: Cell<bool> = const { Cell::new(false) };
+}
+
+static INSTALL: Once = Once::new();
+static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+
+/// Records the fiber switched to; returns the previous record.
+pub(crate) fn set_running(r: Running) -> Running {
+    RUNNING.with(|c| c.replace(r))
+}
+
+/// Installs the handler (once per process) and this thread's alternate
+/// signal stack (once per thread).
+pub(crate) fn install() {
+    if !ALT_STACK.with(Cell::get) {
+        ALT_STACK.with(|c| c.set(true));
+        const SIZE: usize = 64 * 1024;
+        // Leaked on purpose: the signal stack must outlive the thread's use.
+        let mem = Box::leak(vec![0u8; SIZE].into_boxed_slice());
+        let ss = libc::stack_t {
+            ss_sp: mem.as_mut_ptr().cast(),
+            ss_flags: 0,
+            ss_size: SIZE,
+        };
+        // SAFETY: `ss` describes memory that lives for the rest of the process.
+        unsafe { libc::sigaltstack(&ss, std::ptr::null_mut()) };
+    }
+    INSTALL.call_once(|| {
+        // SAFETY: a zeroed sigaction is valid; `on_segv` has the SA_SIGINFO
+        // signature; PREVIOUS is written once, before any fault we handle.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_segv as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(libc::SIGSEGV, &sa, &mut old);
+            let _ = PREVIOUS.set(old);
+        }
+    });
+}
+
+/// Writes `n` in decimal into `buf`; returns the digits.
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+extern "C" fn on_segv(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo for SIGSEGV.
+    let addr = unsafe { (*info).si_addr() } as usize;
+    let r = RUNNING.with(Cell::get);
+    if addr >= r.guard.0 && addr < r.guard.1 {
+        let mut num = [0u8; 20];
+        let write = |b: &[u8]| {
+            // SAFETY: write(2) is async-signal-safe; `b` is valid.
+            unsafe { libc::write(2, b.as_ptr().cast(), b.len()) };
+        };
+        write(b"luafiber: fiber ");
+        write(decimal(r.fid, &mut num));
+        write(b" (");
+        if !r.name.0.is_null() {
+            // SAFETY: the name stays valid while its fiber runs (module doc).
+            write(unsafe { std::slice::from_raw_parts(r.name.0, r.name.1) });
+        }
+        write(b"): stack overflow (a fault in its stack guard); aborting\n");
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(134) };
+    }
+    // Not ours: hand it to the previous handler, or take the default action.
+    // SAFETY: PREVIOUS was set before this handler could run.
+    unsafe {
+        match PREVIOUS.get().copied() {
+            Some(old) if old.sa_flags & libc::SA_SIGINFO != 0 && old.sa_sigaction > 1 => {
+                let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                    std::mem::transmute(old.sa_sigaction);
+                f(sig, info, ctx);
+            }
+            _ => {
+                libc::signal(libc::SIGSEGV, libc::SIG_DFL);
+            }
+        }
+    }
+}
