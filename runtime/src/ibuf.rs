@@ -19,10 +19,6 @@
 //!    leak it.
 //! 4. A handle names one take: after the buffer came back, the handle is stale
 //!    and every operation on it is refused ([`with_cord_ibuf`] gives `None`).
-//! 5. Loan rule: [`with_cord_ibuf`] and [`with_cord_scratch`] lend the boxed
-//!    buffer to a closure and mark the slot lent; nothing else reaches a lent
-//!    buffer, and a put while it is lent (a yield inside the closure) is
-//!    finished when the loan ends.
 //!
 //! ```
 //! use luafiber_runtime::ibuf;
@@ -341,17 +337,6 @@ impl Ibuf {
         ok
     }
 
-    /// Keeps the first `n` unread bytes and drops the rest (moves `wpos`
-    /// back).
-    ///
-    /// # Panics
-    ///
-    /// Panics when `n > used()`.
-    pub fn truncate(&mut self, n: usize) {
-        assert!(n <= self.used(), "truncate past wpos");
-        self.wpos = self.rpos + n;
-    }
-
     /// Empties the buffer and keeps its memory (`ibuf_reset`).
     pub fn reset(&mut self) {
         self.rpos = 0;
@@ -363,7 +348,10 @@ impl Ibuf {
         self.reset();
         let old = std::mem::replace(&mut self.mem, Mem::EMPTY);
         if self.counted && old.cap > 0 {
-            count_memory(0, old.cap);
+            count(|c| {
+                c.frees += 1;
+                c.bytes_held -= old.cap;
+            });
         }
     }
 
@@ -388,7 +376,14 @@ impl Ibuf {
             mem.as_mut_slice()[..used].copy_from_slice(self.data());
             let old = std::mem::replace(&mut self.mem, mem);
             if self.counted {
-                count_memory(new_cap, old.cap);
+                count(|c| {
+                    c.allocations += 1;
+                    c.bytes_held += new_cap;
+                    if old.cap > 0 {
+                        c.frees += 1;
+                        c.bytes_held -= old.cap;
+                    }
+                });
             }
         }
         self.rpos = 0;
@@ -437,8 +432,11 @@ pub struct StashConfig {
 }
 
 impl StashConfig {
-    const DEFAULT: StashConfig =
-        StashConfig { start_capacity: CORD_IBUF_START_CAPACITY, free_max: 4, keep_max: 1 << 20 };
+    const DEFAULT: StashConfig = StashConfig {
+        start_capacity: CORD_IBUF_START_CAPACITY,
+        free_max: 4,
+        keep_max: 1 << 20,
+    };
 }
 
 impl Default for StashConfig {
@@ -450,10 +448,10 @@ impl Default for StashConfig {
 /// Counters of this thread's stash; see [`stats`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Buffers handed out: by [`cord_ibuf_take`] and [`with_cord_scratch`].
+    /// Calls of [`cord_ibuf_take`].
     pub takes: u64,
-    /// Buffers given back: by [`cord_ibuf_put`], [`cord_ibuf_drop`], the end
-    /// of [`with_cord_scratch`], or a fiber's yield or end.
+    /// Buffers given back: by [`cord_ibuf_put`], [`cord_ibuf_drop`] or a
+    /// fiber's yield or end.
     pub puts: u64,
     /// Of `puts`, those made by a fiber's yield or end.
     pub auto_puts: u64,
@@ -463,7 +461,7 @@ pub struct Stats {
     pub frees: u64,
     /// Bytes of memory the cord buffers hold, taken or free.
     pub bytes_held: usize,
-    /// Buffers out now.
+    /// Buffers taken now.
     pub taken: usize,
     /// Free buffers now.
     pub free: usize,
@@ -494,15 +492,11 @@ enum Owner {
     Scoped,
 }
 
-/// One buffer of the stash. The buffer is boxed so its address stays put
-/// while the slot table grows: a loan hands out that address.
 struct Slot {
-    buf: Box<Ibuf>,
+    /// `None` while lent to [`with_cord_ibuf`].
+    buf: Option<Ibuf>,
     owner: Owner,
     gen: u32,
-    /// The buffer is lent to a closure (`with_cord_ibuf`,
-    /// `with_cord_scratch`): nobody else may touch it (loan rule).
-    lent: bool,
 }
 
 struct Stash {
@@ -513,17 +507,6 @@ struct Stash {
     taken_in_fibers: usize,
     config: StashConfig,
     hooked: bool,
-    takes: u64,
-    puts: u64,
-    auto_puts: u64,
-}
-
-/// Memory counters, kept apart from the stash because buffers update them
-/// as they grow, wherever they are.
-struct MemCounters {
-    allocations: Cell<u64>,
-    frees: Cell<u64>,
-    bytes_held: Cell<usize>,
 }
 
 thread_local! {
@@ -533,29 +516,18 @@ thread_local! {
         taken_in_fibers: 0,
         config: StashConfig::DEFAULT,
         hooked: false,
-        takes: 0,
-        puts: 0,
-        auto_puts: 0,
     }) };
-    static MEM: MemCounters = const { MemCounters {
-        allocations: Cell::new(0),
-        frees: Cell::new(0),
-        bytes_held: Cell::new(0),
-    } };
+    static COUNTERS: Cell<Stats> = const { Cell::new(Stats {
+        takes: 0, puts: 0, auto_puts: 0, allocations: 0, frees: 0, bytes_held: 0, taken: 0, free: 0,
+    }) };
     static PREV_HOOK: Cell<Option<fn()>> = const { Cell::new(None) };
 }
 
-/// Counts a cord buffer's new block of `new` bytes replacing one of `old`
-/// bytes (0: none).
-fn count_memory(new: usize, old: usize) {
-    MEM.with(|m| {
-        if new > 0 {
-            m.allocations.set(m.allocations.get() + 1);
-        }
-        if old > 0 {
-            m.frees.set(m.frees.get() + 1);
-        }
-        m.bytes_held.set(m.bytes_held.get() + new - old);
+fn count(f: impl FnOnce(&mut Stats)) {
+    COUNTERS.with(|c| {
+        let mut s = c.get();
+        f(&mut s);
+        c.set(s);
     });
 }
 
@@ -576,18 +548,12 @@ pub fn stash_config() -> StashConfig {
 
 /// The counters of this thread's stash.
 pub fn stats() -> Stats {
-    let (takes, puts, auto_puts, taken, free) =
-        with_stash(|s| (s.takes, s.puts, s.auto_puts, s.slots.len() - s.free.len(), s.free.len()));
-    MEM.with(|m| Stats {
-        takes,
-        puts,
-        auto_puts,
-        allocations: m.allocations.get(),
-        frees: m.frees.get(),
-        bytes_held: m.bytes_held.get(),
+    let (taken, free) = with_stash(|s| (s.slots.len() - s.free.len(), s.free.len()));
+    Stats {
         taken,
         free,
-    })
+        ..COUNTERS.with(Cell::get)
+    }
 }
 
 /// Takes an empty buffer from this thread's stash (Tarantool's
@@ -595,8 +561,8 @@ pub fn stats() -> Stats {
 /// 1). Inside a fiber, the buffer comes back by itself when the fiber yields
 /// or ends (rule 3).
 pub fn cord_ibuf_take() -> CordIbuf {
-    let fiber = fiber::current();
-    with_stash(|s| {
+    let owner = Owner::Taken(fiber::current());
+    let b = with_stash(|s| {
         if !s.hooked {
             s.hooked = true;
             PREV_HOOK.with(|p| p.set(fiber::set_switch_hook(Some(switch_hook))));
@@ -604,14 +570,14 @@ pub fn cord_ibuf_take() -> CordIbuf {
         let slot = s.pop_free();
         let sl = &mut s.slots[slot as usize];
         sl.gen = sl.gen.wrapping_add(1);
-        sl.owner = Owner::Taken(fiber);
-        let gen = sl.gen;
-        if fiber.is_some() {
+        sl.owner = owner;
+        if owner != Owner::Taken(None) {
             s.taken_in_fibers += 1;
         }
-        s.takes += 1;
-        CordIbuf { slot, gen }
-    })
+        CordIbuf { slot, gen: sl.gen }
+    });
+    count(|c| c.takes += 1);
+    b
 }
 
 /// Gives a taken buffer back (Tarantool's `cord_ibuf_put`): it is emptied and
@@ -625,39 +591,21 @@ pub fn cord_ibuf_put(b: CordIbuf) -> bool {
 /// `cord_ibuf_drop`). Returns `false` (doing nothing) when `b` is stale.
 pub fn cord_ibuf_drop(b: CordIbuf) -> bool {
     with_stash(|s| {
-        let Some(sl) = s.slots.get_mut(b.slot as usize) else { return false };
-        if sl.gen != b.gen || !matches!(sl.owner, Owner::Taken(_)) {
+        let Some(sl) = s
+            .slots
+            .get_mut(b.slot as usize)
+            .filter(|sl| sl.gen == b.gen)
+        else {
+            return false;
+        };
+        if !matches!(sl.owner, Owner::Taken(_)) {
             return false;
         }
-        if !sl.lent {
-            sl.buf.recycle();
+        if let Some(buf) = sl.buf.as_mut() {
+            buf.recycle();
         }
         s.put(b.slot, Some(b.gen), false)
     })
-}
-
-/// Ends a loan of slot `slot` (even on unwind): when the slot was given
-/// back meanwhile (its fiber yielded), the put is finished now.
-struct Loan {
-    slot: u32,
-}
-
-impl Drop for Loan {
-    fn drop(&mut self) {
-        with_stash(|s| {
-            let sl = &mut s.slots[self.slot as usize];
-            sl.lent = false;
-            match sl.owner {
-                Owner::Free => s.refile(self.slot),
-                Owner::Scoped => {
-                    sl.owner = Owner::Free;
-                    s.puts += 1;
-                    s.refile(self.slot);
-                }
-                Owner::Taken(_) => {}
-            }
-        });
-    }
 }
 
 /// Runs `f` on the buffer of take `b`; `None` when `b` is stale (rule 4) or
@@ -665,19 +613,39 @@ impl Drop for Loan {
 /// borrowed while `f` runs, so `f` may take other buffers. If the fiber
 /// yields inside `f`, the buffer goes back once `f` returns.
 pub fn with_cord_ibuf<R>(b: CordIbuf, f: impl FnOnce(&mut Ibuf) -> R) -> Option<R> {
+    struct Lent {
+        slot: u32,
+        buf: Option<Ibuf>,
+    }
+    impl Drop for Lent {
+        fn drop(&mut self) {
+            let buf = self.buf.take();
+            with_stash(|s| {
+                let sl = &mut s.slots[self.slot as usize];
+                sl.buf = buf;
+                if sl.owner == Owner::Free {
+                    // Given back while lent: finish the put now.
+                    s.trim(self.slot);
+                    s.free.push(self.slot);
+                }
+            });
+        }
+    }
     let buf = with_stash(|s| {
-        let sl = s.slots.get_mut(b.slot as usize)?;
-        if sl.gen != b.gen || sl.lent || !matches!(sl.owner, Owner::Taken(_)) {
+        let sl = s
+            .slots
+            .get_mut(b.slot as usize)
+            .filter(|sl| sl.gen == b.gen)?;
+        if !matches!(sl.owner, Owner::Taken(_)) {
             return None;
         }
-        sl.lent = true;
-        Some(&raw mut *sl.buf)
+        sl.buf.take()
     })?;
-    let _loan = Loan { slot: b.slot };
-    // SAFETY: the loan rule: while `lent` is set nothing else reaches this
-    // boxed buffer, and the box is neither freed nor moved (slots are never
-    // removed; the `Box` keeps its heap address when `slots` grows).
-    Some(f(unsafe { &mut *buf }))
+    let mut lent = Lent {
+        slot: b.slot,
+        buf: Some(buf),
+    };
+    Some(f(lent.buf.as_mut().expect("lent buffer")))
 }
 
 /// Takes a cord buffer for the time `f` runs and gives it back after,
@@ -694,43 +662,62 @@ pub fn with_cord_ibuf<R>(b: CordIbuf, f: impl FnOnce(&mut Ibuf) -> R) -> Option<
 /// assert_eq!(n, 7);
 /// ```
 pub fn with_cord_scratch<R>(f: impl FnOnce(&mut Ibuf) -> R) -> R {
+    struct Scoped {
+        slot: u32,
+        buf: Option<Ibuf>,
+    }
+    impl Drop for Scoped {
+        fn drop(&mut self) {
+            let buf = self.buf.take();
+            with_stash(|s| {
+                let sl = &mut s.slots[self.slot as usize];
+                sl.buf = buf;
+                sl.owner = Owner::Free;
+                s.trim(self.slot);
+                s.free.push(self.slot);
+            });
+            count(|c| c.puts += 1);
+        }
+    }
     let (slot, buf) = with_stash(|s| {
         let slot = s.pop_free();
         let sl = &mut s.slots[slot as usize];
         sl.gen = sl.gen.wrapping_add(1);
         sl.owner = Owner::Scoped;
-        sl.lent = true;
-        s.takes += 1;
-        (slot, &raw mut *sl.buf)
+        (slot, sl.buf.take())
     });
-    let _loan = Loan { slot };
-    // SAFETY: the loan rule, as in `with_cord_ibuf`.
-    f(unsafe { &mut *buf })
+    count(|c| c.takes += 1);
+    let mut scoped = Scoped { slot, buf };
+    f(scoped.buf.as_mut().expect("a free slot holds its buffer"))
 }
 
 impl Stash {
-    /// A free slot (a new one when none is free).
-    #[inline]
+    /// A free slot (a new one when none is free); its buffer is there.
     fn pop_free(&mut self) -> u32 {
         match self.free.pop() {
             Some(i) => i,
-            None => self.new_slot(),
+            None => {
+                let mut buf = Ibuf::with_start_capacity(self.config.start_capacity);
+                buf.counted = true;
+                self.slots.push(Slot {
+                    buf: Some(buf),
+                    owner: Owner::Free,
+                    gen: 0,
+                });
+                (self.slots.len() - 1) as u32
+            }
         }
     }
 
-    #[cold]
-    fn new_slot(&mut self) -> u32 {
-        let mut buf = Box::new(Ibuf::with_start_capacity(self.config.start_capacity));
-        buf.counted = true;
-        self.slots.push(Slot { buf, owner: Owner::Free, gen: 0, lent: false });
-        (self.slots.len() - 1) as u32
-    }
-
     /// Gives slot `i` back (checking the generation unless `gen` is `None`);
-    /// `false` when it is stale or not taken.
+    /// `false` when it is stale or free.
     fn put(&mut self, i: u32, gen: Option<u32>, auto: bool) -> bool {
-        let Some(sl) = self.slots.get_mut(i as usize) else { return false };
-        let Owner::Taken(fiber) = sl.owner else { return false };
+        let Some(sl) = self.slots.get_mut(i as usize) else {
+            return false;
+        };
+        let Owner::Taken(fiber) = sl.owner else {
+            return false;
+        };
         if gen.is_some_and(|g| g != sl.gen) {
             return false;
         }
@@ -738,32 +725,39 @@ impl Stash {
             self.taken_in_fibers -= 1;
         }
         sl.owner = Owner::Free;
-        self.puts += 1;
-        self.auto_puts += u64::from(auto);
-        if !sl.lent {
-            self.refile(i);
+        let lent = sl.buf.is_none();
+        count(|c| {
+            c.puts += 1;
+            c.auto_puts += u64::from(auto);
+        });
+        if !lent {
+            self.trim(i);
+            self.free.push(i);
         }
         true
     }
 
-    /// Empties a free slot's buffer, applies rule 2, and files the slot in
-    /// the free list.
-    #[inline]
-    fn refile(&mut self, i: u32) {
+    /// Empties a free slot's buffer and applies rule 2.
+    fn trim(&mut self, i: u32) {
         let keep = self.free.len() < self.config.free_max;
-        let buf = &mut self.slots[i as usize].buf;
-        buf.reset();
-        if !keep || buf.capacity() > self.config.keep_max {
-            buf.recycle();
+        let keep_max = self.config.keep_max;
+        if let Some(buf) = self.slots[i as usize].buf.as_mut() {
+            buf.reset();
+            if !keep || buf.capacity() > keep_max {
+                buf.recycle();
+            }
         }
-        self.free.push(i);
     }
 }
 
 /// Gives back what the current fiber took (rule 3), then runs the hook that
 /// was installed before.
 fn switch_hook() {
-    let pending = STASH.with(|s| s.try_borrow().map(|s| s.taken_in_fibers > 0).unwrap_or(false));
+    let pending = STASH.with(|s| {
+        s.try_borrow()
+            .map(|s| s.taken_in_fibers > 0)
+            .unwrap_or(false)
+    });
     if pending {
         if let Some(me) = fiber::current() {
             with_stash(|s| {
