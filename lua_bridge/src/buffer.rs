@@ -111,7 +111,12 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) -> Ctx {
         let cord_objs = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
         let p = ffi::lua_newuserdata(l, std::mem::size_of::<Ctx>()).cast::<Ctx>();
         let ud = ffi::lua_gettop(l);
-        let mut ctx = Ctx { mt: ffi::LUA_NOREF, cord_objs, to_cdata, to_addr };
+        let mut ctx = Ctx {
+            mt: ffi::LUA_NOREF,
+            cord_objs,
+            to_cdata,
+            to_addr,
+        };
         p.write(ctx);
         ffi::lua_pushlightuserdata(l, (&raw const CTX_KEY).cast_mut().cast());
         ffi::lua_pushvalue(l, ud);
@@ -142,7 +147,11 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) -> Ctx {
         set_closures(
             l,
             ud,
-            &[(c"__newindex", ibuf_newindex), (c"__tostring", ibuf_tostring), (c"__gc", ibuf_gc)],
+            &[
+                (c"__newindex", ibuf_newindex),
+                (c"__tostring", ibuf_tostring),
+                (c"__gc", ibuf_gc),
+            ],
         );
         ffi::lua_pushstring(l, c"ibuf".as_ptr());
         ffi::lua_setfield(l, -2, c"__name".as_ptr());

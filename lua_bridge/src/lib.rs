@@ -21,6 +21,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
+mod buffer;
 pub mod cfunc;
 mod channel_lib;
 mod clock_lib;
@@ -28,6 +29,7 @@ mod cord;
 pub mod error;
 mod fiber_lib;
 mod lua;
+mod msgpack;
 mod spawn;
 mod value;
 
@@ -222,6 +224,10 @@ unsafe fn register_modules(l: *mut ffi::lua_State) {
         ffi::lua_setfield(l, -2, c"fiber".as_ptr());
         clock_lib::open(l);
         ffi::lua_setfield(l, -2, c"clock".as_ptr());
+        buffer::open(l);
+        ffi::lua_setfield(l, -2, c"buffer".as_ptr());
+        msgpack::open(l);
+        ffi::lua_setfield(l, -2, c"msgpack".as_ptr());
         ffi::lua_pop(l, 2);
         ffi::lua_getglobal(l, c"collectgarbage".as_ptr());
         ffi::lua_pushcclosure(l, collectgarbage, 1);

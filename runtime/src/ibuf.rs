@@ -19,6 +19,10 @@
 //!    leak it.
 //! 4. A handle names one take: after the buffer came back, the handle is stale
 //!    and every operation on it is refused ([`with_cord_ibuf`] gives `None`).
+//! 5. Loan rule: [`with_cord_ibuf`] and [`with_cord_scratch`] lend the boxed
+//!    buffer to a closure and mark the slot lent; nothing else reaches a lent
+//!    buffer, and a put while it is lent (a yield inside the closure) is
+//!    finished when the loan ends.
 //!
 //! ```
 //! use luafiber_runtime::ibuf;
@@ -337,6 +341,17 @@ impl Ibuf {
         ok
     }
 
+    /// Keeps the first `n` unread bytes and drops the rest (moves `wpos`
+    /// back).
+    ///
+    /// # Panics
+    ///
+    /// Panics when `n > used()`.
+    pub fn truncate(&mut self, n: usize) {
+        assert!(n <= self.used(), "truncate past wpos");
+        self.wpos = self.rpos + n;
+    }
+
     /// Empties the buffer and keeps its memory (`ibuf_reset`).
     pub fn reset(&mut self) {
         self.rpos = 0;
@@ -348,10 +363,7 @@ impl Ibuf {
         self.reset();
         let old = std::mem::replace(&mut self.mem, Mem::EMPTY);
         if self.counted && old.cap > 0 {
-            count(|c| {
-                c.frees += 1;
-                c.bytes_held -= old.cap;
-            });
+            count_memory(0, old.cap);
         }
     }
 
@@ -376,14 +388,7 @@ impl Ibuf {
             mem.as_mut_slice()[..used].copy_from_slice(self.data());
             let old = std::mem::replace(&mut self.mem, mem);
             if self.counted {
-                count(|c| {
-                    c.allocations += 1;
-                    c.bytes_held += new_cap;
-                    if old.cap > 0 {
-                        c.frees += 1;
-                        c.bytes_held -= old.cap;
-                    }
-                });
+                count_memory(new_cap, old.cap);
             }
         }
         self.rpos = 0;
@@ -448,10 +453,10 @@ impl Default for StashConfig {
 /// Counters of this thread's stash; see [`stats`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
-    /// Calls of [`cord_ibuf_take`].
+    /// Buffers handed out: by [`cord_ibuf_take`] and [`with_cord_scratch`].
     pub takes: u64,
-    /// Buffers given back: by [`cord_ibuf_put`], [`cord_ibuf_drop`] or a
-    /// fiber's yield or end.
+    /// Buffers given back: by [`cord_ibuf_put`], [`cord_ibuf_drop`], the end
+    /// of [`with_cord_scratch`], or a fiber's yield or end.
     pub puts: u64,
     /// Of `puts`, those made by a fiber's yield or end.
     pub auto_puts: u64,
@@ -461,7 +466,7 @@ pub struct Stats {
     pub frees: u64,
     /// Bytes of memory the cord buffers hold, taken or free.
     pub bytes_held: usize,
-    /// Buffers taken now.
+    /// Buffers out now.
     pub taken: usize,
     /// Free buffers now.
     pub free: usize,
@@ -492,11 +497,15 @@ enum Owner {
     Scoped,
 }
 
+/// One buffer of the stash. The buffer is boxed so its address stays put
+/// while the slot table grows: a loan hands out that address.
 struct Slot {
-    /// `None` while lent to [`with_cord_ibuf`].
-    buf: Option<Ibuf>,
+    buf: Box<Ibuf>,
     owner: Owner,
     gen: u32,
+    /// The buffer is lent to a closure (`with_cord_ibuf`,
+    /// `with_cord_scratch`): nobody else may touch it (loan rule).
+    lent: bool,
 }
 
 struct Stash {
@@ -507,6 +516,17 @@ struct Stash {
     taken_in_fibers: usize,
     config: StashConfig,
     hooked: bool,
+    takes: u64,
+    puts: u64,
+    auto_puts: u64,
+}
+
+/// Memory counters, kept apart from the stash because buffers update them
+/// as they grow, wherever they are.
+struct MemCounters {
+    allocations: Cell<u64>,
+    frees: Cell<u64>,
+    bytes_held: Cell<usize>,
 }
 
 thread_local! {
@@ -516,18 +536,29 @@ thread_local! {
         taken_in_fibers: 0,
         config: StashConfig::DEFAULT,
         hooked: false,
+        takes: 0,
+        puts: 0,
+        auto_puts: 0,
     }) };
-    static COUNTERS: Cell<Stats> = const { Cell::new(Stats {
-        takes: 0, puts: 0, auto_puts: 0, allocations: 0, frees: 0, bytes_held: 0, taken: 0, free: 0,
-    }) };
+    static MEM: MemCounters = const { MemCounters {
+        allocations: Cell::new(0),
+        frees: Cell::new(0),
+        bytes_held: Cell::new(0),
+    } };
     static PREV_HOOK: Cell<Option<fn()>> = const { Cell::new(None) };
 }
 
-fn count(f: impl FnOnce(&mut Stats)) {
-    COUNTERS.with(|c| {
-        let mut s = c.get();
-        f(&mut s);
-        c.set(s);
+/// Counts a cord buffer's new block of `new` bytes replacing one of `old`
+/// bytes (0: none).
+fn count_memory(new: usize, old: usize) {
+    MEM.with(|m| {
+        if new > 0 {
+            m.allocations.set(m.allocations.get() + 1);
+        }
+        if old > 0 {
+            m.frees.set(m.frees.get() + 1);
+        }
+        m.bytes_held.set(m.bytes_held.get() + new - old);
     });
 }
 
@@ -548,12 +579,25 @@ pub fn stash_config() -> StashConfig {
 
 /// The counters of this thread's stash.
 pub fn stats() -> Stats {
-    let (taken, free) = with_stash(|s| (s.slots.len() - s.free.len(), s.free.len()));
-    Stats {
+    let (takes, puts, auto_puts, taken, free) = with_stash(|s| {
+        (
+            s.takes,
+            s.puts,
+            s.auto_puts,
+            s.slots.len() - s.free.len(),
+            s.free.len(),
+        )
+    });
+    MEM.with(|m| Stats {
+        takes,
+        puts,
+        auto_puts,
+        allocations: m.allocations.get(),
+        frees: m.frees.get(),
+        bytes_held: m.bytes_held.get(),
         taken,
         free,
-        ..COUNTERS.with(Cell::get)
-    }
+    })
 }
 
 /// Takes an empty buffer from this thread's stash (Tarantool's
@@ -561,8 +605,8 @@ pub fn stats() -> Stats {
 /// 1). Inside a fiber, the buffer comes back by itself when the fiber yields
 /// or ends (rule 3).
 pub fn cord_ibuf_take() -> CordIbuf {
-    let owner = Owner::Taken(fiber::current());
-    let b = with_stash(|s| {
+    let fiber = fiber::current();
+    with_stash(|s| {
         if !s.hooked {
             s.hooked = true;
             PREV_HOOK.with(|p| p.set(fiber::set_switch_hook(Some(switch_hook))));
@@ -570,14 +614,14 @@ pub fn cord_ibuf_take() -> CordIbuf {
         let slot = s.pop_free();
         let sl = &mut s.slots[slot as usize];
         sl.gen = sl.gen.wrapping_add(1);
-        sl.owner = owner;
-        if owner != Owner::Taken(None) {
+        sl.owner = Owner::Taken(fiber);
+        let gen = sl.gen;
+        if fiber.is_some() {
             s.taken_in_fibers += 1;
         }
-        CordIbuf { slot, gen: sl.gen }
-    });
-    count(|c| c.takes += 1);
-    b
+        s.takes += 1;
+        CordIbuf { slot, gen }
+    })
 }
 
 /// Gives a taken buffer back (Tarantool's `cord_ibuf_put`): it is emptied and
@@ -591,21 +635,41 @@ pub fn cord_ibuf_put(b: CordIbuf) -> bool {
 /// `cord_ibuf_drop`). Returns `false` (doing nothing) when `b` is stale.
 pub fn cord_ibuf_drop(b: CordIbuf) -> bool {
     with_stash(|s| {
-        let Some(sl) = s
-            .slots
-            .get_mut(b.slot as usize)
-            .filter(|sl| sl.gen == b.gen)
-        else {
+        let Some(sl) = s.slots.get_mut(b.slot as usize) else {
             return false;
         };
-        if !matches!(sl.owner, Owner::Taken(_)) {
+        if sl.gen != b.gen || !matches!(sl.owner, Owner::Taken(_)) {
             return false;
         }
-        if let Some(buf) = sl.buf.as_mut() {
-            buf.recycle();
+        if !sl.lent {
+            sl.buf.recycle();
         }
         s.put(b.slot, Some(b.gen), false)
     })
+}
+
+/// Ends a loan of slot `slot` (even on unwind): when the slot was given
+/// back meanwhile (its fiber yielded), the put is finished now.
+struct Loan {
+    slot: u32,
+}
+
+impl Drop for Loan {
+    fn drop(&mut self) {
+        with_stash(|s| {
+            let sl = &mut s.slots[self.slot as usize];
+            sl.lent = false;
+            match sl.owner {
+                Owner::Free => s.refile(self.slot),
+                Owner::Scoped => {
+                    sl.owner = Owner::Free;
+                    s.puts += 1;
+                    s.refile(self.slot);
+                }
+                Owner::Taken(_) => {}
+            }
+        });
+    }
 }
 
 /// Runs `f` on the buffer of take `b`; `None` when `b` is stale (rule 4) or
@@ -613,39 +677,19 @@ pub fn cord_ibuf_drop(b: CordIbuf) -> bool {
 /// borrowed while `f` runs, so `f` may take other buffers. If the fiber
 /// yields inside `f`, the buffer goes back once `f` returns.
 pub fn with_cord_ibuf<R>(b: CordIbuf, f: impl FnOnce(&mut Ibuf) -> R) -> Option<R> {
-    struct Lent {
-        slot: u32,
-        buf: Option<Ibuf>,
-    }
-    impl Drop for Lent {
-        fn drop(&mut self) {
-            let buf = self.buf.take();
-            with_stash(|s| {
-                let sl = &mut s.slots[self.slot as usize];
-                sl.buf = buf;
-                if sl.owner == Owner::Free {
-                    // Given back while lent: finish the put now.
-                    s.trim(self.slot);
-                    s.free.push(self.slot);
-                }
-            });
-        }
-    }
     let buf = with_stash(|s| {
-        let sl = s
-            .slots
-            .get_mut(b.slot as usize)
-            .filter(|sl| sl.gen == b.gen)?;
-        if !matches!(sl.owner, Owner::Taken(_)) {
+        let sl = s.slots.get_mut(b.slot as usize)?;
+        if sl.gen != b.gen || sl.lent || !matches!(sl.owner, Owner::Taken(_)) {
             return None;
         }
-        sl.buf.take()
+        sl.lent = true;
+        Some(&raw mut *sl.buf)
     })?;
-    let mut lent = Lent {
-        slot: b.slot,
-        buf: Some(buf),
-    };
-    Some(f(lent.buf.as_mut().expect("lent buffer")))
+    let _loan = Loan { slot: b.slot };
+    // SAFETY: the loan rule: while `lent` is set nothing else reaches this
+    // boxed buffer, and the box is neither freed nor moved (slots are never
+    // removed; the `Box` keeps its heap address when `slots` grows).
+    Some(f(unsafe { &mut *buf }))
 }
 
 /// Takes a cord buffer for the time `f` runs and gives it back after,
@@ -662,55 +706,45 @@ pub fn with_cord_ibuf<R>(b: CordIbuf, f: impl FnOnce(&mut Ibuf) -> R) -> Option<
 /// assert_eq!(n, 7);
 /// ```
 pub fn with_cord_scratch<R>(f: impl FnOnce(&mut Ibuf) -> R) -> R {
-    struct Scoped {
-        slot: u32,
-        buf: Option<Ibuf>,
-    }
-    impl Drop for Scoped {
-        fn drop(&mut self) {
-            let buf = self.buf.take();
-            with_stash(|s| {
-                let sl = &mut s.slots[self.slot as usize];
-                sl.buf = buf;
-                sl.owner = Owner::Free;
-                s.trim(self.slot);
-                s.free.push(self.slot);
-            });
-            count(|c| c.puts += 1);
-        }
-    }
     let (slot, buf) = with_stash(|s| {
         let slot = s.pop_free();
         let sl = &mut s.slots[slot as usize];
         sl.gen = sl.gen.wrapping_add(1);
         sl.owner = Owner::Scoped;
-        (slot, sl.buf.take())
+        sl.lent = true;
+        s.takes += 1;
+        (slot, &raw mut *sl.buf)
     });
-    count(|c| c.takes += 1);
-    let mut scoped = Scoped { slot, buf };
-    f(scoped.buf.as_mut().expect("a free slot holds its buffer"))
+    let _loan = Loan { slot };
+    // SAFETY: the loan rule, as in `with_cord_ibuf`.
+    f(unsafe { &mut *buf })
 }
 
 impl Stash {
-    /// A free slot (a new one when none is free); its buffer is there.
+    /// A free slot (a new one when none is free).
+    #[inline]
     fn pop_free(&mut self) -> u32 {
         match self.free.pop() {
             Some(i) => i,
-            None => {
-                let mut buf = Ibuf::with_start_capacity(self.config.start_capacity);
-                buf.counted = true;
-                self.slots.push(Slot {
-                    buf: Some(buf),
-                    owner: Owner::Free,
-                    gen: 0,
-                });
-                (self.slots.len() - 1) as u32
-            }
+            None => self.new_slot(),
         }
     }
 
+    #[cold]
+    fn new_slot(&mut self) -> u32 {
+        let mut buf = Box::new(Ibuf::with_start_capacity(self.config.start_capacity));
+        buf.counted = true;
+        self.slots.push(Slot {
+            buf,
+            owner: Owner::Free,
+            gen: 0,
+            lent: false,
+        });
+        (self.slots.len() - 1) as u32
+    }
+
     /// Gives slot `i` back (checking the generation unless `gen` is `None`);
-    /// `false` when it is stale or free.
+    /// `false` when it is stale or not taken.
     fn put(&mut self, i: u32, gen: Option<u32>, auto: bool) -> bool {
         let Some(sl) = self.slots.get_mut(i as usize) else {
             return false;
@@ -725,28 +759,25 @@ impl Stash {
             self.taken_in_fibers -= 1;
         }
         sl.owner = Owner::Free;
-        let lent = sl.buf.is_none();
-        count(|c| {
-            c.puts += 1;
-            c.auto_puts += u64::from(auto);
-        });
-        if !lent {
-            self.trim(i);
-            self.free.push(i);
+        self.puts += 1;
+        self.auto_puts += u64::from(auto);
+        if !sl.lent {
+            self.refile(i);
         }
         true
     }
 
-    /// Empties a free slot's buffer and applies rule 2.
-    fn trim(&mut self, i: u32) {
+    /// Empties a free slot's buffer, applies rule 2, and files the slot in
+    /// the free list.
+    #[inline]
+    fn refile(&mut self, i: u32) {
         let keep = self.free.len() < self.config.free_max;
-        let keep_max = self.config.keep_max;
-        if let Some(buf) = self.slots[i as usize].buf.as_mut() {
-            buf.reset();
-            if !keep || buf.capacity() > keep_max {
-                buf.recycle();
-            }
+        let buf = &mut self.slots[i as usize].buf;
+        buf.reset();
+        if !keep || buf.capacity() > self.config.keep_max {
+            buf.recycle();
         }
+        self.free.push(i);
     }
 }
 

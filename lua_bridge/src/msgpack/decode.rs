@@ -30,6 +30,35 @@ fn error(name: &str, what: &str) -> Raise {
     )
 }
 
+/// What is wrong with the input, and where (1-based byte offsets): small
+/// and `Copy`, so the hot path returns it in registers; made a [`Raise`]
+/// only on the way out.
+#[derive(Clone, Copy, Debug)]
+enum Bad {
+    Truncated(usize),
+    Reserved(usize),
+    Extension(usize),
+    Count { n: u32, left: usize },
+}
+
+impl Bad {
+    #[cold]
+    fn raise(self, name: &str) -> Raise {
+        match self {
+            Bad::Truncated(at) => error(name, &format!("truncated data at byte {at}")),
+            Bad::Reserved(at) => error(name, &format!("byte 0xc1 at byte {at}")),
+            Bad::Extension(at) => Raise::Error(
+                ErrorKind::DecodeError,
+                format!("msgpack.{name}: unsupported MsgPack extension at byte {at}"),
+            ),
+            Bad::Count { n, left } => error(
+                name,
+                &format!("{n} elements claimed with {left} bytes left"),
+            ),
+        }
+    }
+}
+
 /// The head of one MsgPack item.
 enum Head<'a> {
     Nil,
@@ -46,28 +75,27 @@ enum Head<'a> {
 struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
-    name: &'a str,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Raise> {
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Bad> {
         match self.data.get(self.pos..).and_then(|rest| rest.get(..n)) {
             Some(s) => {
                 self.pos += n;
                 Ok(s)
             }
-            None => Err(error(
-                self.name,
-                &format!("truncated data at byte {}", self.pos + 1),
-            )),
+            None => Err(Bad::Truncated(self.pos + 1)),
         }
     }
 
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], Raise> {
+    #[inline(always)]
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], Bad> {
         Ok(self.take(N)?.try_into().expect("N bytes"))
     }
 
-    fn len(&mut self, width: usize) -> Result<u32, Raise> {
+    #[inline(always)]
+    fn len(&mut self, width: usize) -> Result<u32, Bad> {
         Ok(match width {
             1 => u32::from(self.array::<1>()?[0]),
             2 => u32::from(u16::from_be_bytes(self.array()?)),
@@ -80,7 +108,8 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads one item's head (a scalar whole, a container's count).
-    fn head(&mut self) -> Result<Head<'a>, Raise> {
+    #[inline(always)]
+    fn head(&mut self) -> Result<Head<'a>, Bad> {
         let at = self.pos + 1;
         let m = Marker::from_u8(self.array::<1>()?[0]);
         Ok(match m {
@@ -118,7 +147,7 @@ impl<'a> Reader<'a> {
             Marker::FixMap(n) => Head::Map(u32::from(n)),
             Marker::Map16 => Head::Map(self.len(2)?),
             Marker::Map32 => Head::Map(self.len(4)?),
-            Marker::Reserved => return Err(error(self.name, &format!("byte 0xc1 at byte {at}"))),
+            Marker::Reserved => return Err(Bad::Reserved(at)),
             Marker::FixExt1
             | Marker::FixExt2
             | Marker::FixExt4
@@ -126,25 +155,18 @@ impl<'a> Reader<'a> {
             | Marker::FixExt16
             | Marker::Ext8
             | Marker::Ext16
-            | Marker::Ext32 => {
-                return Err(Raise::Error(
-                    ErrorKind::DecodeError,
-                    format!(
-                        "msgpack.{}: unsupported MsgPack extension at byte {at}",
-                        self.name
-                    ),
-                ))
-            }
+            | Marker::Ext32 => return Err(Bad::Extension(at)),
         })
     }
 
     /// Checks a container's count against the bytes left (rule 2).
-    fn check_count(&self, n: u32, per: usize) -> Result<(), Raise> {
+    #[inline(always)]
+    fn check_count(&self, n: u32, per: usize) -> Result<(), Bad> {
         if (n as usize).saturating_mul(per) > self.left() {
-            return Err(error(
-                self.name,
-                &format!("{n} elements claimed with {} bytes left", self.left()),
-            ));
+            return Err(Bad::Count {
+                n,
+                left: self.left(),
+            });
         }
         Ok(())
     }
@@ -154,17 +176,17 @@ impl<'a> Reader<'a> {
 /// `mp_check`): it walks the items with a count of those still due, so it
 /// needs no stack whatever the nesting.
 pub(super) fn extent(data: &[u8], name: &str) -> LResult<usize> {
-    let mut r = Reader { data, pos: 0, name };
+    let mut r = Reader { data, pos: 0 };
     let mut due: u64 = 1;
     while due > 0 {
         due -= 1;
-        match r.head()? {
+        match r.head().map_err(|b| b.raise(name))? {
             Head::Array(n) => {
-                r.check_count(n, 1)?;
+                r.check_count(n, 1).map_err(|b| b.raise(name))?;
                 due += u64::from(n);
             }
             Head::Map(n) => {
-                r.check_count(n, 2)?;
+                r.check_count(n, 2).map_err(|b| b.raise(name))?;
                 due += 2 * u64::from(n);
             }
             _ => {}
@@ -230,11 +252,7 @@ impl<'a> Decoder<'a> {
 
     unsafe fn run(&self, data: &[u8], frames: &mut Vec<Frame>) -> LResult<usize> {
         let l = self.l;
-        let mut r = Reader {
-            data,
-            pos: 0,
-            name: self.name,
-        };
+        let mut r = Reader { data, pos: 0 };
         // SAFETY: raw pushes and sets on tables this loop made (rule 4);
         // the stack grows by at most 2 per open container, checked below.
         unsafe {
@@ -244,7 +262,7 @@ impl<'a> Decoder<'a> {
             loop {
                 // Push one item; an open container continues with its first
                 // element.
-                let opened = match r.head()? {
+                let opened = match r.head().map_err(|b| b.raise(self.name))? {
                     Head::Nil => {
                         ffi::lua_pushlightuserdata(l, std::ptr::null_mut());
                         false
@@ -265,11 +283,17 @@ impl<'a> Decoder<'a> {
                         false
                     }
                     Head::Float(f) => {
-                        if !f.is_finite() && !self.cfg.decode_invalid_numbers {
-                            return Err(Raise::Error(
-                                ErrorKind::DecodeError,
-                                "number must not be NaN or Inf".into(),
-                            ));
+                        if !f.is_finite() {
+                            if !self.cfg.decode_invalid_numbers {
+                                return Err(Raise::Error(
+                                    ErrorKind::DecodeError,
+                                    "number must not be NaN or Inf".into(),
+                                ));
+                            }
+                            if f.is_nan() && frames.last().is_some_and(|f| f.map && f.due % 2 == 0)
+                            {
+                                return Err(error(self.name, "a map key is NaN"));
+                            }
                         }
                         ffi::lua_pushnumber(l, f);
                         false
@@ -279,12 +303,12 @@ impl<'a> Decoder<'a> {
                         false
                     }
                     Head::Array(n) => {
-                        r.check_count(n, 1)?;
+                        r.check_count(n, 1).map_err(|b| b.raise(self.name))?;
                         self.open(frames, n, 0, false)?;
                         n > 0
                     }
                     Head::Map(n) => {
-                        r.check_count(n, 2)?;
+                        r.check_count(n, 2).map_err(|b| b.raise(self.name))?;
                         self.open(frames, 0, n, true)?;
                         n > 0
                     }
@@ -300,12 +324,7 @@ impl<'a> Decoder<'a> {
                     };
                     if f.map {
                         if f.due % 2 == 0 {
-                            // A key.
-                            if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER
-                                && ffi::lua_tonumber(l, -1).is_nan()
-                            {
-                                return Err(error(self.name, "a map key is NaN"));
-                            }
+                            // A key (a NaN key was refused as it was read).
                             f.due -= 1;
                             break;
                         }

@@ -17,7 +17,7 @@ use mlua::ffi;
 use rmp::encode as mp;
 
 use super::{Config, State, MAX_NESTING};
-use crate::cfunc::{LResult, Raise};
+use crate::cfunc::{LResult as LuaResult, Raise};
 use crate::error::ErrorKind;
 use crate::lua;
 
@@ -32,12 +32,32 @@ const MAX_HANDOVERS: u32 = 64;
 /// key, value, and a call's function and argument.
 const SLOTS_PER_LEVEL: c_int = 8;
 
-fn oom<E>(_: E) -> Raise {
-    Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into())
+/// An encoder error, boxed so that results pass in a register on the hot
+/// path; unboxed when the encode ends.
+struct Fail(Box<Raise>);
+
+impl From<Raise> for Fail {
+    #[cold]
+    fn from(r: Raise) -> Fail {
+        Fail(Box::new(r))
+    }
 }
 
-fn too_deep(level: u32) -> Raise {
-    Raise::illegal(format!("Too high nest level - {}", level + 1))
+type LResult<T = ()> = Result<T, Fail>;
+
+#[cold]
+fn illegal(msg: impl Into<String>) -> Fail {
+    Raise::illegal(msg).into()
+}
+
+#[cold]
+fn oom<E>(_: E) -> Fail {
+    Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into()).into()
+}
+
+#[cold]
+fn too_deep(level: u32) -> Fail {
+    illegal(format!("Too high nest level - {}", level + 1))
 }
 
 /// What a table is encoded as.
@@ -83,9 +103,9 @@ impl<'a> Encoder<'a> {
     /// # Safety
     ///
     /// `l` is the calling state of a `lua_fn` body; `idx` is valid.
-    pub(super) unsafe fn encode(&mut self, idx: c_int) -> LResult<()> {
+    pub(super) unsafe fn encode(&mut self, idx: c_int) -> LuaResult<()> {
         // SAFETY: caller's contract.
-        unsafe { self.value(idx, 0, 0) }
+        unsafe { self.value(idx, 0, 0) }.map_err(|f| *f.0)
     }
 
     unsafe fn value(&mut self, idx: c_int, level: u32, handovers: u32) -> LResult<()> {
@@ -116,8 +136,8 @@ impl<'a> Encoder<'a> {
     }
 
     unsafe fn str(&mut self, s: &[u8]) -> LResult<()> {
-        let len = u32::try_from(s.len())
-            .map_err(|_| Raise::illegal("msgpack.encode: string is too long"))?;
+        let len =
+            u32::try_from(s.len()).map_err(|_| illegal("msgpack.encode: string is too long"))?;
         mp::write_str_len(self.out, len).map_err(oom)?;
         self.out.extend_from_slice(s).map_err(oom)
     }
@@ -150,7 +170,7 @@ impl<'a> Encoder<'a> {
             if self.cfg.encode_invalid_as_nil {
                 return mp::write_nil(self.out).map_err(oom);
             }
-            return Err(Raise::illegal("number must not be NaN or Inf"));
+            return Err(illegal("number must not be NaN or Inf"));
         }
         mp::write_f64(self.out, n).map_err(oom)
     }
@@ -176,9 +196,7 @@ impl<'a> Encoder<'a> {
                 self.call(self.st.tostring)?;
                 let r = match lua::to_str(l, -1) {
                     Some(s) => self.str(s),
-                    None => Err(Raise::illegal(
-                        "msgpack.encode: tostring did not return a string",
-                    )),
+                    None => Err(illegal("msgpack.encode: tostring did not return a string")),
                 };
                 ffi::lua_pop(l, 1);
                 return r;
@@ -187,7 +205,7 @@ impl<'a> Encoder<'a> {
                 return mp::write_nil(self.out).map_err(oom);
             }
             let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, ffi::lua_type(l, idx)));
-            Err(Raise::illegal(format!(
+            Err(illegal(format!(
                 "unsupported Lua type '{}'",
                 name.to_string_lossy()
             )))
@@ -216,7 +234,7 @@ impl<'a> Encoder<'a> {
             lua::push_registry_ref(l, self.st.call);
             ffi::lua_insert(l, -3);
             if ffi::lua_pcall(l, 2, 1, 0) != 0 {
-                return Err(Raise::Top);
+                return Err(Raise::Top.into());
             }
         }
         Ok(())
@@ -247,7 +265,7 @@ impl<'a> Encoder<'a> {
     unsafe fn hand_over(&mut self, idx: c_int, level: u32, handovers: u32) -> LResult<()> {
         let l = self.l;
         if handovers >= MAX_HANDOVERS {
-            return Err(Raise::illegal(
+            return Err(illegal(
                 "msgpack.encode: __serialize functions nest too deep",
             ));
         }
@@ -269,49 +287,147 @@ impl<'a> Encoder<'a> {
             if ffi::lua_checkstack(l, SLOTS_PER_LEVEL) == 0 {
                 return Err(too_deep(level));
             }
-            let mut shape = None;
+            let mut hint = None;
             if self.cfg.encode_load_metatables && ffi::lua_getmetatable(l, idx) != 0 {
                 ffi::lua_pushvalue(l, self.key);
                 ffi::lua_rawget(l, -2);
-                ffi::lua_remove(l, -2);
                 match ffi::lua_type(l, -1) {
                     ffi::LUA_TNIL => {}
-                    ffi::LUA_TFUNCTION => return self.hand_over(idx, level, handovers),
-                    ffi::LUA_TSTRING => match lua::to_str(l, -1).unwrap_or_default() {
-                        b"seq" | b"sequence" | b"array" => {
-                            shape = Some(Shape::Array(ffi::lua_rawlen(l, idx) as u64))
-                        }
-                        b"map" | b"mapping" => shape = Some(Shape::Map),
-                        _ => return Err(Raise::illegal("invalid __serialize value")),
-                    },
-                    _ => return Err(Raise::illegal("invalid __serialize value")),
+                    ffi::LUA_TFUNCTION => {
+                        ffi::lua_remove(l, -2);
+                        return self.hand_over(idx, level, handovers);
+                    }
+                    ffi::LUA_TSTRING => {
+                        let mut len = 0;
+                        let p = ffi::lua_tolstring(l, -1, &mut len);
+                        hint = match std::slice::from_raw_parts(p.cast::<u8>(), len) {
+                            b"seq" | b"sequence" | b"array" => {
+                                Some(Shape::Array(ffi::lua_rawlen(l, idx) as u64))
+                            }
+                            b"map" | b"mapping" => Some(Shape::Map),
+                            _ => return Err(illegal("invalid __serialize value")),
+                        };
+                    }
+                    _ => return Err(illegal("invalid __serialize value")),
                 }
-                ffi::lua_pop(l, 1);
+                ffi::lua_settop(l, -3);
             }
-            let shape = match shape {
-                Some(s) => s,
-                None => self.inspect(idx)?,
-            };
             if level >= self.cfg.encode_max_depth.min(MAX_NESTING) {
                 if self.cfg.encode_deep_as_nil && level < MAX_NESTING {
                     return mp::write_nil(self.out).map_err(oom);
                 }
                 return Err(too_deep(level));
             }
-            match shape {
-                Shape::Array(n) => {
-                    let n32 = u32::try_from(n)
-                        .map_err(|_| Raise::illegal("msgpack.encode: array is too long"))?;
-                    mp::write_array_len(self.out, n32).map_err(oom)?;
-                    let top = ffi::lua_gettop(l);
-                    for i in 1..=n {
-                        ffi::lua_rawgeti(l, idx, i as ffi::lua_Integer);
-                        self.value(top + 1, level + 1, 0)?;
-                        ffi::lua_settop(l, top);
-                    }
-                    Ok(())
+            match hint {
+                Some(Shape::Array(n)) => {
+                    let n = u32::try_from(n)
+                        .map_err(|_| illegal("msgpack.encode: array is too long"))?;
+                    mp::write_array_len(self.out, n).map_err(oom)?;
+                    self.elements(idx, 1, n, level)
                 }
-                Shape::Map => self.map(idx, level),
+                Some(Shape::Map) => {
+                    let start = self.begin_container()?;
+                    let n = self.entries(idx, level, 0)?;
+                    self.end_container(start, n, true)
+                }
+                None => self.plain(idx, level),
+            }
+        }
+    }
+
+    /// Array elements `from..=to` of the table at `idx` (`lua_rawgeti`).
+    unsafe fn elements(&mut self, idx: c_int, from: u32, to: u32, level: u32) -> LResult<()> {
+        let l = self.l;
+        // SAFETY: `idx` holds a table (caller); raw reads only.
+        unsafe {
+            let top = ffi::lua_gettop(l);
+            for i in from..=to {
+                ffi::lua_rawgeti(l, idx, ffi::lua_Integer::from(i));
+                self.value(top + 1, level + 1, 0)?;
+                ffi::lua_settop(l, top);
+            }
+        }
+        Ok(())
+    }
+
+    /// A table without a `__serialize` hint, in one traversal when its keys
+    /// come as 1, 2, 3, ... (an array): Tarantool's rule needs no second look
+    /// then. Other tables go to [`Encoder::inspect`] and a second traversal.
+    unsafe fn plain(&mut self, idx: c_int, level: u32) -> LResult<()> {
+        let l = self.l;
+        let start = self.begin_container()?;
+        let calls = self.calls;
+        let mut n: u32 = 0;
+        // SAFETY: `idx` holds a table; rules 1-3.
+        unsafe {
+            ffi::lua_pushnil(l);
+            let key = ffi::lua_gettop(l);
+            loop {
+                let more = if self.calls == calls {
+                    ffi::lua_next(l, idx) != 0
+                } else {
+                    self.pnext(idx)?
+                };
+                if !more {
+                    return self.end_container(start, n, false);
+                }
+                let is_num = ffi::lua_type(l, key) == ffi::LUA_TNUMBER;
+                let k = if is_num {
+                    ffi::lua_tonumber(l, key)
+                } else {
+                    f64::NAN
+                };
+                if k == f64::from(n) + 1.0 {
+                    self.value(key + 1, level + 1, 0)?;
+                    n += 1;
+                    ffi::lua_settop(l, key);
+                    continue;
+                }
+                ffi::lua_settop(l, key - 1);
+                let surely_map = !(k >= 1.0 && k.floor() == k);
+                if self.calls == calls {
+                    // Nothing ran that a second traversal would repeat:
+                    // start over with the shape known.
+                    self.out.truncate(start);
+                    let shape = if surely_map {
+                        Shape::Map
+                    } else {
+                        self.inspect(idx)?
+                    };
+                    return match shape {
+                        Shape::Array(max) => {
+                            let max = u32::try_from(max)
+                                .map_err(|_| illegal("msgpack.encode: array is too long"))?;
+                            mp::write_array_len(self.out, max).map_err(oom)?;
+                            self.elements(idx, 1, max, level)
+                        }
+                        Shape::Map => {
+                            let start = self.begin_container()?;
+                            let count = self.entries(idx, level, 0)?;
+                            self.end_container(start, count, true)
+                        }
+                    };
+                }
+                // Lua code ran for elements 1..=n: keep them, never run it
+                // twice.
+                let shape = if surely_map {
+                    Shape::Map
+                } else {
+                    self.inspect(idx)?
+                };
+                return match shape {
+                    Shape::Array(max) => {
+                        let max = u32::try_from(max)
+                            .map_err(|_| illegal("msgpack.encode: array is too long"))?;
+                        self.elements(idx, n + 1, max, level)?;
+                        self.end_container(start, max.max(n), false)
+                    }
+                    Shape::Map => {
+                        self.elements_to_pairs(start + 1, n)?;
+                        let count = self.entries(idx, level, n)?;
+                        self.end_container(start, n + count, true)
+                    }
+                };
             }
         }
     }
@@ -321,56 +437,48 @@ impl<'a> Encoder<'a> {
     /// array is not excessively sparse; its length is the largest key.
     unsafe fn inspect(&mut self, idx: c_int) -> LResult<Shape> {
         let l = self.l;
-        let (mut size, mut max) = (0u64, 0f64);
+        let (mut size, mut max) = (0f64, 0f64);
         // SAFETY: `idx` holds a table; no Lua code runs in this traversal,
         // so a raw `lua_next` cannot fail (rule 3).
         unsafe {
             ffi::lua_pushnil(l);
             while ffi::lua_next(l, idx) != 0 {
-                size += 1;
-                ffi::lua_pop(l, 1);
+                size += 1.0;
+                ffi::lua_settop(l, -2);
                 let k = if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
                     ffi::lua_tonumber(l, -1)
                 } else {
                     f64::NAN
                 };
-                if k != size as f64 && !(k >= 1.0 && k.floor() == k) {
-                    // The rest of the traversal only counted entries, which
-                    // a map's header no longer needs (see `map`).
-                    ffi::lua_pop(l, 1);
+                if k != size && !(k >= 1.0 && k.floor() == k) {
+                    ffi::lua_settop(l, -2);
                     return Ok(Shape::Map);
                 }
                 max = max.max(k);
             }
         }
-        let ratio = self.cfg.encode_sparse_ratio;
-        if ratio > 0
-            && max > (size * u64::from(ratio)) as f64
-            && max > f64::from(self.cfg.encode_sparse_safe)
-        {
+        let ratio = f64::from(self.cfg.encode_sparse_ratio);
+        if ratio > 0.0 && max > size * ratio && max > f64::from(self.cfg.encode_sparse_safe) {
             if !self.cfg.encode_sparse_convert {
-                return Err(Raise::illegal("excessively sparse array"));
+                return Err(illegal("excessively sparse array"));
             }
             return Ok(Shape::Map);
         }
         Ok(Shape::Array(max as u64))
     }
 
-    /// Every key and value of the table at `idx`. The header is written with
-    /// room for a 32-bit count and shrunk to the count found.
-    unsafe fn map(&mut self, idx: c_int, level: u32) -> LResult<()> {
+    /// Every key and value of the table at `idx`, but the integer keys
+    /// `1..=skip`; returns how many pairs it wrote.
+    unsafe fn entries(&mut self, idx: c_int, level: u32, skip: u32) -> LResult<u32> {
         let l = self.l;
-        let start = self.out.used();
-        self.out
-            .extend_from_slice(&[0xdf, 0, 0, 0, 0])
-            .map_err(oom)?;
         let calls = self.calls;
-        let mut count: u64 = 0;
+        let mut count: u32 = 0;
         // SAFETY: `idx` holds a table; rules 1-3.
         unsafe {
             ffi::lua_pushnil(l);
+            let key = ffi::lua_gettop(l);
             loop {
-                let more = if self.calls == calls {
+                let more = if self.calls == calls && skip == 0 {
                     ffi::lua_next(l, idx) != 0
                 } else {
                     self.pnext(idx)?
@@ -378,17 +486,22 @@ impl<'a> Encoder<'a> {
                 if !more {
                     break;
                 }
-                count += 1;
-                let top = ffi::lua_gettop(l);
-                self.value(top - 1, level + 1, 0)?;
-                self.value(top, level + 1, 0)?;
-                ffi::lua_pop(l, 1);
+                if skip > 0 && ffi::lua_type(l, key) == ffi::LUA_TNUMBER {
+                    let k = ffi::lua_tonumber(l, key);
+                    if k >= 1.0 && k <= f64::from(skip) && k.floor() == k {
+                        ffi::lua_settop(l, key);
+                        continue;
+                    }
+                }
+                count = count
+                    .checked_add(1)
+                    .ok_or_else(|| illegal("msgpack.encode: map is too big"))?;
+                self.value(key, level + 1, 0)?;
+                self.value(key + 1, level + 1, 0)?;
+                ffi::lua_settop(l, key);
             }
         }
-        let count =
-            u32::try_from(count).map_err(|_| Raise::illegal("msgpack.encode: map is too big"))?;
-        self.patch_map_header(start, count);
-        Ok(())
+        Ok(count)
     }
 
     /// `lua_next` through the base library's `next` under `lua_pcall` (rule
@@ -404,44 +517,69 @@ impl<'a> Encoder<'a> {
             ffi::lua_pushvalue(l, idx);
             ffi::lua_pushvalue(l, -3);
             if ffi::lua_pcall(l, 2, 2, 0) != 0 {
-                return Err(Raise::Top);
+                return Err(Raise::Top.into());
             }
             ffi::lua_remove(l, -3);
             if ffi::lua_type(l, -2) == ffi::LUA_TNIL {
-                ffi::lua_pop(l, 2);
+                ffi::lua_settop(l, -3);
                 return Ok(false);
             }
         }
         Ok(true)
     }
 
-    /// Rewrites the 5-byte map header at `start` in the shortest form for
-    /// `count` and moves the entries after it.
-    fn patch_map_header(&mut self, start: usize, count: u32) {
+    /// Rewrites the `n` encoded elements from `from` as the pairs
+    /// `1 => e1, 2 => e2, ...` (an array found to be a map after Lua code
+    /// ran for its first elements; rare, so it may allocate).
+    fn elements_to_pairs(&mut self, from: usize, n: u32) -> LResult<()> {
+        let mut pairs = Vec::new();
+        let mut p = from;
+        for i in 1..=n {
+            let len = super::decode::extent(&self.out.data()[p..], "encode")
+                .expect("the encoder's own output");
+            mp::write_uint(&mut pairs, u64::from(i)).map_err(oom)?;
+            pairs.extend_from_slice(&self.out.data()[p..p + len]);
+            p += len;
+        }
+        self.out.truncate(from);
+        self.out.extend_from_slice(&pairs).map_err(oom)
+    }
+
+    /// Writes room for a container header of the short form (up to 15
+    /// elements); returns where it starts.
+    fn begin_container(&mut self) -> LResult<usize> {
+        let start = self.out.used();
+        self.out.extend_from_slice(&[0]).map_err(oom)?;
+        Ok(start)
+    }
+
+    /// Writes the header begun at `start` in the shortest form for `count`;
+    /// a longer form moves the elements after it.
+    fn end_container(&mut self, start: usize, count: u32, map: bool) -> LResult<()> {
+        let (fix, m16, m32) = if map {
+            (0x80, 0xde, 0xdf)
+        } else {
+            (0x90, 0xdc, 0xdd)
+        };
+        if count <= 15 {
+            self.out.data_mut()[start] = fix | count as u8;
+            return Ok(());
+        }
         let mut head = [0u8; 5];
-        let len = match count {
-            0..=15 => {
-                head[0] = 0x80 | count as u8;
-                1
-            }
-            16..=0xffff => {
-                head[0] = 0xde;
-                head[1..3].copy_from_slice(&(count as u16).to_be_bytes());
-                3
-            }
-            _ => {
-                head[0] = 0xdf;
-                head[1..5].copy_from_slice(&count.to_be_bytes());
-                5
-            }
+        let len = if count <= 0xffff {
+            head[0] = m16;
+            head[1..3].copy_from_slice(&(count as u16).to_be_bytes());
+            3
+        } else {
+            head[0] = m32;
+            head[1..5].copy_from_slice(&count.to_be_bytes());
+            5
         };
         let end = self.out.used();
+        self.out.try_alloc(len - 1).map_err(oom)?;
         let data = self.out.data_mut();
+        data.copy_within(start + 1..end, start + len);
         data[start..start + len].copy_from_slice(&head[..len]);
-        if len < 5 {
-            data.copy_within(start + 5..end, start + len);
-            let wpos = self.out.wpos() - (5 - len);
-            self.out.set_wpos(wpos);
-        }
+        Ok(())
     }
 }
