@@ -24,7 +24,9 @@
 //! waits; writers wait only while the buffer is full.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::queue::TicketQueue;
 use std::fmt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -136,7 +138,7 @@ struct Waiter<T> {
     outcome: Cell<Outcome>,
 }
 
-type Queue<T> = BTreeMap<u64, Rc<Waiter<T>>>;
+type Queue<T> = TicketQueue<Rc<Waiter<T>>>;
 
 struct State<T> {
     buf: VecDeque<T>,
@@ -224,8 +226,8 @@ impl<T> Channel<T> {
                 size,
                 state: RefCell::new(State {
                     buf: VecDeque::new(),
-                    readers: BTreeMap::new(),
-                    writers: BTreeMap::new(),
+                    readers: TicketQueue::new(),
+                    writers: TicketQueue::new(),
                     next_ticket: 0,
                     closed: false,
                 }),

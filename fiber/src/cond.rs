@@ -13,8 +13,8 @@
 //! predicate a cond guards is checked and changed between yields. Like every
 //! condition variable, a cond is used in a loop that re-checks the predicate.
 
+use crate::queue::TicketQueue;
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -73,7 +73,7 @@ struct Waiter {
 /// ```
 pub struct Cond {
     /// Waiters by ticket: the first entry is the longest waiting.
-    waiters: RefCell<BTreeMap<u64, Waiter>>,
+    waiters: RefCell<TicketQueue<Waiter>>,
     next_ticket: Cell<u64>,
 }
 
@@ -81,7 +81,7 @@ impl Cond {
     /// A cond with no waiters.
     pub fn new() -> Cond {
         Cond {
-            waiters: RefCell::new(BTreeMap::new()),
+            waiters: RefCell::new(TicketQueue::new()),
             next_ticket: Cell::new(0),
         }
     }

@@ -31,6 +31,7 @@ pub mod cond;
 pub mod error;
 mod guard;
 pub mod pool;
+mod queue;
 mod scheduler;
 pub mod stack;
 mod state;

@@ -274,55 +274,43 @@ pub(crate) unsafe fn check_switch(l: *mut ffi::lua_State, what: &str) -> LResult
         )));
     }
     // SAFETY: caller's contract; the pushed thread is popped at once.
-    let (same_state, main_thread, in_gc) = unsafe {
+    let (reg, main_thread, gc_running) = unsafe {
         let reg = lua::registry_ptr(l);
         let main_thread = ffi::lua_pushthread(l) == 1;
         ffi::lua_pop(l, 1);
-        (
-            cord::try_with(|c| c.registry) == Some(reg),
-            main_thread,
-            in_finalizer(l),
-        )
+        (reg, main_thread, gc_running(l))
     };
-    if !same_state {
-        return Err(Raise::illegal(format!(
-            "{what}: cannot yield on a foreign Lua state"
-        )));
-    }
-    if main_thread {
-        return Err(Raise::illegal(format!(
-            "{what}: cannot yield on the main Lua thread"
-        )));
-    }
-    if in_gc {
-        return Err(Raise::illegal(format!(
-            "{what}: cannot yield inside a __gc finalizer"
-        )));
-    }
-    let under_mlua = cord::with(|c| c.lua.state() != c.main);
-    if under_mlua {
-        return Err(Raise::illegal(format!(
-            "{what}: cannot yield under an mlua callback (register blocking Rust functions \
-             through the luafiber bridge)"
-        )));
-    }
-    Ok(())
+    let (same_state, gc_stopped, under_mlua) =
+        cord::with(|c| (c.registry == reg, c.gc_stopped, c.lua.state() != c.main));
+    let refusal = if !same_state {
+        "cannot yield on a foreign Lua state"
+    } else if main_thread {
+        "cannot yield on the main Lua thread"
+    } else if !(gc_running || cfg!(feature = "luajit") && gc_stopped) {
+        "cannot yield inside a __gc finalizer"
+    } else if under_mlua {
+        "cannot yield under an mlua callback (register blocking Rust functions through the \
+         luafiber bridge)"
+    } else {
+        return Ok(());
+    };
+    Err(Raise::illegal(format!("{what}: {refusal}")))
 }
 
-/// Whether a `__gc` finalizer runs now.
-unsafe fn in_finalizer(l: *mut ffi::lua_State) -> bool {
+/// Whether the GC may run now: false inside a `__gc` finalizer, and (on
+/// LuaJIT, which cannot tell the two apart) after `collectgarbage("stop")`.
+unsafe fn gc_running(l: *mut ffi::lua_State) -> bool {
     #[cfg(feature = "luajit")]
     {
-        // LuaJIT stops GC steps while a finalizer runs; that reads the same
-        // as collectgarbage("stop"), which the cord tracks itself.
+        // LuaJIT stops GC steps while a finalizer runs.
         // SAFETY: LUA_GCISRUNNING (9) only reads the GC state.
-        let running = unsafe { ffi::lua_gc(l, 9, 0) } != 0;
-        !running && !cord::with(|c| c.gc_stopped)
+        unsafe { ffi::lua_gc(l, 9, 0) != 0 }
     }
     #[cfg(not(feature = "luajit"))]
     {
-        // Lua 5.4's lua_gc returns -1 while a finalizer runs.
+        // Lua 5.4's lua_gc returns -1 while a finalizer runs; a stopped
+        // collector is not reported here, so the cord's flag stays false.
         // SAFETY: LUA_GCCOUNT only reads the GC state.
-        unsafe { ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0) < 0 }
+        unsafe { ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0) >= 0 }
     }
 }
