@@ -1,5 +1,5 @@
 //! `msgpack` from Lua: encode and decode of the request-shaped table of
-//! `../shared/bench/lua/msgpack_encode.lua` (maps with `__serialize = "map"`),
+//! `benches/lua/msgpack_encode.lua` (maps with `__serialize = "map"`),
 //! of a 1000-integer array and of a 100-entry map, encode into an ibuf, and
 //! encode through a `__serialize` function (the cached trampoline).
 //!

@@ -45,7 +45,7 @@ fn run(rt: &LuaRuntime, code: &str) {
 /// instead of the process.
 fn run_case(file: &str) -> Vec<String> {
     let path = format!(
-        "{}/../../shared/conformance/cases/{file}",
+        "{}/../tests/conformance/cases/{file}",
         env!("CARGO_MANIFEST_DIR")
     );
     let code = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
