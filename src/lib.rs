@@ -10,6 +10,10 @@
 pub use luafiber_fiber as fiber;
 pub use luafiber_lua::{mlua, Error, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig};
 pub use luafiber_runtime as runtime;
+pub use luafiber_runtime::{
+    current, sleep, spawn, spawn_now, task, testcancel, yield_now, Channel, Cond, FiberError,
+    FiberId, GetError, JoinHandle, PutError, Runtime,
+};
 
 /// `luafiber --version`: the crate version and the Lua engine.
 #[cfg(not(feature = "lua54"))]

@@ -128,6 +128,7 @@ impl Scheduler {
             return;
         };
         if slot.status == Status::Suspended {
+            tracing::trace!(id = h.fid, "wakeup");
             slot.status = Status::Ready;
             slot.wait += 1;
             self.ready.push_back(h);
@@ -159,6 +160,7 @@ impl Scheduler {
     }
 
     fn finish(&mut self, h: Handle, coro: Coro) {
+        tracing::trace!(id = h.fid, "finish");
         self.stacks.put(coro.into_stack());
         let slot = &mut self.slots[h.key as usize];
         slot.status = Status::Dead;
@@ -310,6 +312,7 @@ impl Builder {
                 ext: self.ext,
             }) as u32;
             s.by_fid.insert(fid, key);
+            tracing::trace!(id = fid, name = &*s.slots[key as usize].name, "spawn");
             Handle { key, fid }
         }))
     }
@@ -350,7 +353,7 @@ pub fn truncate(name: &str) -> &str {
 
 /// Resumes `h` from the current context and handles its yield or end.
 fn switch_to(h: Handle) {
-    let (mut coro, prev, running) = with(|s| {
+    let (mut coro, prev, running, span) = with(|s| {
         let prev = s.current.replace(h);
         if let Some(p) = prev {
             s.slots[p.key as usize].status = Status::Calling;
@@ -363,15 +366,26 @@ fn switch_to(h: Handle) {
             fid: slot.fid,
             name: (slot.name.as_ptr(), slot.name.len()),
         };
+        // Costs nothing unless a subscriber listens at trace level.
+        let span = if tracing::enabled!(tracing::Level::TRACE) {
+            tracing::trace_span!("fiber", id = slot.fid, name = &*slot.name)
+        } else {
+            tracing::Span::none()
+        };
         let coro = slot.coro.take();
         (
             coro.expect("a switched-to fiber has its coroutine"),
             prev,
             running,
+            span,
         )
     });
     let outer = guard::set_running(running);
+    // Entered by the resumer, on its own stack: exited when the fiber yields
+    // or ends, so no guard is ever held across a switch inside the fiber.
+    let entered = span.enter();
     let result = coro.resume(());
+    drop(entered);
     guard::set_running(outer);
     with(|s| {
         s.current = prev;
@@ -593,6 +607,7 @@ pub fn cancel(id: FiberId) -> Result<(), Error> {
             return Ok(());
         }
         slot.cancelled = true;
+        tracing::trace!(id = id.0, "cancel");
         s.wake(h);
         Ok(())
     })
