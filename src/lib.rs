@@ -8,7 +8,10 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub use luafiber_fiber as fiber;
-pub use luafiber_lua::{mlua, Error, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig};
+pub use luafiber_lua::{
+    mlua, CallHandle, Error, LuaHandle, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig,
+    Value,
+};
 pub use luafiber_runtime as runtime;
 pub use luafiber_runtime::{
     current, sleep, spawn, spawn_now, task, testcancel, yield_now, Channel, Cond, FiberError,

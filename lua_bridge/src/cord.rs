@@ -72,6 +72,14 @@ pub(crate) struct Refs {
     pub fiber_mt: c_int,
     pub fiber_methods: c_int,
     pub error_mt: c_int,
+    /// `call.rs`: the CALL handler.
+    pub call_handler: c_int,
+    /// `call.rs`: the EVAL handler.
+    pub eval_handler: c_int,
+    /// `call.rs`: the module loader.
+    pub module_handler: c_int,
+    /// `call.rs`: the table of compiled EVAL chunks, by source.
+    pub eval_cache: c_int,
 }
 
 pub(crate) struct Cord {
@@ -97,6 +105,10 @@ thread_local! {
         fiber_mt: ffi::LUA_NOREF,
         fiber_methods: ffi::LUA_NOREF,
         error_mt: ffi::LUA_NOREF,
+        call_handler: ffi::LUA_NOREF,
+        eval_handler: ffi::LUA_NOREF,
+        module_handler: ffi::LUA_NOREF,
+        eval_cache: ffi::LUA_NOREF,
     }) };
 }
 

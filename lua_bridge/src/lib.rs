@@ -4,24 +4,75 @@
 //!
 //! [`LuaRuntime`] owns the cord's Lua state (one per OS thread), sets up the
 //! registry refs every hot path uses, and installs Tarantool's Lua modules:
-//! `fiber` and `clock`. [`LuaRuntime::run_script`] is what the `luafiber`
-//! binary runs.
+//! `fiber`, `clock`, `buffer` and `msgpack`. [`LuaRuntime::run_script`] is
+//! what the `luafiber` binary runs.
 //!
 //! ```
 //! let rt = luafiber_lua::LuaRuntime::new().unwrap();
 //! rt.run_chunk(r#"
 //!     local fiber = require('fiber')
-//!     local ch = {}
 //!     local f = fiber.new(function(x) fiber.sleep(0.001); return x * 2 end, 21)
 //!     f:set_joinable(true)
 //!     local ok, v = f:join()
 //!     assert(ok and v == 42)
 //! "#, "example").unwrap();
 //! ```
+//!
+//! # Embedding
+//!
+//! A Rust program calls Lua the way Tarantool serves iproto CALL and EVAL:
+//! [`LuaRuntime::call`] runs a global function (by dotted name) and
+//! [`LuaRuntime::eval`] a chunk, each on a fresh fiber, and returns the
+//! results as [`Value`]s; their handler C functions are made once and
+//! fetched by registry ref for every call. [`LuaRuntime::spawn_call`] and
+//! [`LuaRuntime::spawn_lua`] start such a fiber without waiting
+//! ([`CallHandle::join`] gives the results). [`LuaRuntime::load_module`]
+//! loads a module the calls can name.
+//!
+//! Rust functions that Lua calls and that may block their fiber (sleep,
+//! wait on a channel) are registered with [`LuaRuntime::register_fn`], not
+//! as mlua callbacks (an mlua callback must not switch fibers):
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//! use luafiber_lua::{LuaRuntime, Value};
+//!
+//! let rt = LuaRuntime::new().unwrap();
+//! rt.register_fn("wait_ms", |args| {
+//!     let ms = args.first().and_then(Value::as_i64).ok_or("expected milliseconds")?;
+//!     // Blocks only the calling Lua fiber.
+//!     luafiber_fiber::sleep(Duration::from_millis(ms as u64)).map_err(|e| e.to_string())?;
+//!     Ok(vec![Value::from(ms)])
+//! }).unwrap();
+//! rt.load_module("svc", r#"
+//!     return { handle = function(id) return id, wait_ms(20) end }
+//! "#).unwrap();
+//!
+//! // One call: runs the scheduler until its fiber ends.
+//! assert_eq!(rt.call("svc.handle", vec![7.into()]).unwrap(),
+//!            [Value::Integer(7), Value::Integer(20)]);
+//!
+//! // 100 calls at once: they wait together.
+//! let t = Instant::now();
+//! let calls: Vec<_> = (0..100).map(|i| rt.spawn_call("svc.handle", vec![i.into()]).unwrap()).collect();
+//! rt.run();
+//! for (i, c) in calls.into_iter().enumerate() {
+//!     assert_eq!(c.join().unwrap()[0], Value::Integer(i as i64));
+//! }
+//! assert!(t.elapsed() < Duration::from_secs(1));
+//!
+//! // Errors carry the Lua message and traceback.
+//! let err = rt.eval("error('no such user')", vec![]).unwrap_err();
+//! assert!(err.to_string().contains("no such user"));
+//! ```
+//!
+//! Inside a Rust fiber, or inside a registered function, [`LuaHandle`]
+//! makes the same calls; they block only the calling fiber.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 mod buffer;
+mod call;
 pub mod cfunc;
 mod channel_lib;
 mod clock_lib;
@@ -39,6 +90,9 @@ use std::fmt;
 use luafiber_fiber::{self as fiber, Builder, StackPoolConfig};
 use mlua::{ffi, Lua, LuaOptions, StdLib};
 
+#[doc(hidden)]
+pub use call::Handlers;
+pub use call::{CallHandle, LuaHandle};
 pub use cord::{NewThread, ThreadPoolConfig};
 pub use mlua;
 pub use value::Value;
@@ -54,8 +108,11 @@ pub enum Error {
     Lua(mlua::Error),
     /// A script or chunk failed to load: the message.
     Load(String),
-    /// A chunk raised an error: the message and traceback.
+    /// A chunk or a called function raised an error: the message and
+    /// traceback.
     Runtime(String),
+    /// This thread has no `LuaRuntime` (a [`LuaHandle`] outlived it).
+    NoRuntime,
 }
 
 impl fmt::Display for Error {
@@ -65,6 +122,7 @@ impl fmt::Display for Error {
             Error::FibersExist => f.write_str("fibers already exist on this thread"),
             Error::Lua(e) => write!(f, "{e}"),
             Error::Load(m) | Error::Runtime(m) => f.write_str(m),
+            Error::NoRuntime => f.write_str("this thread has no LuaRuntime"),
         }
     }
 }
@@ -188,6 +246,7 @@ unsafe fn setup(l: *mut ffi::lua_State) -> cord::Refs {
         ffi::lua_setfield(l, -2, c"raise".as_ptr());
         ffi::lua_setfield(l, -2, c"__index".as_ptr());
         refs.error_mt = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        call::init(l, &mut refs);
         channel_lib::init(l);
         let (mt, methods) = fiber_lib::init_metatable(l);
         refs.fiber_mt = mt;
@@ -384,6 +443,14 @@ impl LuaRuntime {
     /// an `Err(msg)` is raised in Lua as an `IllegalParams` error object
     /// whose message is `"name: msg"`. Inside a fiber, a call from a `__gc`
     /// finalizer or under an mlua callback raises instead of calling `f`.
+    ///
+    /// `f` is kept for the runtime's whole life; registering `name` again
+    /// replaces the global (the old function stays allocated). A panic in
+    /// `f` is caught and raised in Lua as a `RustPanic` error object.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Load`] when `name` contains a NUL byte.
     pub fn register_fn(
         &self,
         name: &str,

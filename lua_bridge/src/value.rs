@@ -61,6 +61,152 @@ impl Value {
             _ => None,
         }
     }
+
+    /// The boolean, if it is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Value::Boolean(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The string's bytes, if it is a string.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::String(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Whether Lua would take it as false (`nil` or `false`).
+    pub fn is_falsy(&self) -> bool {
+        matches!(self, Value::Nil | Value::Boolean(false))
+    }
+
+    /// The values of a table that is a sequence (keys exactly `1..=n`, in
+    /// any order), in key order; `None` for other tables and non-tables.
+    pub fn as_array(&self) -> Option<Vec<&Value>> {
+        let Value::Table(pairs) = self else {
+            return None;
+        };
+        let mut out = vec![None; pairs.len()];
+        for (k, v) in pairs {
+            let i = k
+                .as_i64()
+                .filter(|&i| i >= 1 && i as usize <= pairs.len())?;
+            let slot = &mut out[i as usize - 1];
+            if slot.is_some() {
+                return None;
+            }
+            *slot = Some(v);
+        }
+        out.into_iter().collect()
+    }
+
+    /// The value of a table's field `key` (compared as [`Value`]s: integer
+    /// keys must be [`Value::Integer`]), if it is a table with that field.
+    pub fn get(&self, key: impl Into<Value>) -> Option<&Value> {
+        let Value::Table(pairs) = self else {
+            return None;
+        };
+        let key = key.into();
+        pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+}
+
+impl std::fmt::Display for Value {
+    /// Lua-like text: `nil`, `true`, `42`, `0.5`, `"text"` (invalid UTF-8
+    /// shown lossily), `{1, 2, key = "v"}` style tables (`[k] = v` for keys
+    /// that are not names).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Nil => f.write_str("nil"),
+            Value::Boolean(b) => write!(f, "{b}"),
+            Value::Integer(i) => write!(f, "{i}"),
+            Value::Number(n) => write!(f, "{n}"),
+            Value::String(b) => write!(f, "{:?}", String::from_utf8_lossy(b)),
+            Value::Table(pairs) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    match k {
+                        Value::Integer(n) if *n == i as i64 + 1 => {}
+                        Value::String(_) if k.as_str().is_some_and(is_name) => {
+                            write!(f, "{} = ", k.as_str().unwrap_or_default())?
+                        }
+                        _ => write!(f, "[{k}] = ")?,
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+/// Whether `s` is a Lua name (usable as `t.s`).
+fn is_name(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+impl From<&[u8]> for Value {
+    /// A Lua string with these bytes.
+    fn from(b: &[u8]) -> Value {
+        Value::String(b.to_vec())
+    }
+}
+impl From<Vec<u8>> for Value {
+    /// A Lua string with these bytes.
+    fn from(b: Vec<u8>) -> Value {
+        Value::String(b)
+    }
+}
+impl From<Vec<Value>> for Value {
+    /// A table with the values as its array part `1..=n` (a `Nil` leaves a
+    /// hole).
+    fn from(items: Vec<Value>) -> Value {
+        Value::Table(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Integer(i as i64 + 1), v))
+                .collect(),
+        )
+    }
+}
+impl From<Vec<(Value, Value)>> for Value {
+    /// A table with these pairs (pairs with a `Nil` key or value are left
+    /// out when pushed).
+    fn from(pairs: Vec<(Value, Value)>) -> Value {
+        Value::Table(pairs)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    /// `None` is `Nil`.
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Nil, Into::into)
+    }
+}
+impl From<()> for Value {
+    /// `Nil`.
+    fn from((): ()) -> Value {
+        Value::Nil
+    }
+}
+impl From<i32> for Value {
+    fn from(i: i32) -> Value {
+        Value::Integer(i.into())
+    }
+}
+impl From<u32> for Value {
+    fn from(i: u32) -> Value {
+        Value::Integer(i.into())
+    }
 }
 
 impl From<&str> for Value {
