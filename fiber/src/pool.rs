@@ -1,11 +1,13 @@
 //! A bounded pool of fiber stacks of one size.
 //!
 //! A pooled stack is about 50 times cheaper than a fresh `mmap`, `mprotect`,
-//! page faults and `munmap`. The pool holds at most `max` stacks; the first
-//! `hot` keep their pages, and every stack pooled beyond that watermark gives
-//! its pages below the top [`KEEP_BYTES`] back to the kernel
-//! (`madvise(MADV_DONTNEED)`), so a burst of many fibers does not keep their
-//! memory once they end.
+//! page faults and `munmap`. The pool holds at most `max` stacks. The first
+//! `hot` keep their top pages; one whose fiber went deeper than
+//! [`KEEP_BYTES`] gives the pages below that back to the kernel
+//! (`madvise(MADV_DONTNEED)`), and every stack pooled beyond the `hot`
+//! watermark gives back all its pages, so deep recursion or a burst of many
+//! fibers does not keep their memory once they end (a released page costs a
+//! page fault on reuse, far less than a fresh `mmap`).
 
 use crate::stack::{FiberStack, StackError};
 
@@ -30,8 +32,8 @@ impl Default for StackPoolConfig {
     fn default() -> Self {
         StackPoolConfig {
             stack_size: crate::stack::DEFAULT_STACK_SIZE,
-            max: 1024,
-            hot: 64,
+            max: 16 * 1024,
+            hot: 1024,
         }
     }
 }
@@ -92,6 +94,8 @@ impl StackPool {
             return;
         }
         if self.free.len() >= self.config.hot {
+            stack.release_deep_pages(0);
+        } else if stack.touched_below(KEEP_BYTES) {
             stack.release_deep_pages(KEEP_BYTES);
         }
         self.free.push(stack);

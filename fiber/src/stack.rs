@@ -194,6 +194,22 @@ impl FiberStack {
         addr >= start && addr < start + GUARD_SIZE
     }
 
+    /// Whether the fiber wrote just below the top `keep` bytes: a cheap
+    /// guess (64 bytes read) that it went deeper than `keep`. Reading a page
+    /// that was never written maps the shared zero page and costs no memory.
+    pub fn touched_below(&self, keep: usize) -> bool {
+        let page = page_size();
+        let keep = keep.div_ceil(page) * page;
+        if keep >= self.size {
+            return false;
+        }
+        let top = self.map as usize + self.map_len;
+        let probe = (top - keep - 64) as *const u64;
+        // SAFETY: the 64 bytes lie inside the usable, readable part of this
+        // stack (keep < size), which no coroutine uses while pooled.
+        (0..8).any(|i| unsafe { probe.add(i).read_volatile() } != 0)
+    }
+
     /// Gives back to the kernel every page more than `keep` bytes below the
     /// top (`madvise(MADV_DONTNEED)`): they read as zero and cost no memory
     /// until touched again.

@@ -499,3 +499,11 @@ fn a_joiner_that_gave_up_is_not_woken_when_the_target_ends() {
     assert!(!fiber::exists(target));
     assert_eq!(fiber::stats().fibers, 0);
 }
+
+#[test]
+fn an_empty_fiber_does_not_touch_its_stack_deeply() {
+    let mut s = fiber::FiberStack::new(512 * 1024).unwrap();
+    assert!(!s.touched_below(16 * 1024));
+    s.release_deep_pages(16 * 1024);
+    assert!(!s.touched_below(16 * 1024));
+}

@@ -147,7 +147,7 @@ impl RuntimeBuilder {
         self
     }
 
-    /// Most stacks kept for reuse (default 1024; 0: every fiber maps a fresh
+    /// Most stacks kept for reuse (default 16384, the first 1024 keeping their pages; 0: every fiber maps a fresh
     /// stack).
     pub fn stack_pool(mut self, max: usize) -> Self {
         self.stacks.max = max;
