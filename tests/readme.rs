@@ -1,0 +1,45 @@
+//! The README's embedding examples, kept compiling and correct.
+
+use std::time::Duration;
+
+use luafiber::{sleep, spawn, Channel, LuaRuntime, Runtime};
+
+#[test]
+fn rust_fibers_example() {
+    let total = Runtime::new().block_on(|| {
+        let ch = Channel::new(0);
+        let tx = ch.clone();
+        let producer = spawn(move || {
+            for i in 1..=3u32 {
+                sleep(Duration::from_millis(1)).unwrap();
+                tx.put(i, None).unwrap();
+            }
+            tx.close();
+        });
+        let mut sum = 0;
+        while let Ok(v) = ch.get(None) {
+            sum += v;
+        }
+        producer.join().unwrap();
+        sum
+    });
+    assert_eq!(total, 6);
+}
+
+#[test]
+fn lua_embedding_example() -> Result<(), luafiber::Error> {
+    let rt = LuaRuntime::builder().memory_limit(64 << 20).build()?;
+    rt.register_fn("slow_double", |args| {
+        luafiber::fiber::sleep(Duration::from_millis(10)).map_err(|e| e.to_string())?;
+        Ok(vec![(args[0].as_f64().unwrap_or(0.0) * 2.0).into()])
+    })?;
+    rt.load_module(
+        "handlers",
+        "return { add = function(a, b) return a + b end }",
+    )?;
+    let sum = rt.call("handlers.add", vec![1.into(), 2.into()])?;
+    assert_eq!(sum[0].as_i64(), Some(3));
+    let v = rt.eval("return slow_double(...)", vec![21.into()])?;
+    assert_eq!(v[0].as_f64(), Some(42.0));
+    Ok(())
+}
