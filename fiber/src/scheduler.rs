@@ -651,6 +651,11 @@ pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
             }
             let (h, slot) = s.live(id)?;
             if !slot.joinable {
+                // A joiner made to give up (set_joinable(false) + wakeup)
+                // leaves no trace, so a later join is not refused.
+                if slot.joiner.is_some() && slot.joiner == me {
+                    slot.joiner = None;
+                }
                 return Err(Error::NotJoinable(id));
             }
             if slot.status == Status::Dead {

@@ -507,3 +507,48 @@ fn an_empty_fiber_does_not_touch_its_stack_deeply() {
     s.release_deep_pages(16 * 1024);
     assert!(!s.touched_below(16 * 1024));
 }
+
+#[test]
+fn a_joiner_refused_as_not_joinable_does_not_block_a_later_join() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let target = fiber::Builder::new()
+        .joinable(true)
+        .spawn_ready(|| fiber::sleep(std::time::Duration::from_millis(20)).unwrap())
+        .unwrap();
+    let l1 = log.clone();
+    let first = fiber::Builder::new()
+        .spawn_ready(move || {
+            let r = fiber::join(target, None);
+            l1.borrow_mut().push(format!(
+                "first: {}",
+                r.map(|_| "ok".to_string())
+                    .unwrap_or_else(|e| e.to_string())
+            ));
+        })
+        .unwrap();
+    let l2 = log.clone();
+    fiber::Builder::new()
+        .spawn_ready(move || {
+            fiber::yield_now().unwrap();
+            fiber::set_joinable(target, false).unwrap();
+            fiber::wakeup(first).unwrap();
+            fiber::yield_now().unwrap();
+            fiber::set_joinable(target, true).unwrap();
+            let r = fiber::join(target, None);
+            l2.borrow_mut().push(format!(
+                "second: {}",
+                r.map(|_| "ok".to_string())
+                    .unwrap_or_else(|e| e.to_string())
+            ));
+        })
+        .unwrap();
+    fiber::run();
+    let log = log.borrow();
+    assert!(
+        log.contains(&"first: the fiber is not joinable".to_string()),
+        "{log:?}"
+    );
+    assert!(log.contains(&"second: ok".to_string()), "{log:?}");
+}
