@@ -79,6 +79,7 @@ pub(crate) struct Scheduler {
 thread_local! {
     static SCHED: RefCell<Scheduler> = RefCell::new(Scheduler::new(Config::default()));
     static SWITCH_HOOK: Cell<Option<fn()>> = const { Cell::new(None) };
+    static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
 }
 
 fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
@@ -384,7 +385,9 @@ fn switch_to(h: Handle) {
     // Entered by the resumer, on its own stack: exited when the fiber yields
     // or ends, so no guard is ever held across a switch inside the fiber.
     let entered = span.enter();
+    let word = FIBER_WORD.replace(0);
     let result = coro.resume(());
+    FIBER_WORD.set(word);
     drop(entered);
     guard::set_running(outer);
     with(|s| {
@@ -403,9 +406,24 @@ fn switch_to(h: Handle) {
 fn suspend() {
     run_switch_hook();
     let y = with(|s| s.current_slot().expect("suspend in a fiber").1.yielder);
+    let word = FIBER_WORD.get();
     // SAFETY: state rule 2: `y` was set by this fiber when it started and
     // points into its own stack, which is the one running now.
     unsafe { (*y).suspend(()) };
+    FIBER_WORD.set(word);
+}
+
+/// A word of the running context (a fiber, or the thread outside fibers)
+/// that the scheduler keeps per fiber: each fiber starts with 0, and the
+/// value survives its switches. The Lua bridge counts its C function frames
+/// in it.
+pub fn fiber_word() -> usize {
+    FIBER_WORD.with(Cell::get)
+}
+
+/// Sets the running context's [`fiber_word`].
+pub fn set_fiber_word(word: usize) {
+    FIBER_WORD.with(|w| w.set(word));
 }
 
 /// Runs ready fibers and fires timers until no fiber is ready or sleeping.

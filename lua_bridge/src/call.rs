@@ -54,11 +54,11 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State, refs: &mut Refs) {
     EVAL_CACHED.with(|c| c.set(0));
     // SAFETY: caller's contract; each push is consumed by luaL_ref.
     unsafe {
-        ffi::lua_pushcfunction(l, call_handler);
+        ffi::lua_pushcfunction(l, crate::wide_cfn!(call_handler));
         refs.call_handler = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        ffi::lua_pushcfunction(l, eval_handler);
+        ffi::lua_pushcfunction(l, crate::wide_cfn!(eval_handler));
         refs.eval_handler = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        ffi::lua_pushcfunction(l, module_handler);
+        ffi::lua_pushcfunction(l, crate::wide_cfn!(module_handler));
         refs.module_handler = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
         ffi::lua_createtable(l, 0, 0);
         refs.eval_cache = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
@@ -371,9 +371,9 @@ fn start(
         }
         let top = ffi::lua_gettop(main);
         let f: ffi::lua_CFunction = match handler {
-            Handler::Call => call_handler,
-            Handler::Eval => eval_handler,
-            Handler::Module => module_handler,
+            Handler::Call => crate::wide_cfn!(call_handler),
+            Handler::Eval => crate::wide_cfn!(eval_handler),
+            Handler::Module => crate::wide_cfn!(module_handler),
         };
         match how {
             Handlers::CachedRef => {

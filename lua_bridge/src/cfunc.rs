@@ -43,7 +43,12 @@ pub type LResult<T = c_int> = Result<T, Raise>;
 /// the last thing the C function does.
 #[inline(always)]
 pub unsafe fn protect(l: *mut ffi::lua_State, body: impl FnOnce() -> LResult) -> c_int {
-    let raise = match panic::catch_unwind(AssertUnwindSafe(body)) {
+    let raise = match panic::catch_unwind(AssertUnwindSafe(|| {
+        // Allocations inside the body never fail on the memory limit (see
+        // `memory`): a Lua error must not cross catch_unwind.
+        let _exempt = Exempt::enter();
+        body()
+    })) {
         Ok(Ok(n)) => return n,
         Ok(Err(raise)) => raise,
         Err(payload) => {
@@ -63,18 +68,76 @@ pub unsafe fn protect(l: *mut ffi::lua_State, body: impl FnOnce() -> LResult) ->
     }
 }
 
-/// Declares `unsafe extern "C-unwind" fn $name(l) -> c_int` whose body runs
-/// under [`protect`].
+/// Counts a bridge C function frame in the running fiber's word while it
+/// lives.
+struct Exempt(usize);
+
+impl Exempt {
+    fn enter() -> Exempt {
+        let depth = luafiber_fiber::fiber_word();
+        luafiber_fiber::set_fiber_word(depth + 1);
+        Exempt(depth)
+    }
+}
+
+impl Drop for Exempt {
+    fn drop(&mut self) {
+        luafiber_fiber::set_fiber_word(self.0);
+    }
+}
+
+/// What the bridge's C functions really are: a `lua_CFunction` whose result
+/// count comes back in a whole register.
+///
+/// LuaJIT's x64 interpreter reads the count of a C function with all 64 bits
+/// of `rax` (`BC_FUNCC` in `vm_x64.dasc`: `lea RA, [BASE+RD*8]`), but the
+/// x86-64 ABI leaves the upper half of an `int` result undefined, and rustc
+/// does leave garbage there (e.g. when it loads the `c_int` out of an
+/// `Ok(Ok(n))` with one 64-bit move): the interpreter then copies the
+/// results from a wild offset and crashes in `lj_BC_RET`/`lj_vm_returnp`.
+/// Returning `isize` makes the whole register the count, which is what the
+/// interpreter reads and is still a valid `int` for C callers.
+pub type WideCFunction = unsafe extern "C-unwind" fn(*mut ffi::lua_State) -> isize;
+
+/// `f` as the `lua_CFunction` Lua is given.
+pub const fn cfunction(f: WideCFunction) -> ffi::lua_CFunction {
+    // SAFETY: only Lua calls the result (never Rust code through this type):
+    // LuaJIT's interpreter reads all of the result register and C reads its
+    // low `int`, which holds the same value; the argument is the same.
+    unsafe { std::mem::transmute::<WideCFunction, ffi::lua_CFunction>(f) }
+}
+
+/// Declares `$name`, a `lua_CFunction` whose body runs under [`protect`]
+/// (a [`WideCFunction`], see there).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! lua_fn {
     ($(#[$m:meta])* $vis:vis fn $name:ident($l:ident) $body:block) => {
         $(#[$m])*
-        $vis unsafe extern "C-unwind" fn $name($l: *mut mlua::ffi::lua_State) -> std::ffi::c_int {
-            let body = || $body;
-            // SAFETY: called by Lua with its own state; `protect` is the last
-            // thing this function does.
-            unsafe { $crate::cfunc::protect($l, body) }
-        }
+        #[allow(non_upper_case_globals)]
+        $vis const $name: mlua::ffi::lua_CFunction = {
+            unsafe extern "C-unwind" fn $name($l: *mut mlua::ffi::lua_State) -> isize {
+                let body = || $body;
+                // SAFETY: called by Lua with its own state; `protect` is the
+                // last thing this function does.
+                unsafe { $crate::cfunc::protect($l, body) as isize }
+            }
+            $crate::cfunc::cfunction($name)
+        };
     };
+}
+
+/// A C function written as `unsafe extern "C-unwind" fn(l) -> c_int` (not
+/// under [`protect`]), as the `lua_CFunction` to give Lua: widened to a
+/// [`WideCFunction`].
+#[macro_export]
+#[doc(hidden)]
+macro_rules! wide_cfn {
+    ($f:path) => {{
+        unsafe extern "C-unwind" fn wide(l: *mut mlua::ffi::lua_State) -> isize {
+            // SAFETY: the same contract as `$f`, which Lua calls through this.
+            unsafe { $f(l) as isize }
+        }
+        $crate::cfunc::cfunction(wide)
+    }};
 }

@@ -73,7 +73,7 @@ const FUNCS: &[(&CStr, ffi::lua_CFunction)] = &[
     (c"proc64", clock_proc64),
     (c"thread", clock_thread),
     (c"thread64", clock_thread64),
-    (c"bench", clock_bench),
+    (c"bench", crate::wide_cfn!(clock_bench)),
 ];
 
 /// Pushes the `clock` module table.

@@ -224,7 +224,7 @@ unsafe fn cpcall_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, bool)> {
     };
     // SAFETY: `out` outlives the protected call, which writes it.
     unsafe {
-        if ffi::lua_cpcall(l, body, (&raw mut out).cast()) != 0 {
+        if ffi::lua_cpcall(l, crate::wide_cfn!(body), (&raw mut out).cast()) != 0 {
             ffi::lua_pop(l, 1);
             return Err(Raise::Error(
                 ErrorKind::OutOfMemory,

@@ -80,6 +80,7 @@ mod cord;
 pub mod error;
 mod fiber_lib;
 mod lua;
+mod memory;
 mod msgpack;
 mod spawn;
 mod value;
@@ -196,10 +197,11 @@ impl RuntimeBuilder {
         // SAFETY: the full standard library (ffi and debug included) is what
         // a script interpreter offers; scripts are trusted as in `luajit`.
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
-        if let Some(limit) = self.memory_limit {
-            lua.set_memory_limit(limit).map_err(Error::Lua)?;
-        }
         let main = lua.state();
+        if let Some(limit) = self.memory_limit {
+            // SAFETY: `main` is the new, idle state; the limit is set once.
+            unsafe { memory::set_limit(main, lua.used_memory(), limit) };
+        }
         // SAFETY: `main` is the new state's main thread, idle; setup runs
         // once, before any fiber.
         let refs = unsafe { setup(main) };
@@ -232,7 +234,7 @@ unsafe fn setup(l: *mut ffi::lua_State) -> cord::Refs {
         let mut refs = cord::refs();
         ffi::lua_pushcfunction(l, cord::newthread_wrapper);
         refs.newthread = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        ffi::lua_pushcfunction(l, spawn::msgh);
+        ffi::lua_pushcfunction(l, crate::wide_cfn!(spawn::msgh));
         refs.msgh = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
         ffi::lua_createtable(l, 0, 3);
         ffi::lua_pushcfunction(l, error::error_tostring);
@@ -289,7 +291,7 @@ unsafe fn register_modules(l: *mut ffi::lua_State) {
         ffi::lua_setfield(l, -2, c"msgpack".as_ptr());
         ffi::lua_pop(l, 2);
         ffi::lua_getglobal(l, c"collectgarbage".as_ptr());
-        ffi::lua_pushcclosure(l, collectgarbage, 1);
+        ffi::lua_pushcclosure(l, crate::wide_cfn!(collectgarbage), 1);
         ffi::lua_setglobal(l, c"collectgarbage".as_ptr());
     }
 }

@@ -213,7 +213,7 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
             buffer: ctx,
         };
         p.write(st);
-        ffi::lua_pushcfunction(l, call_trampoline);
+        ffi::lua_pushcfunction(l, crate::wide_cfn!(call_trampoline));
         st.call = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
         st.next = global_ref(l, c"next");
         st.tostring = global_ref(l, c"tostring");
