@@ -496,7 +496,7 @@ pub fn current() -> Option<FiberId> {
 
 /// Whether a fiber is ready or sleeping on a timer on this thread.
 pub fn has_pending() -> bool {
-    with(|s| !s.ready.is_empty() || s.fire_timers(Instant::now()).is_some() || !s.ready.is_empty())
+    with(|s| s.fire_timers(Instant::now()).is_some() || !s.ready.is_empty())
 }
 
 /// Yields the current fiber: it goes to the back of the ready queue

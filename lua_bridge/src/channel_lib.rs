@@ -28,16 +28,9 @@ unsafe fn check_udata<'a, T>(
     idx: c_int,
     mt: *const c_void,
 ) -> Option<&'a T> {
-    // SAFETY: caller passes a valid index; the metatable pushed is popped; a
-    // userdata with this metatable was made by `new_udata::<T>`.
-    unsafe {
-        if ffi::lua_type(l, idx) != ffi::LUA_TUSERDATA || ffi::lua_getmetatable(l, idx) == 0 {
-            return None;
-        }
-        let same = ffi::lua_topointer(l, -1) == mt;
-        ffi::lua_pop(l, 1);
-        same.then(|| &*ffi::lua_touserdata(l, idx).cast::<T>())
-    }
+    // SAFETY: caller passes a valid index; a userdata with this metatable
+    // was made by `new_udata::<T>`.
+    unsafe { lua::udata_with_mt(l, idx, mt).map(|p| &*p.cast::<T>()) }
 }
 
 /// Pushes a new userdata holding `v`, with the metatable of registry ref

@@ -260,7 +260,6 @@ pub(crate) unsafe fn recycle_thread(t: LuaThread) {
             ffi::luaL_unref(main, ffi::LUA_REGISTRYINDEX, t.anchor);
         }
     }
-    let _ = main;
 }
 
 /// Releases a registry ref if it is one.

@@ -23,18 +23,11 @@ thread_local! {
 
 /// The fiber id of the fiber object at `idx`, or `None`.
 unsafe fn to_fiber(l: *mut ffi::lua_State, idx: c_int) -> Option<FiberId> {
-    // SAFETY: caller passes a valid state and index; the metatable pushed is
-    // popped again.
+    // SAFETY: caller passes a valid state and index; a userdata with the
+    // fiber metatable holds a `u64` fiber id.
     unsafe {
-        if ffi::lua_type(l, idx) != ffi::LUA_TUSERDATA || ffi::lua_getmetatable(l, idx) == 0 {
-            return None;
-        }
-        let mt = ffi::lua_topointer(l, -1);
-        ffi::lua_pop(l, 1);
-        if mt != FIBER_MT.with(|m| m.get()) {
-            return None;
-        }
-        Some(FiberId(*ffi::lua_touserdata(l, idx).cast::<u64>()))
+        let p = lua::udata_with_mt(l, idx, FIBER_MT.with(|m| m.get()))?;
+        Some(FiberId(*p.cast::<u64>()))
     }
 }
 

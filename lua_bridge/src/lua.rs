@@ -45,6 +45,28 @@ pub unsafe fn push_registry_ref(l: *mut ffi::lua_State, r: c_int) {
     unsafe { ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, r as ffi::lua_Integer) };
 }
 
+/// The block of the userdata at `idx` when its metatable is the table at
+/// address `mt`, else `None`.
+///
+/// # Safety
+///
+/// `l` is a valid state with room for one value, `idx` a valid index.
+pub unsafe fn udata_with_mt(
+    l: *mut ffi::lua_State,
+    idx: c_int,
+    mt: *const c_void,
+) -> Option<*mut c_void> {
+    // SAFETY: caller's contract; the metatable pushed is popped again.
+    unsafe {
+        if ffi::lua_type(l, idx) != ffi::LUA_TUSERDATA || ffi::lua_getmetatable(l, idx) == 0 {
+            return None;
+        }
+        let same = ffi::lua_topointer(l, -1) == mt;
+        ffi::lua_pop(l, 1);
+        same.then(|| ffi::lua_touserdata(l, idx))
+    }
+}
+
 /// The registry table's address: the same for every thread of one Lua state.
 ///
 /// # Safety
