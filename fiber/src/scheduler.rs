@@ -417,11 +417,13 @@ fn suspend() {
 /// that the scheduler keeps per fiber: each fiber starts with 0, and the
 /// value survives its switches. The Lua bridge counts its C function frames
 /// in it.
+#[inline]
 pub fn fiber_word() -> usize {
     FIBER_WORD.with(Cell::get)
 }
 
 /// Sets the running context's [`fiber_word`].
+#[inline]
 pub fn set_fiber_word(word: usize) {
     FIBER_WORD.with(|w| w.set(word));
 }
@@ -492,6 +494,13 @@ pub fn run_until(mut done: impl FnMut() -> bool) {
 /// The current fiber, or `None` outside any fiber.
 pub fn current() -> Option<FiberId> {
     with(|s| s.current.map(|h| FiberId(h.fid)))
+}
+
+/// The embedder's word ([`ext`]) of the current fiber, or `None` outside
+/// any fiber: one lookup, for hot paths that map the running fiber to their
+/// own record.
+pub fn current_ext() -> Option<usize> {
+    with(|s| s.current.map(|h| s.slots[h.key as usize].ext))
 }
 
 /// Whether a fiber is ready or sleeping on a timer on this thread.

@@ -1,11 +1,17 @@
 //! `fiber.channel` and `fiber.cond`: Tarantool's `fiber_channel.c` and
 //! `fiber_cond.c` over the fiber layer's [`Channel`] and [`Cond`].
 //!
-//! A channel holds registry refs of the values put into it, so the GC keeps
-//! them; refs still buffered when the channel is collected are released by
-//! its `__gc`.
+//! A channel holds slots of the cord's value tables (`Slots`), where the
+//! values put into it stay reachable for the GC; slots still buffered when
+//! the channel is collected are cleared by its `__gc`.
+//!
+//! The hot methods (`put`, `get`, `signal`, `broadcast`) are Lua wrappers
+//! (`lua/channel.lua`) that try the case that neither blocks nor fails
+//! through a primitive that cannot raise (an FFI call on LuaJIT, compiled
+//! into the caller's trace; a C function on Lua 5.4) and leave the rest to
+//! the C methods below.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void, CStr};
 
 use luafiber_fiber::channel::{GetError, PutError};
@@ -17,9 +23,97 @@ use crate::error::{self, ErrorKind};
 use crate::lua;
 use crate::spawn;
 
+/// Slots of the value table `VALS`, all in its array part; slots above are
+/// in `OVER`.
+const FAST_SLOTS: c_int = 1024;
+
+/// The cord's free value slots (1-based): those of `VALS` (up to
+/// [`FAST_SLOTS`]) and those of `OVER`.
+struct Slots {
+    fast: Vec<c_int>,
+    over: Vec<c_int>,
+    next: c_int,
+}
+
+impl Slots {
+    /// A free slot of `VALS`, if any is left.
+    fn take_fast(&mut self) -> Option<c_int> {
+        if let Some(s) = self.fast.pop() {
+            return Some(s);
+        }
+        (self.next <= FAST_SLOTS).then(|| {
+            self.next += 1;
+            self.next - 1
+        })
+    }
+
+    /// A free slot, of `VALS` while one is left.
+    fn take(&mut self) -> c_int {
+        self.take_fast()
+            .or_else(|| self.over.pop())
+            .unwrap_or_else(|| {
+                self.next += 1;
+                self.next - 1
+            })
+    }
+
+    fn give(&mut self, s: c_int) {
+        if s <= FAST_SLOTS {
+            self.fast.push(s);
+        } else {
+            self.over.push(s);
+        }
+    }
+}
+
 thread_local! {
     static CHANNEL_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
     static COND_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
+    static SLOTS: RefCell<Slots> = const { RefCell::new(Slots { fast: Vec::new(), over: Vec::new(), next: 1 }) };
+    /// Registry refs of the value tables `VALS` and `OVER`.
+    static VALS: Cell<(c_int, c_int)> = const { Cell::new((ffi::LUA_NOREF, ffi::LUA_NOREF)) };
+}
+
+/// Pushes the value table that holds slot `s`.
+unsafe fn push_vals(l: *mut ffi::lua_State, s: c_int) {
+    let (vals, over) = VALS.with(Cell::get);
+    // SAFETY: caller's contract: room for one value.
+    unsafe { lua::push_registry_ref(l, if s <= FAST_SLOTS { vals } else { over }) };
+}
+
+/// Moves the value on top of `l` into a free slot; returns the slot.
+unsafe fn store(l: *mut ffi::lua_State) -> c_int {
+    let s = SLOTS.with(|s| s.borrow_mut().take());
+    // SAFETY: caller's contract: a value on top, room for one more. Inside
+    // a bridge C function, allocations do not fail (see `memory`).
+    unsafe {
+        push_vals(l, s);
+        ffi::lua_insert(l, -2);
+        ffi::lua_rawseti(l, -2, s as ffi::lua_Integer);
+        ffi::lua_pop(l, 1);
+    }
+    s
+}
+
+/// Pushes the value at slot `s` onto `l` (when `push`) and frees the slot.
+unsafe fn release(l: *mut ffi::lua_State, s: c_int, push: bool) {
+    // SAFETY: caller's contract: room for three values; writing to a key
+    // that exists does not allocate.
+    unsafe {
+        push_vals(l, s);
+        if push {
+            ffi::lua_rawgeti(l, -1, s as ffi::lua_Integer);
+            ffi::lua_insert(l, -2);
+        }
+        if s <= FAST_SLOTS {
+            ffi::lua_pushboolean(l, 0);
+        } else {
+            ffi::lua_pushnil(l);
+        }
+        ffi::lua_rawseti(l, -2, s as ffi::lua_Integer);
+        ffi::lua_pop(l, 1);
+    }
+    SLOTS.with(|slots| slots.borrow_mut().give(s));
 }
 
 /// The `T` userdata at `idx` whose metatable is `mt`, or `None`.
@@ -106,12 +200,12 @@ crate::lua_fn! {
                 spawn::check_switch(l, "channel:put")?;
             }
             ffi::lua_pushvalue(l, 2);
-            let r = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-            let ok = match ch.put(r, timeout) {
+            let s = store(l);
+            let ok = match ch.put(s, timeout) {
                 Ok(()) => true,
                 Err(e) => {
                     let cancel = matches!(e, PutError::Cancelled(_));
-                    ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, e.into_inner());
+                    release(l, e.into_inner(), false);
                     if cancel {
                         return Err(cancelled());
                     }
@@ -139,10 +233,7 @@ crate::lua_fn! {
                 spawn::check_switch(l, "channel:get")?;
             }
             match ch.get(timeout) {
-                Ok(r) => {
-                    lua::push_registry_ref(l, r);
-                    ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, r);
-                }
+                Ok(s) => release(l, s, true),
                 Err(GetError::Cancelled) => return Err(cancelled()),
                 Err(GetError::NotInFiber) => {
                     return Err(error::from_fiber(luafiber_fiber::Error::NotInFiber))
@@ -199,16 +290,19 @@ crate::lua_fn! {
 }
 
 crate::lua_fn! {
-    /// `__gc`: releases the refs of values still buffered, then the channel.
+    /// `__gc`: frees the slots of values still buffered, then the channel.
     fn channel_gc(l) {
         // SAFETY: `__gc` of a channel userdata made by `channel_new`; it is
         // never used again after this.
         unsafe {
             if let Some(ch) = check_udata::<Channel<c_int>>(l, 1, CHANNEL_MT.with(Cell::get).1) {
-                while let Ok(r) = ch.try_get() {
-                    ffi::luaL_unref(l, ffi::LUA_REGISTRYINDEX, r);
+                while let Ok(s) = ch.try_get() {
+                    release(l, s, false);
                 }
                 std::ptr::drop_in_place(ffi::lua_touserdata(l, 1).cast::<Channel<c_int>>());
+                // A resurrected channel is no channel any more.
+                ffi::lua_pushnil(l);
+                ffi::lua_setmetatable(l, 1);
             }
         }
         Ok(0)
@@ -274,9 +368,149 @@ crate::lua_fn! {
         unsafe {
             if check_udata::<Cond>(l, 1, COND_MT.with(Cell::get).1).is_some() {
                 std::ptr::drop_in_place(ffi::lua_touserdata(l, 1).cast::<Cond>());
+                ffi::lua_pushnil(l);
+                ffi::lua_setmetatable(l, 1);
             }
         }
         Ok(0)
+    }
+}
+
+/// The primitive `try_put` of `lua/channel.lua`: puts a free slot of `VALS`
+/// into the channel when that neither blocks nor fails, and returns it (the
+/// caller stores the value there before anything else runs); else -1.
+///
+/// # Safety
+///
+/// `ch` points to a live channel (the caller checked the metatable).
+unsafe extern "C" fn try_put(ch: *const Channel<c_int>) -> c_int {
+    // SAFETY: caller's contract.
+    let ch = unsafe { &*ch };
+    let Some(s) = SLOTS.with(|s| s.borrow_mut().take_fast()) else {
+        return -1;
+    };
+    match ch.try_put(s) {
+        Ok(()) => s,
+        Err(e) => {
+            SLOTS.with(|slots| slots.borrow_mut().give(e.into_inner()));
+            -1
+        }
+    }
+}
+
+/// The primitive `try_get` of `lua/channel.lua`: takes the oldest value's
+/// slot when that neither blocks nor fails, frees it and returns it (the
+/// caller reads and clears it before anything else runs); else -1.
+///
+/// # Safety
+///
+/// As [`try_put`].
+unsafe extern "C" fn try_get(ch: *const Channel<c_int>) -> c_int {
+    // SAFETY: caller's contract.
+    match unsafe { &*ch }.try_get() {
+        Ok(s) => {
+            SLOTS.with(|slots| slots.borrow_mut().give(s));
+            s
+        }
+        Err(_) => -1,
+    }
+}
+
+/// The primitive `signal` of `lua/channel.lua`.
+///
+/// # Safety
+///
+/// `c` points to a live cond (the caller checked the metatable).
+unsafe extern "C" fn signal(c: *const Cond) {
+    // SAFETY: caller's contract.
+    unsafe { &*c }.signal();
+}
+
+/// The primitive `broadcast` of `lua/channel.lua`.
+///
+/// # Safety
+///
+/// As [`signal`].
+unsafe extern "C" fn broadcast(c: *const Cond) {
+    // SAFETY: caller's contract.
+    unsafe { &*c }.broadcast();
+}
+
+crate::lua_fn! {
+    /// [`try_put`] as a C function, for Lua without FFI.
+    fn try_put_c(l) {
+        let ch = channel(l, "usage: channel:put(var [, timeout])")?;
+        // SAFETY: `ch` is a live channel; room for one result.
+        unsafe { ffi::lua_pushinteger(l, try_put(ch).into()) };
+        Ok(1)
+    }
+}
+
+crate::lua_fn! {
+    /// [`try_get`] as a C function, for Lua without FFI.
+    fn try_get_c(l) {
+        let ch = channel(l, "usage: channel:get([timeout])")?;
+        // SAFETY: `ch` is a live channel; room for one result.
+        unsafe { ffi::lua_pushinteger(l, try_get(ch).into()) };
+        Ok(1)
+    }
+}
+
+/// Makes the value tables and runs `lua/channel.lua` over the channel and
+/// cond metatables. When the chunk fails, the C methods stay as they are.
+///
+/// # Safety
+///
+/// `l` is the cord's main state, at setup.
+unsafe fn init_wrappers(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
+    const CHUNK: &str = include_str!("lua/channel.lua");
+    // SAFETY: caller's contract; the stack is left as it was.
+    unsafe {
+        let top = ffi::lua_gettop(l);
+        ffi::lua_createtable(l, FAST_SLOTS, 0);
+        for s in 1..=FAST_SLOTS {
+            ffi::lua_pushboolean(l, 0);
+            ffi::lua_rawseti(l, -2, s.into());
+        }
+        ffi::lua_pushvalue(l, -1);
+        let vals = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_createtable(l, 0, 0);
+        ffi::lua_pushvalue(l, -1);
+        let over = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        VALS.with(|v| v.set((vals, over)));
+        if ffi::luaL_loadbuffer(
+            l,
+            CHUNK.as_ptr().cast(),
+            CHUNK.len(),
+            c"=fiber.channel".as_ptr(),
+        ) != 0
+        {
+            ffi::lua_settop(l, top);
+            return;
+        }
+        ffi::lua_insert(l, top + 1);
+        lua::push_registry_ref(l, ch_mt);
+        lua::push_registry_ref(l, cond_mt);
+        ffi::lua_insert(l, top + 2);
+        ffi::lua_insert(l, top + 2);
+        ffi::lua_pushinteger(l, FAST_SLOTS.into());
+        ffi::lua_pushcfunction(l, try_put_c);
+        ffi::lua_pushcfunction(l, try_get_c);
+        let prims: [*mut c_void; 4] = [
+            try_put as *mut c_void,
+            try_get as *mut c_void,
+            signal as *mut c_void,
+            broadcast as *mut c_void,
+        ];
+        for p in prims {
+            if cfg!(feature = "luajit") {
+                ffi::lua_pushlightuserdata(l, p);
+            } else {
+                ffi::lua_pushnil(l);
+            }
+        }
+        ffi::lua_pcall(l, 11, 0, 0);
+        ffi::lua_settop(l, top);
     }
 }
 
@@ -341,5 +575,6 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
             &[(c"__tostring", cond_tostring), (c"__gc", cond_gc)],
         );
         COND_MT.with(|m| m.set(cd));
+        init_wrappers(l, ch.0, cd.0);
     }
 }

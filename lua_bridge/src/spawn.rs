@@ -268,6 +268,22 @@ pub(crate) unsafe fn join(
 ///
 /// `l` is a valid Lua state.
 pub(crate) unsafe fn check_switch(l: *mut ffi::lua_State, what: &str) -> LResult<()> {
+    // The common case first, in two lookups: `l` is the running Lua fiber's
+    // own thread (so this is a fiber, on the cord's state, off the main
+    // thread), the GC runs (no finalizer is running) and mlua holds no
+    // callback.
+    let own = fiber::current_ext().is_some_and(|ext| {
+        cord::with(|c| {
+            ext > 0
+                && c.fibers.get(ext - 1).is_some_and(|f| f.thread.l == l)
+                && !c.gc_stopped
+                && c.lua.state() == c.main
+        })
+    });
+    // SAFETY: caller's contract.
+    if own && unsafe { gc_running(l) } {
+        return Ok(());
+    }
     if fiber::current().is_none() {
         return Err(Raise::illegal(format!(
             "{what}: cannot yield outside a fiber"

@@ -1,0 +1,77 @@
+-- The hot methods of fiber.channel and fiber.cond (see channel_lib.rs).
+--
+-- Each one first tries the case that neither blocks nor fails through a
+-- primitive that cannot raise: on LuaJIT an FFI call (compiled into the
+-- caller's trace), on Lua 5.4 a C function (and `signal` and `broadcast`
+-- stay C methods). Anything else (a wrong
+-- argument, a closed or full channel, a wait) goes to the C method, which
+-- checks, blocks and raises as before.
+--
+-- A value in a channel lives at the slot the channel holds: slots up to
+-- FAST in VALS, whose array part holds all of them (no other key is ever
+-- stored there, so it is never rehashed), the rest in OVER. The primitive
+-- `try_put` hands out slots of VALS only, so storing the value never
+-- allocates and cannot fail after the slot has gone to a reader.
+local CH_MT, COND_MT, VALS, OVER, FAST, try_put, try_get,
+      ffi_try_put, ffi_try_get, ffi_signal, ffi_broadcast = ...
+local getmetatable, type, select = getmetatable, type, select
+
+local signal, broadcast
+if ffi_try_put then
+    local ok, ffi = pcall(require, 'ffi')
+    if ok and type(ffi) == 'table' and ffi.cast then
+        local slot_fn = ffi.typeof('int (*)(void *)')
+        local void_fn = ffi.typeof('void (*)(void *)')
+        try_put, try_get = ffi.cast(slot_fn, ffi_try_put), ffi.cast(slot_fn, ffi_try_get)
+        signal, broadcast = ffi.cast(void_fn, ffi_signal), ffi.cast(void_fn, ffi_broadcast)
+    end
+end
+
+local ch, cond = CH_MT.__index, COND_MT.__index
+local c_put, c_get = ch.put, ch.get
+local c_signal, c_broadcast = cond.signal, cond.broadcast
+
+-- A timeout the C methods accept: none, or a number that is not NaN.
+local function timeout_ok(t)
+    return t == nil or type(t) == 'number' and t == t
+end
+
+function ch.put(self, ...)
+    if getmetatable(self) == CH_MT and select('#', ...) ~= 0
+            and timeout_ok((select(2, ...))) then
+        local s = try_put(self)
+        if s > 0 then
+            VALS[s] = (...)
+            return true
+        end
+    end
+    return c_put(self, ...)
+end
+
+function ch.get(self, ...)
+    if getmetatable(self) == CH_MT and timeout_ok((...)) then
+        local s = try_get(self)
+        if s > FAST then
+            local v = OVER[s]
+            OVER[s] = nil
+            return v
+        elseif s > 0 then
+            local v = VALS[s]
+            VALS[s] = false
+            return v
+        end
+    end
+    return c_get(self, ...)
+end
+
+if not signal then return end
+
+function cond.signal(self, ...)
+    if getmetatable(self) ~= COND_MT then return c_signal(self, ...) end
+    signal(self)
+end
+
+function cond.broadcast(self, ...)
+    if getmetatable(self) ~= COND_MT then return c_broadcast(self, ...) end
+    broadcast(self)
+end

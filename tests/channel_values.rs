@@ -1,0 +1,110 @@
+//! Values through `fiber.channel` on both paths: the Lua wrappers' fast path
+//! (a value slot handed over without blocking) and the C methods (blocking,
+//! closed, full, and more values in flight than the fast slots), plus the
+//! wrappers' handling of wrong arguments.
+
+use luafiber::LuaRuntime;
+
+fn run(code: &str) {
+    let rt = LuaRuntime::new().unwrap();
+    if let Err(e) = rt.run_chunk(
+        &format!("local fiber = require('fiber')\n{code}"),
+        "channel_values",
+    ) {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn every_kind_of_value_passes_unchanged_and_in_order() {
+    run(r#"
+        local t, f = {}, function() end
+        local vals = {1, 'two', t, f, false, 2.5, true}
+        local ch = fiber.channel(#vals)
+        for _, v in ipairs(vals) do assert(ch:put(v)) end
+        for i, v in ipairs(vals) do assert(ch:get() == v, i) end
+        -- nil goes through like any value
+        assert(ch:put(nil) == true)
+        assert(ch:count() == 1)
+        assert(ch:get(0) == nil and ch:count() == 0)
+    "#);
+}
+
+#[test]
+fn more_values_in_flight_than_fast_slots_are_kept() {
+    run(r#"
+        local n = 5000
+        local chs = {}
+        for i = 1, 4 do chs[i] = fiber.channel(n) end
+        for i = 1, n do
+            for c = 1, 4 do assert(chs[c]:put({i, c})) end
+        end
+        collectgarbage()
+        for i = 1, n do
+            for c = 1, 4 do
+                local v = chs[c]:get(0)
+                assert(v[1] == i and v[2] == c, i)
+            end
+        end
+        assert(chs[1]:get(0) == nil)
+    "#);
+}
+
+#[test]
+fn values_handed_to_blocked_readers_and_from_blocked_writers() {
+    run(r#"
+        local ch = fiber.channel(0)
+        local got = {}
+        local r = fiber.create(function()
+            for i = 1, 3 do got[i] = ch:get() end
+        end)
+        for i = 1, 3 do assert(ch:put({i})) end
+        fiber.yield()
+        assert(got[1][1] == 1 and got[2][1] == 2 and got[3][1] == 3)
+        -- a blocked writer's value is taken by a later get
+        fiber.create(function() ch:put('late') end)
+        assert(ch:get(0) == 'late')
+    "#);
+}
+
+#[test]
+fn a_collected_channel_frees_its_values() {
+    run(r#"
+        local weak = setmetatable({}, {__mode = 'v'})
+        do
+            local ch = fiber.channel(10)
+            local v = {}
+            weak[1] = v
+            ch:put(v)
+        end
+        collectgarbage(); collectgarbage()
+        assert(weak[1] == nil, 'the buffered value was freed with its channel')
+        -- slots freed by the collected channel are reused correctly
+        local ch = fiber.channel(2000)
+        for i = 1, 2000 do ch:put(i) end
+        for i = 1, 2000 do assert(ch:get(0) == i) end
+    "#);
+}
+
+#[test]
+fn wrong_arguments_raise_through_the_wrappers() {
+    run(r#"
+        local ch, c = fiber.channel(1), fiber.cond()
+        local function err(f, ...)
+            local ok, e = pcall(f, ...)
+            assert(not ok)
+            return tostring(e), type(e) == 'cdata' or type(e) == 'userdata' or type(e) == 'table'
+        end
+        assert(err(ch.put, ch):match('usage: channel:put'))
+        assert(err(ch.put, 1, 2):match('usage: channel:put'))
+        assert(err(ch.put, c, 2):match('usage: channel:put'))
+        assert(err(ch.put, ch, 1, 'x'):match('usage: channel:put'))
+        assert(err(ch.put, ch, 1, 0/0):match('usage: channel:put'))
+        assert(err(ch.get, c):match('usage: channel:get'))
+        assert(err(ch.get, ch, 'x'):match('usage: channel:get'))
+        assert(err(c.signal, ch):match('Usage: cond:signal'))
+        assert(err(c.broadcast, 42):match('Usage: cond:broadcast'))
+        -- nothing was lost on the way
+        assert(ch:count() == 0 and ch:put(7) and ch:get() == 7)
+    "#);
+}
