@@ -48,9 +48,15 @@ pub unsafe fn push_registry_ref(l: *mut ffi::lua_State, r: c_int) {
 /// The block of the userdata at `idx` when its metatable is the table at
 /// address `mt`, else `None`.
 ///
+/// Four API calls on the hot path: a light userdata is not told apart from
+/// a full one, which only matters when the debug library gave light
+/// userdata one of the bridge's metatables (it can break memory safety in
+/// other ways too).
+///
 /// # Safety
 ///
 /// `l` is a valid state with room for one value, `idx` a valid index.
+#[inline]
 pub unsafe fn udata_with_mt(
     l: *mut ffi::lua_State,
     idx: c_int,
@@ -58,12 +64,13 @@ pub unsafe fn udata_with_mt(
 ) -> Option<*mut c_void> {
     // SAFETY: caller's contract; the metatable pushed is popped again.
     unsafe {
-        if ffi::lua_type(l, idx) != ffi::LUA_TUSERDATA || ffi::lua_getmetatable(l, idx) == 0 {
+        let p = ffi::lua_touserdata(l, idx);
+        if p.is_null() || ffi::lua_getmetatable(l, idx) == 0 {
             return None;
         }
         let same = ffi::lua_topointer(l, -1) == mt;
-        ffi::lua_pop(l, 1);
-        same.then(|| ffi::lua_touserdata(l, idx))
+        ffi::lua_settop(l, -2);
+        same.then_some(p)
     }
 }
 
@@ -95,20 +102,30 @@ pub unsafe fn to_number(l: *mut ffi::lua_State, idx: c_int) -> Option<f64> {
 /// # Safety
 ///
 /// `l` is a valid state.
+#[inline]
 pub unsafe fn opt_timeout(
     l: *mut ffi::lua_State,
     idx: c_int,
     usage: &str,
 ) -> LResult<Option<std::time::Duration>> {
     // SAFETY: caller's contract.
-    unsafe {
-        if ffi::lua_type(l, idx) <= ffi::LUA_TNIL {
-            return Ok(None);
-        }
-        match to_number(l, idx) {
-            Some(t) if !t.is_nan() => Ok(seconds(t)),
-            _ => Err(Raise::illegal(usage)),
-        }
+    if unsafe { ffi::lua_type(l, idx) } <= ffi::LUA_TNIL {
+        return Ok(None);
+    }
+    // SAFETY: caller's contract.
+    unsafe { timeout(l, idx, usage) }
+}
+
+/// [`opt_timeout`] for a value that is there.
+unsafe fn timeout(
+    l: *mut ffi::lua_State,
+    idx: c_int,
+    usage: &str,
+) -> LResult<Option<std::time::Duration>> {
+    // SAFETY: caller's contract.
+    match unsafe { to_number(l, idx) } {
+        Some(t) if !t.is_nan() => Ok(seconds(t)),
+        _ => Err(Raise::illegal(usage)),
     }
 }
 
