@@ -70,48 +70,47 @@ thread_local! {
     static CHANNEL_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
     static COND_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
     static SLOTS: RefCell<Slots> = const { RefCell::new(Slots { fast: Vec::new(), over: Vec::new(), next: 1 }) };
-    /// Registry refs of the value tables `VALS` and `OVER`.
-    static VALS: Cell<(c_int, c_int)> = const { Cell::new((ffi::LUA_NOREF, ffi::LUA_NOREF)) };
 }
 
-/// Pushes the value table that holds slot `s`.
-unsafe fn push_vals(l: *mut ffi::lua_State, s: c_int) {
-    let (vals, over) = VALS.with(Cell::get);
-    // SAFETY: caller's contract: room for one value.
-    unsafe { lua::push_registry_ref(l, if s <= FAST_SLOTS { vals } else { over }) };
+/// The pseudo-index of the value table that holds slot `s`: `put`, `get`
+/// and `__gc` are C closures over `VALS` and `OVER`.
+fn vals(s: c_int) -> c_int {
+    ffi::lua_upvalueindex(if s <= FAST_SLOTS { 1 } else { 2 })
 }
 
 /// Moves the value on top of `l` into a free slot; returns the slot.
+///
+/// # Safety
+///
+/// Called by one of the closures over the value tables, with a value on
+/// top.
 unsafe fn store(l: *mut ffi::lua_State) -> c_int {
     let s = SLOTS.with(|s| s.borrow_mut().take());
-    // SAFETY: caller's contract: a value on top, room for one more. Inside
-    // a bridge C function, allocations do not fail (see `memory`).
-    unsafe {
-        push_vals(l, s);
-        ffi::lua_insert(l, -2);
-        ffi::lua_rawseti(l, -2, s as ffi::lua_Integer);
-        ffi::lua_pop(l, 1);
-    }
+    // SAFETY: caller's contract. Inside a bridge C function, allocations do
+    // not fail (see `memory`).
+    unsafe { ffi::lua_rawseti(l, vals(s), s.into()) };
     s
 }
 
 /// Pushes the value at slot `s` onto `l` (when `push`) and frees the slot.
+///
+/// # Safety
+///
+/// Called by one of the closures over the value tables, with room for two
+/// values.
 unsafe fn release(l: *mut ffi::lua_State, s: c_int, push: bool) {
-    // SAFETY: caller's contract: room for three values; writing to a key
-    // that exists does not allocate.
+    // SAFETY: caller's contract; writing to a key that exists does not
+    // allocate.
     unsafe {
-        push_vals(l, s);
         if push {
-            ffi::lua_rawgeti(l, -1, s as ffi::lua_Integer);
-            ffi::lua_insert(l, -2);
+            ffi::lua_rawgeti(l, vals(s), s.into());
         }
         if s <= FAST_SLOTS {
             ffi::lua_pushboolean(l, 0);
         } else {
             ffi::lua_pushnil(l);
         }
-        ffi::lua_rawseti(l, -2, s as ffi::lua_Integer);
-        ffi::lua_pop(l, 1);
+        ffi::lua_rawseti(l, vals(s), s.into());
     }
     SLOTS.with(|slots| slots.borrow_mut().give(s));
 }
@@ -472,12 +471,21 @@ unsafe fn init_wrappers(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
             ffi::lua_pushboolean(l, 0);
             ffi::lua_rawseti(l, -2, s.into());
         }
-        ffi::lua_pushvalue(l, -1);
-        let vals = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
         ffi::lua_createtable(l, 0, 0);
-        ffi::lua_pushvalue(l, -1);
-        let over = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        VALS.with(|v| v.set((vals, over)));
+        // put, get and __gc: closures over VALS and OVER
+        lua::push_registry_ref(l, ch_mt);
+        ffi::lua_getfield(l, -1, c"__index".as_ptr());
+        for (table, name, f) in [
+            (-1, c"put", channel_put),
+            (-1, c"get", channel_get),
+            (-2, c"__gc", channel_gc),
+        ] {
+            ffi::lua_pushvalue(l, top + 1);
+            ffi::lua_pushvalue(l, top + 2);
+            ffi::lua_pushcclosure(l, f, 2);
+            ffi::lua_setfield(l, table - 1, name.as_ptr());
+        }
+        ffi::lua_settop(l, top + 2);
         if ffi::luaL_loadbuffer(
             l,
             CHUNK.as_ptr().cast(),
@@ -550,8 +558,6 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
             l,
             c"fiber.channel",
             &[
-                (c"put", channel_put),
-                (c"get", channel_get),
                 (c"count", channel_count),
                 (c"size", channel_size),
                 (c"is_full", channel_is_full),
@@ -561,7 +567,7 @@ pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
                 (c"close", channel_close),
                 (c"is_closed", channel_is_closed),
             ],
-            &[(c"__tostring", channel_tostring), (c"__gc", channel_gc)],
+            &[(c"__tostring", channel_tostring)],
         );
         CHANNEL_MT.with(|m| m.set(ch));
         let cd = make_mt(
