@@ -25,13 +25,13 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-
-use crate::queue::TicketQueue;
 use std::fmt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::scheduler::{self, FiberId};
+use crate::queue::TicketQueue;
+use crate::scheduler;
+use crate::state::Handle;
 
 /// Why [`Channel::put`] failed; each variant gives the value back.
 #[derive(Clone, PartialEq, Eq)]
@@ -130,15 +130,21 @@ enum Outcome {
     Closed,
 }
 
-/// A blocked fiber's record.
+/// A blocked fiber's record, in the frame of its `get` or `put` (state
+/// rule 5).
 struct Waiter<T> {
-    fid: FiberId,
     /// A reader's received value, or a writer's value to hand over.
     value: Cell<Option<T>>,
     outcome: Cell<Outcome>,
 }
 
-type Queue<T> = TicketQueue<Rc<Waiter<T>>>;
+/// A queue entry: the blocked fiber and its record.
+struct Entry<T> {
+    fiber: Handle,
+    rec: *const Waiter<T>,
+}
+
+type Queue<T> = TicketQueue<Entry<T>>;
 
 struct State<T> {
     buf: VecDeque<T>,
@@ -252,7 +258,10 @@ impl<T> Channel<T> {
         while let Some((_, r)) = st.readers.pop_first() {
             // A waiter always leaves its queue before its fiber ends, so this
             // fails only for a fiber that ended without unwinding its wait.
-            if scheduler::wakeup(r.fid).is_ok() {
+            if scheduler::wake_fiber(r.fiber) {
+                // SAFETY: state rule 5: the entry was queued and its fiber
+                // lives, so the record's frame is still there.
+                let r = unsafe { &*r.rec };
                 r.value.set(Some(v));
                 r.outcome.set(Outcome::Done);
                 return Ok(());
@@ -280,9 +289,11 @@ impl<T> Channel<T> {
         let buffered = st.buf.pop_front();
         while let Some((_, w)) = st.writers.pop_first() {
             // As in `try_put`: skips a writer whose fiber is gone.
-            if scheduler::wakeup(w.fid).is_err() {
+            if !scheduler::wake_fiber(w.fiber) {
                 continue;
             }
+            // SAFETY: state rule 5, as in `try_put`.
+            let w = unsafe { &*w.rec };
             let wv = w.value.take().expect("a queued writer holds its value");
             w.outcome.set(Outcome::Done);
             match buffered {
@@ -335,16 +346,16 @@ impl<T> Channel<T> {
             Err(PutError::TimedOut(v)) => v,
             done => return done,
         };
-        let fid = match would_block(timeout) {
-            Ok(fid) => fid,
+        let me = match would_block(timeout) {
+            Ok(me) => me,
             Err(e) => return Err(e.with(v)),
         };
-        let (w, ticket) = self.enqueue(Side::Writers, fid, Some(v));
-        let queued = Queued {
-            ch: &self.inner,
-            side: Side::Writers,
-            ticket,
+        // Declared before `queued`, so it outlives the queue entry.
+        let w = Waiter {
+            value: Cell::new(Some(v)),
+            outcome: Cell::new(Outcome::Waiting),
         };
+        let queued = self.enqueue(Side::Writers, me, &w);
         let outcome = wait(&w.outcome, timeout, deadline);
         drop(queued);
         match outcome {
@@ -391,13 +402,13 @@ impl<T> Channel<T> {
             Err(GetError::TimedOut) => {}
             done => return done,
         }
-        let fid = would_block(timeout).map_err(|e| e.with(()))?;
-        let (r, ticket) = self.enqueue(Side::Readers, fid, None);
-        let _queued = Queued {
-            ch: &self.inner,
-            side: Side::Readers,
-            ticket,
+        let me = would_block(timeout).map_err(|e| e.with(()))?;
+        // Declared before `_queued`, so it outlives the queue entry.
+        let r = Waiter {
+            value: Cell::new(None),
+            outcome: Cell::new(Outcome::Waiting),
         };
+        let _queued = self.enqueue(Side::Readers, me, &r);
         match wait(&r.outcome, timeout, deadline) {
             Ok(()) => Ok(r.value.take().expect("a completed reader holds its value")),
             Err(e) => Err(e.with(())),
@@ -435,8 +446,10 @@ impl<T> Channel<T> {
             )
         };
         for w in readers.into_values().chain(writers.into_values()) {
-            w.outcome.set(Outcome::Closed);
-            let _ = scheduler::wakeup(w.fid);
+            if scheduler::wake_fiber(w.fiber) {
+                // SAFETY: state rule 5, as in `try_put`.
+                unsafe { (*w.rec).outcome.set(Outcome::Closed) };
+            }
         }
     }
 
@@ -475,17 +488,19 @@ impl<T> Channel<T> {
         !self.inner.state.borrow().writers.is_empty()
     }
 
-    fn enqueue(&self, side: Side, fid: FiberId, value: Option<T>) -> (Rc<Waiter<T>>, u64) {
-        let w = Rc::new(Waiter {
-            fid,
-            value: Cell::new(value),
-            outcome: Cell::new(Outcome::Waiting),
-        });
+    /// Queues `rec`, the record of the current fiber `me`, until the
+    /// returned guard is dropped (state rule 5).
+    fn enqueue<'a>(&'a self, side: Side, me: Handle, rec: &'a Waiter<T>) -> Queued<'a, T> {
         let mut st = self.inner.state.borrow_mut();
         let ticket = st.next_ticket;
         st.next_ticket += 1;
-        side.queue(&mut st).insert(ticket, w.clone());
-        (w, ticket)
+        side.queue(&mut st).insert(ticket, Entry { fiber: me, rec });
+        Queued {
+            ch: &self.inner,
+            side,
+            ticket,
+            outcome: &rec.outcome,
+        }
     }
 }
 
@@ -551,8 +566,9 @@ impl FromFail<()> for GetError {
 /// a zero timeout times out, then a caller outside a fiber fails; otherwise
 /// it may block, as the returned fiber. A cancelled fiber with a non-zero
 /// timeout yields once first, as [`scheduler::block_cancellable`] does.
-fn would_block(timeout: Option<Duration>) -> Result<FiberId, Fail> {
-    if scheduler::testcancel().is_err() {
+fn would_block(timeout: Option<Duration>) -> Result<Handle, Fail> {
+    let current = scheduler::current_fiber();
+    if let Some((_, true)) = current {
         if timeout != Some(Duration::ZERO) {
             let _ = scheduler::block_cancellable(Some(Duration::ZERO));
         }
@@ -561,7 +577,7 @@ fn would_block(timeout: Option<Duration>) -> Result<FiberId, Fail> {
     if timeout == Some(Duration::ZERO) {
         return Err(Fail::TimedOut);
     }
-    scheduler::current().ok_or(Fail::NotInFiber)
+    current.map(|(me, _)| me).ok_or(Fail::NotInFiber)
 }
 
 /// Blocks the current, queued fiber until its record is completed, the
@@ -575,37 +591,38 @@ fn wait(
 ) -> Result<(), Fail> {
     let mut left = timeout;
     loop {
-        let timed_out = scheduler::block(left).map_err(|_| Fail::NotInFiber)?;
+        let r = scheduler::park(left).map_err(|_| Fail::NotInFiber)?;
         match outcome.get() {
             Outcome::Done => return Ok(()),
             Outcome::Closed => return Err(Fail::Closed),
             Outcome::Waiting => {}
         }
-        if scheduler::testcancel().is_err() {
+        if r.cancelled {
             return Err(Fail::Cancelled);
         }
         left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        if timed_out || left == Some(Duration::ZERO) {
+        if r.timed_out || left == Some(Duration::ZERO) {
             return Err(Fail::TimedOut);
         }
     }
 }
 
 /// A waiter's place in a queue; leaving it (return or unwind) takes the
-/// record off unless the other side already did.
+/// record off unless the other side already did (state rule 5).
 struct Queued<'a, T> {
     ch: &'a Inner<T>,
     side: Side,
     ticket: u64,
+    /// Left `Waiting` only while the record is queued.
+    outcome: &'a Cell<Outcome>,
 }
 
 impl<T> Drop for Queued<'_, T> {
     fn drop(&mut self) {
-        let removed = self
-            .side
-            .queue(&mut self.ch.state.borrow_mut())
-            .remove(&self.ticket);
-        // Dropped after the borrow ends: the record may still hold a value.
-        drop(removed);
+        if self.outcome.get() == Outcome::Waiting {
+            self.side
+                .queue(&mut self.ch.state.borrow_mut())
+                .remove(&self.ticket);
+        }
     }
 }

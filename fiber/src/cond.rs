@@ -13,14 +13,14 @@
 //! predicate a cond guards is checked and changed between yields. Like every
 //! condition variable, a cond is used in a loop that re-checks the predicate.
 
-use crate::queue::TicketQueue;
 use std::cell::{Cell, RefCell};
 use std::fmt;
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::scheduler::{self, FiberId};
+use crate::queue::TicketQueue;
+use crate::scheduler;
+use crate::state::Handle;
 
 /// How a waiter left the queue, set by the waker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,9 +34,11 @@ enum Woken {
     Broadcast,
 }
 
+/// A queued waiter: its fiber, and its `woken` cell, which lives in the
+/// frame of its `wait` (state rule 5).
 struct Waiter {
-    fid: FiberId,
-    woken: Rc<Cell<Woken>>,
+    fiber: Handle,
+    woken: *const Cell<Woken>,
 }
 
 /// A condition variable for the fibers of one thread (Tarantool's
@@ -118,29 +120,33 @@ impl Cond {
     /// fiber::run();
     /// ```
     pub fn wait(&self, timeout: Option<Duration>) -> Result<bool, Error> {
-        let fid = scheduler::current().ok_or(Error::NotInFiber)?;
-        if scheduler::testcancel().is_err() {
+        let (me, cancelled) = scheduler::current_fiber().ok_or(Error::NotInFiber)?;
+        if cancelled {
             // Not queued yet: yields once, then fails with `Cancelled`.
             scheduler::block_cancellable(Some(Duration::ZERO))?;
             return Err(Error::Cancelled);
         }
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let woken = Rc::new(Cell::new(Woken::No));
+        // Declared before `_queued`, so it outlives the queue entry.
+        let woken = Cell::new(Woken::No);
         let ticket = self.next_ticket.get();
         self.next_ticket.set(ticket + 1);
         self.waiters.borrow_mut().insert(
             ticket,
             Waiter {
-                fid,
-                woken: woken.clone(),
+                fiber: me,
+                woken: &woken,
             },
         );
-        let _queued = Queued { cond: self, ticket };
+        let _queued = Queued {
+            cond: self,
+            ticket,
+            woken: &woken,
+        };
         let mut left = timeout;
         loop {
-            let timed_out = scheduler::block(left)?;
-            let cancelled = scheduler::testcancel().is_err();
-            match (woken.get(), cancelled) {
+            let r = scheduler::park(left)?;
+            match (woken.get(), r.cancelled) {
                 (Woken::Signal, true) => {
                     self.signal();
                     return Err(Error::Cancelled);
@@ -150,7 +156,7 @@ impl Cond {
                 (Woken::No, false) => {}
             }
             left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if timed_out || left == Some(Duration::ZERO) {
+            if r.timed_out || left == Some(Duration::ZERO) {
                 return Ok(false);
             }
         }
@@ -162,10 +168,12 @@ impl Cond {
         loop {
             let first = self.waiters.borrow_mut().pop_first();
             let Some((_, w)) = first else { return };
-            w.woken.set(Woken::Signal);
             // A waiter always leaves the queue before its fiber ends, so this
             // fails only for a fiber that ended without unwinding its wait.
-            if scheduler::wakeup(w.fid).is_ok() {
+            if scheduler::wake_fiber(w.fiber) {
+                // SAFETY: state rule 5: the record was queued and its fiber
+                // lives, so the frame holding `woken` is still there.
+                unsafe { (*w.woken).set(Woken::Signal) };
                 return;
             }
         }
@@ -175,8 +183,10 @@ impl Cond {
     pub fn broadcast(&self) {
         let all = std::mem::take(&mut *self.waiters.borrow_mut());
         for w in all.into_values() {
-            w.woken.set(Woken::Broadcast);
-            let _ = scheduler::wakeup(w.fid);
+            if scheduler::wake_fiber(w.fiber) {
+                // SAFETY: state rule 5, as in `signal`.
+                unsafe { (*w.woken).set(Woken::Broadcast) };
+            }
         }
     }
 
@@ -201,14 +211,18 @@ impl fmt::Debug for Cond {
 }
 
 /// A waiter's place in the queue; leaving it (return or unwind) takes the
-/// waiter off unless a waker already did.
+/// waiter off unless a waker already did (state rule 5).
 struct Queued<'a> {
     cond: &'a Cond,
     ticket: u64,
+    /// Set by the waker that took the record off.
+    woken: &'a Cell<Woken>,
 }
 
 impl Drop for Queued<'_> {
     fn drop(&mut self) {
-        self.cond.waiters.borrow_mut().remove(&self.ticket);
+        if self.woken.get() == Woken::No {
+            self.cond.waiters.borrow_mut().remove(&self.ticket);
+        }
     }
 }

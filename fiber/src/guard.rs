@@ -36,9 +36,10 @@ thread_local! {
 static INSTALL: Once = Once::new();
 static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
 
-/// Records the fiber switched to; returns the previous record.
-pub(crate) fn set_running(r: Running) -> Running {
-    RUNNING.with(|c| c.replace(r))
+/// Records the fiber switched to.
+#[inline]
+pub(crate) fn set_running(r: Running) {
+    RUNNING.with(|c| c.set(r));
 }
 
 /// Installs the handler (once per process) and this thread's alternate

@@ -12,6 +12,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -20,7 +21,7 @@ use slab::Slab;
 use crate::error::Error;
 use crate::guard;
 use crate::pool::{StackPool, StackPoolConfig};
-use crate::state::{Coro, Handle, Slot, Status};
+use crate::state::{Coro, Handle, Resume, Slot, Status};
 use crate::timer::Timers;
 
 /// Longest fiber name, in bytes (Tarantool's `FIBER_NAME_MAX` less the NUL).
@@ -73,11 +74,14 @@ pub(crate) struct Scheduler {
     timers: Timers,
     current: Option<Handle>,
     next_fid: u64,
-    stacks: StackPool,
+    /// Made on first use (its page rounding is not `const`).
+    stacks: Option<StackPool>,
 }
 
 thread_local! {
-    static SCHED: RefCell<Scheduler> = RefCell::new(Scheduler::new(Config::default()));
+    // `const`: every access is a plain thread-local address, with no lazy
+    // initialisation check on the switch path.
+    static SCHED: RefCell<Scheduler> = const { RefCell::new(Scheduler::new()) };
     static SWITCH_HOOK: Cell<Option<fn()>> = const { Cell::new(None) };
     static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
 }
@@ -87,17 +91,21 @@ fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
 }
 
 impl Scheduler {
-    fn new(config: Config) -> Scheduler {
-        crate::guard::install();
+    const fn new() -> Scheduler {
         Scheduler {
             slots: Slab::new(),
-            by_fid: HashMap::default(),
+            by_fid: HashMap::with_hasher(BuildHasherDefault::new()),
             ready: VecDeque::new(),
-            timers: Timers::default(),
+            timers: Timers::new(),
             current: None,
             next_fid: FIRST_FID,
-            stacks: StackPool::new(config.stacks),
+            stacks: None,
         }
+    }
+
+    fn stacks(&mut self) -> &mut StackPool {
+        self.stacks
+            .get_or_insert_with(|| StackPool::new(Config::default().stacks))
     }
 
     fn slot(&self, h: Handle) -> Option<&Slot> {
@@ -160,15 +168,24 @@ impl Scheduler {
         None
     }
 
-    fn finish(&mut self, h: Handle, coro: Coro) {
+    fn finish(&mut self, h: Handle) {
         tracing::trace!(id = h.fid, "finish");
-        self.stacks.put(coro.into_stack());
         let slot = &mut self.slots[h.key as usize];
+        let coro = slot
+            .coro
+            .take()
+            .expect("a fiber that ends has its coroutine");
         slot.status = Status::Dead;
+        // SAFETY: state rule 1: `coro` came from `Box::into_raw`, the slot
+        // held it alone, and its resume has returned.
+        let coro = unsafe { Box::from_raw(coro.as_ptr()) };
+        let stack = coro.into_stack();
+        let slot = &mut self.slots[h.key as usize];
         let joiner = slot.joiner;
         if !slot.joinable {
             self.remove(h);
         }
+        self.stacks().put(stack);
         if let Some(j) = joiner {
             self.wake(j);
         }
@@ -180,8 +197,17 @@ impl Drop for Scheduler {
         // A suspended coroutine must never be dropped: corosensei would force
         // an unwind through its Lua frames. What is still suspended when the
         // thread ends is leaked on purpose.
+        // The thread can end inside a fiber (`exit()` runs thread-local
+        // destructors on the caller's stack): the running fiber and those
+        // that resumed it are inside `resume`, so theirs are left alone.
         for (_, slot) in self.slots.iter_mut() {
+            if matches!(slot.status, Status::Running | Status::Calling) {
+                continue;
+            }
             if let Some(coro) = slot.coro.take() {
+                // SAFETY: state rule 1: this fiber is not inside `resume`, so
+                // the slot holds `coro` alone.
+                let coro = unsafe { Box::from_raw(coro.as_ptr()) };
                 if coro.started() && !coro.done() {
                     std::mem::forget(coro);
                 }
@@ -200,7 +226,7 @@ pub fn configure(config: Config) -> bool {
         if !s.slots.is_empty() || s.current.is_some() {
             return false;
         }
-        s.stacks = StackPool::new(config.stacks);
+        s.stacks = Some(StackPool::new(config.stacks));
         true
     })
 }
@@ -208,7 +234,7 @@ pub fn configure(config: Config) -> bool {
 /// This thread's scheduler settings.
 pub fn config() -> Config {
     with(|s| Config {
-        stacks: s.stacks.config(),
+        stacks: s.stacks().config(),
     })
 }
 
@@ -270,11 +296,12 @@ impl Builder {
     }
 
     fn build(self, body: impl FnOnce() + 'static) -> Result<Handle, Error> {
-        let stack = with(|s| s.stacks.take(self.stack_size))?;
+        guard::install();
+        let stack = with(|s| s.stacks().take(self.stack_size))?;
         let stack_size = stack.size();
         let limit = corosensei::stack::Stack::limit(&stack).get();
         let guard = (limit - crate::stack::GUARD_SIZE, limit);
-        let coro = Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
+        let coro = Coroutine::with_stack(stack, move |y: &Yielder<Resume, ()>, _: Resume| {
             with(|s| {
                 let (_, slot) = s.current_slot().expect("a fiber runs as current");
                 slot.yielder = y;
@@ -299,7 +326,8 @@ impl Builder {
             let key = s.slots.insert(Slot {
                 fid,
                 status: Status::Suspended,
-                coro: Some(coro),
+                coro: Some(NonNull::from(Box::leak(Box::new(coro)))),
+                resumer: None,
                 yielder: std::ptr::null(),
                 name: self.name.unwrap_or(Cow::Borrowed("lua")),
                 cancelled: false,
@@ -352,65 +380,108 @@ pub fn truncate(name: &str) -> &str {
     &name[..end]
 }
 
-/// Resumes `h` from the current context and handles its yield or end.
-fn switch_to(h: Handle) {
-    let (mut coro, prev, running, span) = with(|s| {
-        let prev = s.current.replace(h);
-        if let Some(p) = prev {
-            s.slots[p.key as usize].status = Status::Calling;
-        }
-        let slot = &mut s.slots[h.key as usize];
-        slot.status = Status::Running;
-        slot.csw += 1;
-        let running = guard::Running {
-            guard: slot.guard,
-            fid: slot.fid,
-            name: (slot.name.as_ptr(), slot.name.len()),
-        };
-        // Costs nothing unless a subscriber listens at trace level.
-        let span = if tracing::enabled!(tracing::Level::TRACE) {
-            tracing::trace_span!("fiber", id = slot.fid, name = &*slot.name)
-        } else {
-            tracing::Span::none()
-        };
-        let coro = slot.coro.take();
-        (
-            coro.expect("a switched-to fiber has its coroutine"),
-            prev,
-            running,
-            span,
-        )
-    });
-    let outer = guard::set_running(running);
-    // Entered by the resumer, on its own stack: exited when the fiber yields
-    // or ends, so no guard is ever held across a switch inside the fiber.
-    let entered = span.enter();
-    let word = FIBER_WORD.replace(0);
-    let result = coro.resume(());
-    FIBER_WORD.set(word);
-    drop(entered);
-    guard::set_running(outer);
-    with(|s| {
-        s.current = prev;
-        if let Some(p) = prev {
-            s.slots[p.key as usize].status = Status::Running;
-        }
-        match result {
-            CoroutineResult::Yield(()) => s.slots[h.key as usize].coro = Some(coro),
-            CoroutineResult::Return(()) => s.finish(h, coro),
-        }
-    });
+/// What the resumer takes out of the scheduler, in one borrow, to switch to
+/// a fiber. Two words, so it comes back in registers.
+struct SwitchIn {
+    coro: NonNull<Coro>,
+    input: Resume,
+    /// Whether a subscriber wants the fiber's span.
+    traced: bool,
 }
 
-/// Switches out of the current fiber; it comes back when resumed.
-fn suspend() {
-    run_switch_hook();
-    let y = with(|s| s.current_slot().expect("suspend in a fiber").1.yielder);
-    let word = FIBER_WORD.get();
-    // SAFETY: state rule 2: `y` was set by this fiber when it started and
-    // points into its own stack, which is the one running now.
-    unsafe { (*y).suspend(()) };
+impl Slot {
+    /// What the stack overflow handler reports while this fiber runs.
+    fn running(&self) -> guard::Running {
+        guard::Running {
+            guard: self.guard,
+            fid: self.fid,
+            name: (self.name.as_ptr(), self.name.len()),
+        }
+    }
+}
+
+impl Scheduler {
+    /// Makes `h` current; hands out its coroutine (state rule 1).
+    fn switch_in(&mut self, h: Handle) -> SwitchIn {
+        let prev = self.current.replace(h);
+        if let Some(p) = prev {
+            self.slots[p.key as usize].status = Status::Calling;
+        }
+        let slot = &mut self.slots[h.key as usize];
+        slot.status = Status::Running;
+        slot.resumer = prev;
+        slot.csw += 1;
+        guard::set_running(slot.running());
+        SwitchIn {
+            coro: slot.coro.expect("a switched-to fiber has its coroutine"),
+            input: Resume {
+                timed_out: slot.timed_out,
+                cancelled: slot.cancelled,
+            },
+            // One relaxed load unless a subscriber listens at trace level.
+            traced: tracing::enabled!(tracing::Level::TRACE),
+        }
+    }
+
+    /// Undoes `switch_in` after the fiber yielded or ended.
+    fn switch_out(&mut self, h: Handle, ended: bool) {
+        let prev = self.slots[h.key as usize].resumer;
+        self.current = prev;
+        let outer = match prev {
+            Some(p) => {
+                let slot = &mut self.slots[p.key as usize];
+                slot.status = Status::Running;
+                slot.running()
+            }
+            None => guard::Running::NONE,
+        };
+        guard::set_running(outer);
+        if ended {
+            self.finish(h);
+        }
+    }
+}
+
+/// Resumes `h` from the current context and handles its yield or end.
+fn switch_to(h: Handle) {
+    resume(h, with(|s| s.switch_in(h)));
+}
+
+/// Runs the fiber `h`, made current by `switch_in`, until it yields or ends.
+fn resume(h: Handle, sw: SwitchIn) {
+    // Entered by the resumer, on its own stack: exited when the fiber yields
+    // or ends, so no guard is ever held across a switch inside the fiber.
+    let span = if sw.traced { fiber_span(h) } else { None };
+    let entered = span.as_ref().map(tracing::Span::enter);
+    let word = FIBER_WORD.replace(0);
+    // SAFETY: state rule 1: the coroutine lives in its own allocation, which
+    // nothing else touches while its fiber runs, and no borrow of the
+    // scheduler is held here.
+    let result = unsafe { (*sw.coro.as_ptr()).resume(sw.input) };
     FIBER_WORD.set(word);
+    drop(entered);
+    let ended = matches!(result, CoroutineResult::Return(()));
+    with(|s| s.switch_out(h, ended));
+}
+
+#[cold]
+fn fiber_span(h: Handle) -> Option<tracing::Span> {
+    with(|s| {
+        s.slot(h)
+            .map(|slot| tracing::trace_span!("fiber", id = slot.fid, name = &*slot.name))
+    })
+}
+
+/// Switches out of the current fiber, whose yielder is `y`; it comes back
+/// when resumed, with what its resumer read from its slot.
+fn suspend(y: *const Yielder<Resume, ()>) -> Resume {
+    run_switch_hook();
+    let word = FIBER_WORD.get();
+    // SAFETY: state rule 2: `y` is the current fiber's yielder, set by it
+    // when it started; it points into its own stack, the one running now.
+    let input = unsafe { (*y).suspend(()) };
+    FIBER_WORD.set(word);
+    input
 }
 
 /// A word of the running context (a fiber, or the thread outside fibers)
@@ -477,12 +548,13 @@ pub fn run_until(mut done: impl FnMut() -> bool) {
             }
         }
         for _ in 0..batch {
-            let h = with(|s| {
+            let next = with(|s| {
                 let h = s.ready.pop_front()?;
-                matches!(s.slot(h), Some(slot) if slot.status == Status::Ready).then_some(h)
+                matches!(s.slot(h), Some(slot) if slot.status == Status::Ready)
+                    .then(|| (h, s.switch_in(h)))
             });
-            if let Some(h) = h {
-                switch_to(h);
+            if let Some((h, sw)) = next {
+                resume(h, sw);
             }
             if done() {
                 return;
@@ -516,14 +588,17 @@ pub fn has_pending() -> bool {
 /// [`Error::NotInFiber`] outside a fiber; [`Error::Cancelled`] after the
 /// yield when the fiber is cancelled.
 pub fn yield_now() -> Result<(), Error> {
-    with(|s| {
+    let y = with(|s| {
         let (h, slot) = s.current_slot()?;
         slot.status = Status::Ready;
+        let y = slot.yielder;
         s.ready.push_back(h);
-        Ok::<(), Error>(())
+        Ok::<_, Error>(y)
     })?;
-    suspend();
-    testcancel()
+    match suspend(y).cancelled {
+        true => Err(Error::Cancelled),
+        false => Ok(()),
+    }
 }
 
 /// Blocks the current fiber until a wakeup, or until `timeout` runs out.
@@ -534,24 +609,24 @@ pub fn yield_now() -> Result<(), Error> {
 ///
 /// [`Error::NotInFiber`] outside a fiber.
 pub fn block(timeout: Option<Duration>) -> Result<bool, Error> {
-    with(|s| {
+    park(timeout).map(|r| r.timed_out)
+}
+
+/// [`block`], returning both flags the fiber was resumed with.
+pub(crate) fn park(timeout: Option<Duration>) -> Result<Resume, Error> {
+    let y = with(|s| {
         let (h, slot) = s.current_slot()?;
         slot.status = Status::Suspended;
         slot.timed_out = false;
         slot.wait += 1;
-        let token = slot.wait;
+        let (token, y) = (slot.wait, slot.yielder);
         if let Some(t) = timeout {
             let deadline = Instant::now().checked_add(t).unwrap_or_else(far_future);
             s.timers.push(deadline, h, token);
         }
-        Ok::<(), Error>(())
+        Ok::<_, Error>(y)
     })?;
-    suspend();
-    Ok(with(|s| {
-        s.current_slot()
-            .map(|(_, slot)| slot.timed_out)
-            .unwrap_or(false)
-    }))
+    Ok(suspend(y))
 }
 
 fn far_future() -> Instant {
@@ -569,9 +644,12 @@ pub fn block_cancellable(timeout: Option<Duration>) -> Result<bool, Error> {
     if current_cancelled()? {
         return yield_now().and(Err(Error::Cancelled));
     }
-    let timed_out = block(timeout)?;
-    testcancel()?;
-    Ok(timed_out)
+    match park(timeout)? {
+        Resume {
+            cancelled: true, ..
+        } => Err(Error::Cancelled),
+        r => Ok(r.timed_out),
+    }
 }
 
 /// Sleeps the current fiber for `d` (0: a plain yield). A wakeup ends the
@@ -589,6 +667,24 @@ pub fn sleep(d: Duration) -> Result<(), Error> {
 
 fn current_cancelled() -> Result<bool, Error> {
     with(|s| s.current_slot().map(|(_, slot)| slot.cancelled))
+}
+
+/// The current fiber and its cancel flag, in one borrow; `None` outside a
+/// fiber.
+pub(crate) fn current_fiber() -> Option<(Handle, bool)> {
+    with(|s| s.current_slot().ok().map(|(h, slot)| (h, slot.cancelled)))
+}
+
+/// Makes the fiber ready if it is suspended (as [`wakeup`] does, by handle,
+/// with no id lookup). Returns `false` when it has ended or is gone.
+pub(crate) fn wake_fiber(h: Handle) -> bool {
+    with(|s| match s.slot(h) {
+        Some(slot) if slot.status != Status::Dead => {
+            s.wake(h);
+            true
+        }
+        _ => false,
+    })
 }
 
 /// Fails when the current fiber is cancelled (Tarantool's `fiber.testcancel`).
@@ -767,9 +863,7 @@ pub fn set_name(id: FiberId, name: &str) -> Result<(), Error> {
         }
         slot.name = Cow::Owned(name.to_owned());
         if current {
-            let r = guard::set_running(guard::Running::NONE);
-            let name = (slot.name.as_ptr(), slot.name.len());
-            guard::set_running(guard::Running { name, ..r });
+            guard::set_running(slot.running());
         }
         Ok(())
     })
@@ -844,11 +938,11 @@ pub fn stats() -> Stats {
         fibers: s.slots.len(),
         ready: s.ready.len(),
         timers: s.timers.len(),
-        pooled_stacks: s.stacks.len(),
+        pooled_stacks: s.stacks.as_ref().map_or(0, StackPool::len),
     })
 }
 
 /// Unmaps every pooled stack of this thread.
 pub fn clear_stack_pool() {
-    with(|s| s.stacks.clear());
+    with(|s| s.stacks().clear());
 }

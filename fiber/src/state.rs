@@ -2,24 +2,51 @@
 //!
 //! Rules the scheduler relies on (the unsafe code cites them by number):
 //!
-//! 1. A fiber's coroutine is in its slot exactly while the fiber is not
-//!    running: `switch_to` takes it out before `resume` and puts it back
-//!    after, so no slab borrow is held across a switch.
+//! 1. A fiber's coroutine lives in its own heap allocation (`Box::into_raw`),
+//!    owned by its slot through `coro` until the fiber ends; its address
+//!    stays put when the slab grows. The resumer gets the pointer in the
+//!    borrow that switches to the fiber, then drops that borrow and resumes
+//!    through the pointer: no `RefCell` borrow or slab reference is held
+//!    across a switch. While the fiber runs, nothing else touches its
+//!    coroutine: the slot of a running fiber is never removed (only an ended
+//!    one's is), `finish` frees it only after its last resume returned, and
+//!    the scheduler's drop (which can run inside a fiber, when `exit()`
+//!    runs thread-local destructors) skips `Running` and `Calling` fibers.
 //! 2. `yielder` is set by the fiber itself when it starts, and points into
 //!    the fiber's own stack; it is used only by that fiber while it runs.
 //! 3. Only a `Suspended` fiber is made ready by a wakeup; `Running`,
 //!    `Calling` and `Ready` fibers ignore it, and `Dead` ones are an error.
 //! 4. A timer entry counts only while its token equals the slot's `wait`:
 //!    every block and every wakeup bumps `wait`, so stale entries are ignored.
+//! 5. A blocked fiber's waiter record (in `Cond` and `Channel`) lives in the
+//!    frame of its `wait`, `get` or `put`, and the queue holds a raw pointer
+//!    to it, next to the fiber's handle. The frame takes its entry off the
+//!    queue before it returns or unwinds (a drop guard), unless a waker took
+//!    it off first; a waker pops the entry and writes the record only after
+//!    `wake_fiber` said the fiber lives, with no switch in between. A
+//!    suspended fiber's stack is never freed (a suspended coroutine is never
+//!    dropped; see `Scheduler::drop`), so a queued record stays valid.
 
 use std::borrow::Cow;
+use std::ptr::NonNull;
 
 use corosensei::{Coroutine, Yielder};
 
 use crate::stack::FiberStack;
 
-/// The coroutine type of every fiber: resumed with `()`, yields `()`.
-pub(crate) type Coro = Coroutine<(), (), (), FiberStack>;
+/// The coroutine type of every fiber: resumed with its flags, yields `()`.
+pub(crate) type Coro = Coroutine<Resume, (), (), FiberStack>;
+
+/// What a fiber is resumed with: its slot's flags, read by the resumer in
+/// the borrow that switches to it, so the fiber needs no borrow of its own
+/// to learn why it woke.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Resume {
+    /// The slot's `timed_out`.
+    pub timed_out: bool,
+    /// The slot's `cancelled`.
+    pub cancelled: bool,
+}
 
 /// Where a fiber is in its life.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,10 +82,13 @@ pub(crate) struct Slot {
     /// The fiber's id; also the generation tag of handles to this slot.
     pub fid: u64,
     pub status: Status,
-    /// Rule 1.
-    pub coro: Option<Coro>,
+    /// Rule 1. `None` once the fiber has ended.
+    pub coro: Option<NonNull<Coro>>,
+    /// Who resumed the fiber while it runs: the fiber that called
+    /// `spawn_now`, or `None` for the scheduler loop.
+    pub resumer: Option<Handle>,
     /// Rule 2.
-    pub yielder: *const Yielder<(), ()>,
+    pub yielder: *const Yielder<Resume, ()>,
     pub name: Cow<'static, str>,
     /// Set by `cancel`, never cleared (the flag is sticky).
     pub cancelled: bool,

@@ -34,13 +34,19 @@ impl Ord for Timer {
     }
 }
 
-#[derive(Default)]
 pub(crate) struct Timers {
     heap: BinaryHeap<Reverse<Timer>>,
     seq: u64,
 }
 
 impl Timers {
+    pub const fn new() -> Timers {
+        Timers {
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+
     pub fn push(&mut self, deadline: Instant, handle: Handle, token: u64) {
         self.seq += 1;
         self.heap.push(Reverse(Timer {
