@@ -357,3 +357,23 @@ fn recycled_thread_has_fresh_globals() {
         end
     "#);
 }
+
+#[test]
+fn loop_clocks_stay_still_until_the_fiber_yields() {
+    run(r#"
+        local c0, t0 = fiber.clock(), fiber.time()
+        local c64, t64 = fiber.clock64(), fiber.time64()
+        local x = 0
+        for i = 1, 3e6 do x = x + i end
+        assert(fiber.clock() == c0 and fiber.time() == t0, 'the loop time moved without a yield')
+        assert(fiber.clock64() == c64 and fiber.time64() == t64)
+        assert(math.abs(c64 / 1e6 - c0) < 1e-3 and math.abs(t64 / 1e6 - t0) < 1e-3)
+        fiber.sleep(0.01)
+        assert(fiber.clock() - c0 >= 0.009, 'the loop time moved on after a sleep')
+        assert(fiber.time() > t0 and fiber.clock64() > c64)
+        -- a child fiber that runs at once is a switch for its creator too
+        local c1 = fiber.clock()
+        fiber.create(function() local y = 0 for i = 1, 1e6 do y = y + i end end)
+        assert(fiber.clock() >= c1)
+    "#);
+}

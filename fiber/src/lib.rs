@@ -45,8 +45,8 @@ pub use scheduler::{
     all, block, block_cancellable, cancel, clear_stack_pool, config, configure, csw, current,
     current_ext, exists, ext, fiber_word, has_pending, is_cancelled, is_joinable, join, name, run,
     run_until, set_fiber_word, set_joinable, set_name, set_switch_hook, sleep, stack_size, stats,
-    status, testcancel, truncate, wakeup, with_name, yield_now, Builder, Config, FiberId, Stats,
-    FIRST_FID, MAX_NAME_LEN, SCHED_FID,
+    status, switch_count, testcancel, truncate, wakeup, with_name, yield_now, Builder, Config,
+    FiberId, Stats, FIRST_FID, MAX_NAME_LEN, SCHED_FID,
 };
 pub use stack::{FiberStack, StackError};
 pub use state::Status;

@@ -74,6 +74,8 @@ pub(crate) struct Scheduler {
     timers: Timers,
     current: Option<Handle>,
     next_fid: u64,
+    /// Switches into and out of fibers so far on this thread.
+    switches: u64,
     /// Made on first use (its page rounding is not `const`).
     stacks: Option<StackPool>,
 }
@@ -84,6 +86,8 @@ thread_local! {
     static SCHED: RefCell<Scheduler> = const { RefCell::new(Scheduler::new()) };
     static SWITCH_HOOK: Cell<Option<fn()>> = const { Cell::new(None) };
     static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
+    /// [`switch_count`], or 0 outside any fiber.
+    static EPOCH: Cell<u64> = const { Cell::new(0) };
 }
 
 fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
@@ -99,6 +103,7 @@ impl Scheduler {
             timers: Timers::new(),
             current: None,
             next_fid: FIRST_FID,
+            switches: 0,
             stacks: None,
         }
     }
@@ -411,6 +416,8 @@ impl Scheduler {
         slot.status = Status::Running;
         slot.resumer = prev;
         slot.csw += 1;
+        self.switches += 1;
+        EPOCH.set(self.switches);
         guard::set_running(slot.running());
         SwitchIn {
             coro: slot.coro.expect("a switched-to fiber has its coroutine"),
@@ -427,6 +434,8 @@ impl Scheduler {
     fn switch_out(&mut self, h: Handle, ended: bool) {
         let prev = self.slots[h.key as usize].resumer;
         self.current = prev;
+        self.switches += 1;
+        EPOCH.set(if prev.is_some() { self.switches } else { 0 });
         let outer = match prev {
             Some(p) => {
                 let slot = &mut self.slots[p.key as usize];
@@ -573,6 +582,16 @@ pub fn current() -> Option<FiberId> {
 /// own record.
 pub fn current_ext() -> Option<usize> {
     with(|s| s.current.map(|h| s.slots[h.key as usize].ext))
+}
+
+/// Switches into and out of fibers so far on this thread, or `None` outside
+/// any fiber: while it stays the same, the current fiber has not yielded
+/// (Tarantool's cached event-loop time is kept on this). One thread-local
+/// read.
+#[inline]
+pub fn switch_count() -> Option<u64> {
+    let epoch = EPOCH.with(Cell::get);
+    (epoch != 0).then_some(epoch)
 }
 
 /// Whether a fiber is ready or sleeping on a timer on this thread.

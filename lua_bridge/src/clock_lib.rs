@@ -62,6 +62,76 @@ unsafe extern "C-unwind" fn clock_bench(l: *mut ffi::lua_State) -> std::ffi::c_i
     }
 }
 
+/// `fiber.clock()`: the loop's monotonic time in seconds.
+pub(crate) extern "C" fn loop_clock() -> f64 {
+    clock::loop_monotonic64() as f64 * 1e-9
+}
+
+/// `fiber.time()`: the loop's wall-clock time in seconds.
+pub(crate) extern "C" fn loop_time() -> f64 {
+    clock::loop_realtime64() as f64 * 1e-9
+}
+
+/// `fiber.clock64()`: the loop's monotonic time in microseconds.
+pub(crate) extern "C" fn loop_clock64() -> i64 {
+    clock::loop_monotonic64() / 1000
+}
+
+/// `fiber.time64()`: the loop's wall-clock time in microseconds.
+pub(crate) extern "C" fn loop_time64() -> i64 {
+    clock::loop_realtime64() / 1000
+}
+
+/// On LuaJIT, makes `fiber.clock`, `time`, `clock64` and `time64` of the
+/// module table on top Lua functions over FFI calls of the functions above
+/// (compiled into the caller's trace, as Tarantool's are); elsewhere, or
+/// when the chunk fails, the C functions stay.
+///
+/// # Safety
+///
+/// `l` is the cord's main state at setup, with the `fiber` table on top.
+pub(crate) unsafe fn ffi_loop_clocks(l: *mut ffi::lua_State) {
+    const CHUNK: &str = r#"
+        local fiber, clock, time, clock64, time64 = ...
+        local ok, ffi = pcall(require, 'ffi')
+        if not ok or type(ffi) ~= 'table' or not ffi.cast then return end
+        local dbl, i64 = ffi.typeof('double (*)(void)'), ffi.typeof('int64_t (*)(void)')
+        clock, time = ffi.cast(dbl, clock), ffi.cast(dbl, time)
+        clock64, time64 = ffi.cast(i64, clock64), ffi.cast(i64, time64)
+        local tonumber = tonumber
+        fiber.clock = function() return clock() end
+        fiber.time = function() return time() end
+        fiber.clock64 = function() return tonumber(clock64()) end
+        fiber.time64 = function() return tonumber(time64()) end
+    "#;
+    if !cfg!(feature = "luajit") {
+        return;
+    }
+    // SAFETY: caller's contract; the stack is left as it was.
+    unsafe {
+        let top = ffi::lua_gettop(l);
+        if ffi::luaL_loadbuffer(
+            l,
+            CHUNK.as_ptr().cast(),
+            CHUNK.len(),
+            c"=fiber.clock".as_ptr(),
+        ) == 0
+        {
+            ffi::lua_pushvalue(l, top);
+            for f in [
+                loop_clock as *mut std::ffi::c_void,
+                loop_time as *mut _,
+                loop_clock64 as *mut _,
+                loop_time64 as *mut _,
+            ] {
+                ffi::lua_pushlightuserdata(l, f);
+            }
+            ffi::lua_pcall(l, 5, 0, 0);
+        }
+        ffi::lua_settop(l, top);
+    }
+}
+
 const FUNCS: &[(&CStr, ffi::lua_CFunction)] = &[
     (c"time", clock_realtime),
     (c"realtime", clock_realtime),

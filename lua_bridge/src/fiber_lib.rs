@@ -523,37 +523,41 @@ crate::lua_fn! {
 }
 
 crate::lua_fn! {
-    /// `fiber.time()`: wall-clock time in seconds (a float).
+    /// `fiber.time()`: the loop's wall-clock time in seconds (a float):
+    /// read once, then the same until the fiber yields, as in Tarantool.
     fn fiber_time(l) {
         // SAFETY: room for one result.
-        unsafe { ffi::lua_pushnumber(l, luafiber_runtime::clock::realtime()) };
+        unsafe { ffi::lua_pushnumber(l, crate::clock_lib::loop_time()) };
         Ok(1)
     }
 }
 
 crate::lua_fn! {
-    /// `fiber.time64()`: wall-clock time in microseconds (an integer).
+    /// `fiber.time64()`: [`fiber_time`] in microseconds (an integer; Tarantool
+    /// gives an `int64` cdata).
     fn fiber_time64(l) {
         // SAFETY: room for one result.
-        unsafe { ffi::lua_pushinteger(l, luafiber_runtime::clock::realtime64() / 1000) };
+        unsafe { ffi::lua_pushinteger(l, crate::clock_lib::loop_time64()) };
         Ok(1)
     }
 }
 
 crate::lua_fn! {
-    /// `fiber.clock()`: monotonic time in seconds (a float).
+    /// `fiber.clock()`: the loop's monotonic time in seconds (a float): read
+    /// once, then the same until the fiber yields, as in Tarantool.
     fn fiber_clock(l) {
         // SAFETY: room for one result.
-        unsafe { ffi::lua_pushnumber(l, luafiber_runtime::clock::monotonic()) };
+        unsafe { ffi::lua_pushnumber(l, crate::clock_lib::loop_clock()) };
         Ok(1)
     }
 }
 
 crate::lua_fn! {
-    /// `fiber.clock64()`: monotonic time in microseconds (an integer).
+    /// `fiber.clock64()`: [`fiber_clock`] in microseconds (an integer;
+    /// Tarantool gives an `int64` cdata).
     fn fiber_clock64(l) {
         // SAFETY: room for one result.
-        unsafe { ffi::lua_pushinteger(l, luafiber_runtime::clock::monotonic64() / 1000) };
+        unsafe { ffi::lua_pushinteger(l, crate::clock_lib::loop_clock64()) };
         Ok(1)
     }
 }
@@ -649,6 +653,7 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
     unsafe {
         ffi::lua_createtable(l, 0, MODULE.len() as c_int);
         set_funcs(l, MODULE);
+        crate::clock_lib::ffi_loop_clocks(l);
         ffi::lua_createtable(l, 0, 1);
         ffi::lua_pushcfunction(l, module_index);
         ffi::lua_setfield(l, -2, c"__index".as_ptr());

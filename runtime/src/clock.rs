@@ -1,4 +1,8 @@
-//! Clocks, as Tarantool's `clock` module reads them (`clock_gettime`).
+//! Clocks, as Tarantool's `clock` module reads them (`clock_gettime`), and
+//! the cached loop time behind `fiber.clock()` and `fiber.time()`.
+
+use std::cell::Cell;
+use std::thread::LocalKey;
 
 fn read(clock: libc::clockid_t) -> i64 {
     let mut ts = libc::timespec {
@@ -49,4 +53,41 @@ pub fn thread64() -> i64 {
 /// CPU time of the calling OS thread, in seconds.
 pub fn thread() -> f64 {
     thread64() as f64 / 1e9
+}
+
+/// One cached reading per clock: (switch count it was read at, nanoseconds).
+#[derive(Clone, Copy)]
+struct Cached(u64, i64);
+
+thread_local! {
+    static LOOP_MONOTONIC: Cell<Cached> = const { Cell::new(Cached(u64::MAX, 0)) };
+    static LOOP_REALTIME: Cell<Cached> = const { Cell::new(Cached(u64::MAX, 0)) };
+}
+
+fn cached(cache: &'static LocalKey<Cell<Cached>>, read: fn() -> i64) -> i64 {
+    let Some(epoch) = luafiber_fiber::switch_count() else {
+        return read();
+    };
+    cache.with(|c| {
+        let Cached(at, ns) = c.get();
+        if at == epoch {
+            return ns;
+        }
+        let ns = read();
+        c.set(Cached(epoch, ns));
+        ns
+    })
+}
+
+/// [`monotonic64`] as the current fiber's loop time: read once, then the
+/// same until the fiber yields (Tarantool's cached event-loop time behind
+/// `fiber.clock()`). Outside any fiber, the clock itself.
+pub fn loop_monotonic64() -> i64 {
+    cached(&LOOP_MONOTONIC, monotonic64)
+}
+
+/// [`realtime64`] as the current fiber's loop time (see
+/// [`loop_monotonic64`]), behind `fiber.time()`.
+pub fn loop_realtime64() -> i64 {
+    cached(&LOOP_REALTIME, realtime64)
 }
