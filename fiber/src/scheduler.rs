@@ -12,7 +12,6 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{self, AssertUnwindSafe};
-use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -173,17 +172,10 @@ impl Scheduler {
         None
     }
 
-    fn finish(&mut self, h: Handle) {
+    fn finish(&mut self, h: Handle, coro: Coro) {
         tracing::trace!(id = h.fid, "finish");
         let slot = &mut self.slots[h.key as usize];
-        let coro = slot
-            .coro
-            .take()
-            .expect("a fiber that ends has its coroutine");
         slot.status = Status::Dead;
-        // SAFETY: state rule 1: `coro` came from `Box::into_raw`, the slot
-        // held it alone, and its resume has returned.
-        let coro = unsafe { Box::from_raw(coro.as_ptr()) };
         let stack = coro.into_stack();
         let slot = &mut self.slots[h.key as usize];
         let joiner = slot.joiner;
@@ -210,9 +202,6 @@ impl Drop for Scheduler {
                 continue;
             }
             if let Some(coro) = slot.coro.take() {
-                // SAFETY: state rule 1: this fiber is not inside `resume`, so
-                // the slot holds `coro` alone.
-                let coro = unsafe { Box::from_raw(coro.as_ptr()) };
                 if coro.started() && !coro.done() {
                     std::mem::forget(coro);
                 }
@@ -331,7 +320,7 @@ impl Builder {
             let key = s.slots.insert(Slot {
                 fid,
                 status: Status::Suspended,
-                coro: Some(NonNull::from(Box::leak(Box::new(coro)))),
+                coro: Some(coro),
                 resumer: None,
                 yielder: std::ptr::null(),
                 name: self.name.unwrap_or(Cow::Borrowed("lua")),
@@ -386,9 +375,9 @@ pub fn truncate(name: &str) -> &str {
 }
 
 /// What the resumer takes out of the scheduler, in one borrow, to switch to
-/// a fiber. Two words, so it comes back in registers.
+/// a fiber (state rule 1).
 struct SwitchIn {
-    coro: NonNull<Coro>,
+    coro: Coro,
     input: Resume,
     /// Whether a subscriber wants the fiber's span.
     traced: bool,
@@ -420,7 +409,10 @@ impl Scheduler {
         EPOCH.set(self.switches);
         guard::set_running(slot.running());
         SwitchIn {
-            coro: slot.coro.expect("a switched-to fiber has its coroutine"),
+            coro: slot
+                .coro
+                .take()
+                .expect("a switched-to fiber has its coroutine"),
             input: Resume {
                 timed_out: slot.timed_out,
                 cancelled: slot.cancelled,
@@ -430,8 +422,9 @@ impl Scheduler {
         }
     }
 
-    /// Undoes `switch_in` after the fiber yielded or ended.
-    fn switch_out(&mut self, h: Handle, ended: bool) {
+    /// Undoes `switch_in` after the fiber yielded or ended: its coroutine
+    /// goes back into its slot, or, when it ended, its stack into the pool.
+    fn switch_out(&mut self, h: Handle, coro: Coro, ended: bool) {
         let prev = self.slots[h.key as usize].resumer;
         self.current = prev;
         self.switches += 1;
@@ -446,7 +439,9 @@ impl Scheduler {
         };
         guard::set_running(outer);
         if ended {
-            self.finish(h);
+            self.finish(h, coro);
+        } else {
+            self.slots[h.key as usize].coro = Some(coro);
         }
     }
 }
@@ -457,20 +452,19 @@ fn switch_to(h: Handle) {
 }
 
 /// Runs the fiber `h`, made current by `switch_in`, until it yields or ends.
-fn resume(h: Handle, sw: SwitchIn) {
+fn resume(h: Handle, mut sw: SwitchIn) {
     // Entered by the resumer, on its own stack: exited when the fiber yields
     // or ends, so no guard is ever held across a switch inside the fiber.
     let span = if sw.traced { fiber_span(h) } else { None };
     let entered = span.as_ref().map(tracing::Span::enter);
     let word = FIBER_WORD.replace(0);
-    // SAFETY: state rule 1: the coroutine lives in its own allocation, which
-    // nothing else touches while its fiber runs, and no borrow of the
+    // State rule 1: the coroutine is out of its slot, and no borrow of the
     // scheduler is held here.
-    let result = unsafe { (*sw.coro.as_ptr()).resume(sw.input) };
+    let result = sw.coro.resume(sw.input);
     FIBER_WORD.set(word);
     drop(entered);
     let ended = matches!(result, CoroutineResult::Return(()));
-    with(|s| s.switch_out(h, ended));
+    with(|s| s.switch_out(h, sw.coro, ended));
 }
 
 #[cold]
