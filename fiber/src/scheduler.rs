@@ -417,11 +417,13 @@ fn suspend() {
 /// that the scheduler keeps per fiber: each fiber starts with 0, and the
 /// value survives its switches. The Lua bridge counts its C function frames
 /// in it.
+#[inline]
 pub fn fiber_word() -> usize {
     FIBER_WORD.with(Cell::get)
 }
 
 /// Sets the running context's [`fiber_word`].
+#[inline]
 pub fn set_fiber_word(word: usize) {
     FIBER_WORD.with(|w| w.set(word));
 }
