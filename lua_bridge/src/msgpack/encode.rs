@@ -223,12 +223,18 @@ impl<'a> Encoder<'a> {
         let len =
             u32::try_from(s.len()).map_err(|_| illegal("msgpack.encode: string is too long"))?;
         let room = self.out.try_reserve(5 + s.len()).map_err(oom)?;
-        let had = room.len();
-        let mut w = &mut *room;
-        if mp::write_str_len(&mut w, len).is_err() {
-            return Err(oom(()));
-        }
-        let head = had - w.len();
+        let head = if len < 32 {
+            // The usual short string: rmp's fixstr marker, without the call.
+            room[0] = rmp::Marker::FixStr(len as u8).to_u8();
+            1
+        } else {
+            let had = room.len();
+            let mut w = &mut *room;
+            if mp::write_str_len(&mut w, len).is_err() {
+                return Err(oom(()));
+            }
+            had - w.len()
+        };
         room[head..head + s.len()].copy_from_slice(s);
         self.out.advance(head + s.len());
         Ok(())
