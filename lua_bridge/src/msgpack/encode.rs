@@ -692,28 +692,36 @@ impl<'a> Encoder<'a> {
         Ok(start)
     }
 
-    /// Writes the header begun at `start` in the shortest form for `count`;
-    /// a longer form moves the elements after it.
+    /// Writes the header begun at `start` in the shortest form for `count`
+    /// (rmp's markers); a longer form moves the elements after it.
+    #[inline(always)]
     fn end_container(&mut self, start: usize, count: u32, map: bool) -> LResult<()> {
-        let (fix, m16, m32) = if map {
-            (0x80, 0xde, 0xdf)
-        } else {
-            (0x90, 0xdc, 0xdd)
-        };
         if count <= 15 {
-            self.out.data_mut()[start] = fix | count as u8;
+            let marker = if map {
+                rmp::Marker::FixMap(count as u8)
+            } else {
+                rmp::Marker::FixArray(count as u8)
+            };
+            self.out.data_mut()[start] = marker.to_u8();
             return Ok(());
         }
+        self.end_long_container(start, count, map)
+    }
+
+    /// [`Encoder::end_container`] for more than 15 elements.
+    #[inline(never)]
+    fn end_long_container(&mut self, start: usize, count: u32, map: bool) -> LResult<()> {
         let mut head = [0u8; 5];
-        let len = if count <= 0xffff {
-            head[0] = m16;
-            head[1..3].copy_from_slice(&(count as u16).to_be_bytes());
-            3
+        let mut w = &mut head[..];
+        let r = if map {
+            mp::write_map_len(&mut w, count)
         } else {
-            head[0] = m32;
-            head[1..5].copy_from_slice(&count.to_be_bytes());
-            5
+            mp::write_array_len(&mut w, count)
         };
+        if r.is_err() {
+            return Err(oom(()));
+        }
+        let len = 5 - w.len();
         let end = self.out.used();
         self.out.try_alloc(len - 1).map_err(oom)?;
         let data = self.out.data_mut();
