@@ -13,8 +13,8 @@ use crate::cfunc::{LResult, Raise};
 ///
 /// `l` is a valid state with room for one value.
 pub unsafe fn push_str(l: *mut ffi::lua_State, s: &str) {
-    // SAFETY: caller's contract; `s` is valid for `s.len()` bytes.
-    unsafe { ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len()) };
+    // SAFETY: caller's contract.
+    unsafe { push_bytes(l, s.as_bytes()) };
 }
 
 /// The bytes of the string at `idx` (not converting numbers), or `None`.
@@ -40,9 +40,87 @@ pub unsafe fn to_str<'a>(l: *mut ffi::lua_State, idx: c_int) -> Option<&'a [u8]>
 /// # Safety
 ///
 /// `l` is a valid state with room for one value.
+#[inline]
 pub unsafe fn push_registry_ref(l: *mut ffi::lua_State, r: c_int) {
     // SAFETY: caller's contract.
-    unsafe { ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, r as ffi::lua_Integer) };
+    unsafe { rawgeti(l, ffi::LUA_REGISTRYINDEX, r) };
+}
+
+// mlua's Lua 5.1/LuaJIT bindings give `lua_rawget`, `lua_rawgeti` and
+// `lua_pushlstring` the Lua 5.4 signatures by calling `lua_type` or
+// `lua_tolstring` after the real function: one more C call each. The hot
+// paths below call the engine's own functions (the `_` names there).
+
+/// `lua_rawget` (pops the key, pushes `t[key]` of the table at `idx`)
+/// without a result type.
+///
+/// # Safety
+///
+/// As `lua_rawget`: `idx` holds a table and a key is on top.
+#[inline(always)]
+pub unsafe fn rawget(l: *mut ffi::lua_State, idx: c_int) {
+    // SAFETY: caller's contract.
+    unsafe {
+        #[cfg(feature = "luajit")]
+        ffi::lua_rawget_(l, idx);
+        #[cfg(not(feature = "luajit"))]
+        ffi::lua_rawget(l, idx);
+    }
+}
+
+/// `lua_rawgeti` (pushes `t[n]` of the table at `idx`) without a result
+/// type.
+///
+/// # Safety
+///
+/// As `lua_rawgeti`: `idx` holds a table, room for one value.
+#[inline(always)]
+pub unsafe fn rawgeti(l: *mut ffi::lua_State, idx: c_int, n: c_int) {
+    // SAFETY: caller's contract.
+    unsafe {
+        #[cfg(feature = "luajit")]
+        ffi::lua_rawgeti_(l, idx, n);
+        #[cfg(not(feature = "luajit"))]
+        ffi::lua_rawgeti(l, idx, ffi::lua_Integer::from(n));
+    }
+}
+
+/// `lua_rawgeti` returning the type of the value pushed (one C call on Lua
+/// 5.4, two on LuaJIT).
+///
+/// # Safety
+///
+/// As [`rawgeti`].
+#[inline(always)]
+pub unsafe fn rawgeti_type(l: *mut ffi::lua_State, idx: c_int, n: c_int) -> c_int {
+    // SAFETY: caller's contract.
+    unsafe {
+        #[cfg(feature = "luajit")]
+        {
+            ffi::lua_rawgeti_(l, idx, n);
+            ffi::lua_type(l, -1)
+        }
+        #[cfg(not(feature = "luajit"))]
+        ffi::lua_rawgeti(l, idx, ffi::lua_Integer::from(n))
+    }
+}
+
+/// Pushes `s` as a Lua string (`lua_pushlstring`, not reading the result
+/// back).
+///
+/// # Safety
+///
+/// `l` is a valid state with room for one value.
+#[inline(always)]
+pub unsafe fn push_bytes(l: *mut ffi::lua_State, s: &[u8]) {
+    // SAFETY: caller's contract; `s` is valid for `s.len()` bytes and its
+    // pointer is never null.
+    unsafe {
+        #[cfg(feature = "luajit")]
+        ffi::lua_pushlstring_(l, s.as_ptr().cast(), s.len());
+        #[cfg(not(feature = "luajit"))]
+        ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len());
+    }
 }
 
 /// The block of the userdata at `idx` when its metatable is the table at

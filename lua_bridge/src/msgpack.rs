@@ -372,14 +372,14 @@ crate::lua_fn! {
             } else {
                 None
             };
-            ffi::lua_settop(l, 2);
+            // The key sits above the arguments (no `lua_settop`: the encoder
+            // is told where the top is).
             lua::push_registry_ref(l, st.serialize_key);
+            let key = top + 1;
             let result = ibuf::with_cord_scratch(|out| -> LResult<c_int> {
-                encode::Encoder::new(l, &st, out, 3).encode(1)?;
+                encode::Encoder::new(l, &st, out, key).encode(1, key)?;
                 match target {
-                    None => {
-                        ffi::lua_pushlstring(l, out.data().as_ptr().cast(), out.used());
-                    }
+                    None => lua::push_bytes(l, out.data()),
                     Some(t) => {
                         let n = out.used();
                         buffer::with_ibuf(t, |b| b.extend_from_slice(out.data()))?
@@ -389,7 +389,7 @@ crate::lua_fn! {
                 }
                 Ok(1)
             });
-            result.map_err(|e| settle(l, 3, e))
+            result.map_err(|e| settle(l, key, e))
         }
     }
 }

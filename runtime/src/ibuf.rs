@@ -98,12 +98,14 @@ impl Mem {
         Some(Mem { ptr, cap })
     }
 
+    #[inline]
     fn as_slice(&self) -> &[u8] {
         // SAFETY: `ptr` is valid for `cap` initialized bytes (or dangling
         // with `cap == 0`).
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.cap) }
     }
 
+    #[inline]
     fn as_mut_slice(&mut self) -> &mut [u8] {
         // SAFETY: as in `as_slice`; `&mut self` makes the access exclusive.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.cap) }
@@ -178,21 +180,25 @@ impl Ibuf {
     }
 
     /// Bytes of memory held.
+    #[inline]
     pub fn capacity(&self) -> usize {
         self.mem.cap
     }
 
     /// Unread bytes (`wpos - rpos`; Tarantool's `ibuf_used`, Lua's `size()`).
+    #[inline]
     pub fn used(&self) -> usize {
         self.wpos - self.rpos
     }
 
     /// Room after `wpos` (`capacity - wpos`).
+    #[inline]
     pub fn unused(&self) -> usize {
         self.mem.cap - self.wpos
     }
 
     /// Whether no byte is unread.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.rpos == self.wpos
     }
@@ -219,11 +225,13 @@ impl Ibuf {
     }
 
     /// The unread bytes.
+    #[inline]
     pub fn data(&self) -> &[u8] {
         &self.mem.as_slice()[self.rpos..self.wpos]
     }
 
     /// The unread bytes, writable.
+    #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
         let (r, w) = (self.rpos, self.wpos);
         &mut self.mem.as_mut_slice()[r..w]
@@ -241,6 +249,7 @@ impl Ibuf {
     /// # Errors
     ///
     /// [`ReserveError`] when the memory cannot be had.
+    #[inline]
     pub fn try_reserve(&mut self, n: usize) -> Result<&mut [u8], ReserveError> {
         if n > self.unused() {
             self.grow(n)?;
@@ -266,6 +275,7 @@ impl Ibuf {
     /// # Errors
     ///
     /// [`ReserveError`] when the memory cannot be had.
+    #[inline]
     pub fn try_alloc(&mut self, n: usize) -> Result<&mut [u8], ReserveError> {
         self.try_reserve(n)?;
         let w = self.wpos;
@@ -290,6 +300,7 @@ impl Ibuf {
     /// # Panics
     ///
     /// Panics when `n > unused()`.
+    #[inline]
     pub fn advance(&mut self, n: usize) {
         assert!(n <= self.unused(), "advance past the reserved room");
         self.wpos += n;
@@ -300,6 +311,7 @@ impl Ibuf {
     /// # Errors
     ///
     /// [`ReserveError`] when the memory cannot be had.
+    #[inline]
     pub fn extend_from_slice(&mut self, bytes: &[u8]) -> Result<(), ReserveError> {
         self.try_alloc(bytes.len())?.copy_from_slice(bytes);
         Ok(())
@@ -347,12 +359,14 @@ impl Ibuf {
     /// # Panics
     ///
     /// Panics when `n > used()`.
+    #[inline]
     pub fn truncate(&mut self, n: usize) {
         assert!(n <= self.used(), "truncate past wpos");
         self.wpos = self.rpos + n;
     }
 
     /// Empties the buffer and keeps its memory (`ibuf_reset`).
+    #[inline]
     pub fn reset(&mut self) {
         self.rpos = 0;
         self.wpos = 0;
@@ -370,6 +384,7 @@ impl Ibuf {
     /// Gets room for `n` bytes after the unread ones: moves them to offset 0
     /// when that leaves enough room and they fill at most half the memory,
     /// else doubles the capacity (from the start capacity) until they fit.
+    #[cold]
     fn grow(&mut self, n: usize) -> Result<(), ReserveError> {
         let used = self.used();
         let cap = self.mem.cap;

@@ -299,7 +299,7 @@ impl<'a> Decoder<'a> {
                         false
                     }
                     Head::Str(s) => {
-                        ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len());
+                        lua::push_bytes(l, s);
                         false
                     }
                     Head::Array(n) => {

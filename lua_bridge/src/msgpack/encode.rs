@@ -9,6 +9,13 @@
 //! 3. After Lua code ran during a table's traversal, the traversal goes on
 //!    through the base library's `next` under `lua_pcall`: that code may have
 //!    changed the table, and a raw `lua_next` would then raise.
+//! 4. The encoder knows the stack top without asking (each function gets
+//!    it as `top`) and the stack room it checked (`Encoder::room`): Lua
+//!    stacks only shrink in a collection, which only Lua code or an
+//!    allocation starts, so the room is checked again after Lua code ran.
+//!
+//! The calls into Lua are the cost here (an encode is mostly C API calls),
+//! so each value takes as few as it can: its type once, then its contents.
 
 use std::ffi::c_int;
 
@@ -31,6 +38,13 @@ const MAX_HANDOVERS: u32 = 64;
 /// Stack slots a table level needs: the value, metatable, `__serialize`,
 /// key, value, and a call's function and argument.
 const SLOTS_PER_LEVEL: c_int = 8;
+
+/// Stack slots checked at once (rule 4), so that `lua_checkstack` runs
+/// once per encode, not once per table.
+const SLOTS_AT_ONCE: c_int = 16 * SLOTS_PER_LEVEL;
+
+/// Bytes of the longest MsgPack head of a scalar: a marker and 8 bytes.
+const HEAD_MAX: usize = 9;
 
 /// An encoder error, boxed so that results pass in a register on the hot
 /// path; unboxed when the encode ends.
@@ -77,6 +91,9 @@ pub(super) struct Encoder<'a> {
     key: c_int,
     /// Lua calls made so far (rule 3).
     calls: u64,
+    /// The highest stack index known to be available (rule 4; 0 once Lua
+    /// code ran).
+    room: c_int,
 }
 
 impl<'a> Encoder<'a> {
@@ -95,60 +112,144 @@ impl<'a> Encoder<'a> {
             out,
             key,
             calls: 0,
+            room: 0,
         }
     }
 
-    /// Encodes the value at `idx` (an absolute index).
+    /// Encodes the value at `idx` (an absolute index); `top` is the stack
+    /// top.
     ///
     /// # Safety
     ///
-    /// `l` is the calling state of a `lua_fn` body; `idx` is valid.
-    pub(super) unsafe fn encode(&mut self, idx: c_int) -> LuaResult<()> {
+    /// `l` is the calling state of a `lua_fn` body; `idx` is valid and at
+    /// most `top`.
+    pub(super) unsafe fn encode(&mut self, idx: c_int, top: c_int) -> LuaResult<()> {
         // SAFETY: caller's contract.
-        unsafe { self.value(idx, 0, 0) }.map_err(|f| *f.0)
+        unsafe { self.value_at(idx, top, 0, 0) }.map_err(|f| *f.0)
     }
 
-    unsafe fn value(&mut self, idx: c_int, level: u32, handovers: u32) -> LResult<()> {
-        let l = self.l;
-        // SAFETY: `idx` is a valid absolute index (callers); raw reads only.
+    /// [`Encoder::value`] of a value whose type is not known yet.
+    #[inline(always)]
+    unsafe fn value_at(
+        &mut self,
+        idx: c_int,
+        top: c_int,
+        level: u32,
+        handovers: u32,
+    ) -> LResult<()> {
+        // SAFETY: `idx` is valid (callers).
+        let t = unsafe { ffi::lua_type(self.l, idx) };
+        // SAFETY: as above; `t` is its type.
+        unsafe { self.value(idx, top, t, level, handovers) }
+    }
+
+    /// Encodes the value at `idx`, of Lua type `t`; `top` is the stack top
+    /// (rule 4). Numbers and strings are written here, in the caller's
+    /// loop; the rest costs a call.
+    #[inline(always)]
+    unsafe fn value(
+        &mut self,
+        idx: c_int,
+        top: c_int,
+        t: c_int,
+        level: u32,
+        handovers: u32,
+    ) -> LResult<()> {
+        // SAFETY: `idx` is a valid absolute index of type `t` (callers).
         unsafe {
-            match ffi::lua_type(l, idx) {
-                ffi::LUA_TNIL => mp::write_nil(self.out).map_err(oom),
-                ffi::LUA_TBOOLEAN => {
-                    mp::write_bool(self.out, ffi::lua_toboolean(l, idx) != 0).map_err(oom)
-                }
+            match t {
                 ffi::LUA_TNUMBER => self.number(idx),
                 ffi::LUA_TSTRING => {
                     let mut len = 0;
-                    let p = ffi::lua_tolstring(l, idx, &mut len);
+                    let p = ffi::lua_tolstring(self.l, idx, &mut len);
                     self.str(std::slice::from_raw_parts(p.cast(), len))
                 }
-                ffi::LUA_TTABLE => self.table(idx, level, handovers),
-                ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => {
-                    mp::write_nil(self.out).map_err(oom)
-                }
-                ffi::LUA_TUSERDATA | ffi::LUA_TLIGHTUSERDATA => self.object(idx, level, handovers),
-                #[cfg(feature = "luajit")]
-                10 => self.object(idx, level, handovers),
-                _ => self.unsupported(idx),
+                _ => self.other(idx, top, t, level, handovers),
             }
         }
     }
 
+    /// [`Encoder::value`] of the types that are not numbers or strings.
+    #[inline(never)]
+    unsafe fn other(
+        &mut self,
+        idx: c_int,
+        top: c_int,
+        t: c_int,
+        level: u32,
+        handovers: u32,
+    ) -> LResult<()> {
+        let l = self.l;
+        // SAFETY: `idx` is a valid absolute index of type `t` (callers);
+        // raw reads only.
+        unsafe {
+            match t {
+                ffi::LUA_TTABLE => self.table(idx, top, level, handovers),
+                ffi::LUA_TNIL => self.head(|w| mp::write_nil(w)),
+                ffi::LUA_TBOOLEAN => {
+                    let b = ffi::lua_toboolean(l, idx) != 0;
+                    self.head(|w| mp::write_bool(w, b))
+                }
+                ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => {
+                    self.head(|w| mp::write_nil(w))
+                }
+                ffi::LUA_TUSERDATA | ffi::LUA_TLIGHTUSERDATA => {
+                    self.object(idx, top, level, handovers)
+                }
+                #[cfg(feature = "luajit")]
+                10 => self.object(idx, top, level, handovers),
+                _ => self.unsupported(idx, top),
+            }
+        }
+    }
+
+    /// Writes a head of at most [`HEAD_MAX`] bytes with `write`, into room
+    /// reserved once (not through `io::Write`, which checks per byte).
+    #[inline(always)]
+    fn head<E>(&mut self, write: impl FnOnce(&mut &mut [u8]) -> Result<(), E>) -> LResult<()> {
+        let room = self.out.try_reserve(HEAD_MAX).map_err(oom)?;
+        let had = room.len();
+        let mut w = room;
+        if write(&mut w).is_err() {
+            return Err(oom(()));
+        }
+        let n = had - w.len();
+        self.out.advance(n);
+        Ok(())
+    }
+
+    #[inline(always)]
     unsafe fn str(&mut self, s: &[u8]) -> LResult<()> {
         let len =
             u32::try_from(s.len()).map_err(|_| illegal("msgpack.encode: string is too long"))?;
-        mp::write_str_len(self.out, len).map_err(oom)?;
-        self.out.extend_from_slice(s).map_err(oom)
+        let room = self.out.try_reserve(5 + s.len()).map_err(oom)?;
+        let head = if len < 32 {
+            // The usual short string: rmp's fixstr marker, without the call.
+            room[0] = rmp::Marker::FixStr(len as u8).to_u8();
+            1
+        } else {
+            let had = room.len();
+            let mut w = &mut *room;
+            if mp::write_str_len(&mut w, len).is_err() {
+                return Err(oom(()));
+            }
+            had - w.len()
+        };
+        room[head..head + s.len()].copy_from_slice(s);
+        self.out.advance(head + s.len());
+        Ok(())
     }
 
+    #[inline(always)]
     unsafe fn number(&mut self, idx: c_int) -> LResult<()> {
         let l = self.l;
         #[cfg(not(feature = "luajit"))]
-        // SAFETY: `idx` holds a number (caller).
+        // SAFETY: `idx` holds a number (caller). An integral float in the
+        // int64 range converts too: Tarantool's rule makes it an integer.
         unsafe {
-            if ffi::lua_isinteger(l, idx) != 0 {
-                let i = ffi::lua_tointeger(l, idx);
+            let mut exact = 0;
+            let i = ffi::lua_tointegerx(l, idx, &mut exact);
+            if exact != 0 {
                 return self.int(i);
             }
         }
@@ -161,48 +262,59 @@ impl<'a> Encoder<'a> {
             if i as f64 == n {
                 return self.int(i);
             }
-            return mp::write_f64(self.out, n).map_err(oom);
+            return self.head(|w| mp::write_f64(w, n));
         }
         if (TWO_63..2.0 * TWO_63).contains(&n) {
-            return mp::write_uint(self.out, n as u64).map(drop).map_err(oom);
+            return self.head(|w| mp::write_uint(w, n as u64).map(drop));
         }
         if !self.cfg.encode_invalid_numbers && !n.is_finite() {
             if self.cfg.encode_invalid_as_nil {
-                return mp::write_nil(self.out).map_err(oom);
+                return self.head(|w| mp::write_nil(w));
             }
             return Err(illegal("number must not be NaN or Inf"));
         }
-        mp::write_f64(self.out, n).map_err(oom)
+        self.head(|w| mp::write_f64(w, n))
     }
 
-    #[inline]
+    /// An integer: the one-byte form inline (the usual case), the rest in
+    /// [`Encoder::wide_int`].
+    #[inline(always)]
     fn int(&mut self, i: i64) -> LResult<()> {
-        let r = if i >= 0 {
-            mp::write_uint(self.out, i as u64)
+        if (0..128).contains(&i) {
+            return self.head(|w| mp::write_pfix(w, i as u8));
+        }
+        self.wide_int(i)
+    }
+
+    #[inline(never)]
+    fn wide_int(&mut self, i: i64) -> LResult<()> {
+        if i >= 0 {
+            self.head(|w| mp::write_uint(w, i as u64).map(drop))
         } else {
-            mp::write_sint(self.out, i)
-        };
-        r.map(drop).map_err(oom)
+            self.head(|w| mp::write_sint(w, i).map(drop))
+        }
     }
 
     /// A type MsgPack has no form for: its `tostring` or nil when the
     /// config says so, else an error.
-    unsafe fn unsupported(&mut self, idx: c_int) -> LResult<()> {
+    unsafe fn unsupported(&mut self, idx: c_int, top: c_int) -> LResult<()> {
         let l = self.l;
         // SAFETY: `idx` is valid (caller); `tostring` runs under lua_pcall.
         unsafe {
             if self.cfg.encode_use_tostring && self.st.tostring != ffi::LUA_NOREF {
+                lua::push_registry_ref(l, self.st.call);
+                lua::push_registry_ref(l, self.st.tostring);
                 ffi::lua_pushvalue(l, idx);
-                self.call(self.st.tostring)?;
-                let r = match lua::to_str(l, -1) {
+                self.call()?;
+                let r = match lua::to_str(l, top + 1) {
                     Some(s) => self.str(s),
                     None => Err(illegal("msgpack.encode: tostring did not return a string")),
                 };
-                ffi::lua_pop(l, 1);
+                ffi::lua_settop(l, top);
                 return r;
             }
             if self.cfg.encode_invalid_as_nil {
-                return mp::write_nil(self.out).map_err(oom);
+                return self.head(|w| mp::write_nil(w));
             }
             let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, ffi::lua_type(l, idx)));
             Err(illegal(format!(
@@ -212,28 +324,15 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    /// Calls `f(x)` where `f` is the value of registry ref `f_ref` and `x`
-    /// is on top; replaces `x` by the result (rule 2).
-    unsafe fn call(&mut self, f_ref: c_int) -> LResult<()> {
-        let l = self.l;
-        // SAFETY: room was checked by the caller's level (SLOTS_PER_LEVEL).
-        unsafe {
-            lua::push_registry_ref(l, f_ref);
-            ffi::lua_insert(l, -2);
-            self.call_top()
-        }
-    }
-
-    /// Calls the function below the top with the top value (rule 2), leaving
-    /// the result in their place.
-    unsafe fn call_top(&mut self) -> LResult<()> {
-        let l = self.l;
+    /// Calls `f(x)` through the trampoline (rule 2): the trampoline, `f`
+    /// and `x` are the top three values; leaves the result in their place.
+    unsafe fn call(&mut self) -> LResult<()> {
         self.calls += 1;
-        // SAFETY: (f, x) are on top; the trampoline runs under lua_pcall.
+        self.room = 0;
+        // SAFETY: (trampoline, f, x) are on top; the trampoline runs under
+        // lua_pcall.
         unsafe {
-            lua::push_registry_ref(l, self.st.call);
-            ffi::lua_insert(l, -3);
-            if ffi::lua_pcall(l, 2, 1, 0) != 0 {
+            if ffi::lua_pcall(self.l, 2, 1, 0) != 0 {
                 return Err(Raise::Top.into());
             }
         }
@@ -242,79 +341,104 @@ impl<'a> Encoder<'a> {
 
     /// Userdata, light userdata and cdata: encoded through a `__serialize`
     /// function in their metatable, else unsupported.
-    unsafe fn object(&mut self, idx: c_int, level: u32, handovers: u32) -> LResult<()> {
+    unsafe fn object(&mut self, idx: c_int, top: c_int, level: u32, handovers: u32) -> LResult<()> {
         let l = self.l;
         // SAFETY: `idx` is valid; raw reads only, Lua code under pcall.
         unsafe {
             if !self.cfg.encode_load_metatables || ffi::lua_getmetatable(l, idx) == 0 {
-                return self.unsupported(idx);
+                return self.unsupported(idx, top);
             }
             ffi::lua_pushvalue(l, self.key);
-            ffi::lua_rawget(l, -2);
-            ffi::lua_remove(l, -2);
-            if ffi::lua_type(l, -1) != ffi::LUA_TFUNCTION {
-                ffi::lua_pop(l, 1);
-                return self.unsupported(idx);
+            lua::rawget(l, top + 1);
+            if ffi::lua_type(l, top + 2) != ffi::LUA_TFUNCTION {
+                ffi::lua_settop(l, top);
+                return self.unsupported(idx, top);
             }
-            self.hand_over(idx, level, handovers)
+            self.hand_over(idx, top, level, handovers)
         }
     }
 
-    /// With a `__serialize` function on top: calls it with the value at
-    /// `idx` and encodes its result instead.
-    unsafe fn hand_over(&mut self, idx: c_int, level: u32, handovers: u32) -> LResult<()> {
+    /// With the metatable and its `__serialize` function at `top + 1` and
+    /// `top + 2`: calls the function with the value at `idx` and encodes its
+    /// result instead.
+    unsafe fn hand_over(
+        &mut self,
+        idx: c_int,
+        top: c_int,
+        level: u32,
+        handovers: u32,
+    ) -> LResult<()> {
         let l = self.l;
         if handovers >= MAX_HANDOVERS {
             return Err(illegal(
                 "msgpack.encode: __serialize functions nest too deep",
             ));
         }
-        // SAFETY: the function is on top; `idx` is valid.
+        // SAFETY: the metatable and function are on top; `idx` is valid.
         unsafe {
+            lua::push_registry_ref(l, self.st.call);
+            ffi::lua_replace(l, top + 1);
             ffi::lua_pushvalue(l, idx);
-            self.call_top()?;
-            let r = self.value(ffi::lua_gettop(l), level, handovers + 1);
-            ffi::lua_pop(l, 1);
+            self.call()?;
+            let r = self.value_at(top + 1, top + 1, level, handovers + 1);
+            ffi::lua_settop(l, top);
             r
         }
     }
 
-    unsafe fn table(&mut self, idx: c_int, level: u32, handovers: u32) -> LResult<()> {
+    /// Makes sure of [`SLOTS_PER_LEVEL`] stack slots above `top` (rule 4).
+    #[cold]
+    unsafe fn reserve_stack(&mut self, top: c_int, level: u32) -> LResult<()> {
+        // SAFETY: the calling state of a `lua_fn` body.
+        unsafe {
+            for n in [SLOTS_AT_ONCE, SLOTS_PER_LEVEL] {
+                if ffi::lua_checkstack(self.l, n) != 0 {
+                    self.room = top + n;
+                    return Ok(());
+                }
+            }
+        }
+        Err(too_deep(level))
+    }
+
+    #[inline(never)]
+    unsafe fn table(&mut self, idx: c_int, top: c_int, level: u32, handovers: u32) -> LResult<()> {
         let l = self.l;
         // SAFETY: `idx` holds a table; raw reads only (rule 1), Lua code
-        // under pcall (rule 2).
+        // under pcall (rule 2), room checked (rule 4).
         unsafe {
-            if ffi::lua_checkstack(l, SLOTS_PER_LEVEL) == 0 {
-                return Err(too_deep(level));
+            if top + SLOTS_PER_LEVEL > self.room {
+                self.reserve_stack(top, level)?;
             }
             let mut hint = None;
             if self.cfg.encode_load_metatables && ffi::lua_getmetatable(l, idx) != 0 {
                 ffi::lua_pushvalue(l, self.key);
-                ffi::lua_rawget(l, -2);
-                match ffi::lua_type(l, -1) {
-                    ffi::LUA_TNIL => {}
-                    ffi::LUA_TFUNCTION => {
-                        ffi::lua_remove(l, -2);
-                        return self.hand_over(idx, level, handovers);
+                lua::rawget(l, top + 1);
+                // The string first: a hint is the usual `__serialize`. A
+                // number becomes a string here, then fails as an unknown
+                // hint, as in Tarantool (`lua_isstring`).
+                let mut len = 0;
+                let p = ffi::lua_tolstring(l, top + 2, &mut len);
+                if p.is_null() {
+                    match ffi::lua_type(l, top + 2) {
+                        ffi::LUA_TNIL => {}
+                        ffi::LUA_TFUNCTION => return self.hand_over(idx, top, level, handovers),
+                        _ => return Err(illegal("invalid __serialize value")),
                     }
-                    ffi::LUA_TSTRING => {
-                        let mut len = 0;
-                        let p = ffi::lua_tolstring(l, -1, &mut len);
-                        hint = match std::slice::from_raw_parts(p.cast::<u8>(), len) {
-                            b"seq" | b"sequence" | b"array" => {
-                                Some(Shape::Array(ffi::lua_rawlen(l, idx) as u64))
-                            }
-                            b"map" | b"mapping" => Some(Shape::Map),
-                            _ => return Err(illegal("invalid __serialize value")),
-                        };
-                    }
-                    _ => return Err(illegal("invalid __serialize value")),
+                } else {
+                    hint = match std::slice::from_raw_parts(p.cast::<u8>(), len) {
+                        b"seq" | b"sequence" | b"array" => {
+                            Some(Shape::Array(ffi::lua_rawlen(l, idx) as u64))
+                        }
+                        b"map" | b"mapping" => Some(Shape::Map),
+                        _ => return Err(illegal("invalid __serialize value")),
+                    };
                 }
-                ffi::lua_settop(l, -3);
+                ffi::lua_settop(l, top);
             }
             if level >= self.cfg.encode_max_depth.min(MAX_NESTING) {
                 if self.cfg.encode_deep_as_nil && level < MAX_NESTING {
-                    return mp::write_nil(self.out).map_err(oom);
+                    return self.head(|w| mp::write_nil(w));
                 }
                 return Err(too_deep(level));
             }
@@ -322,28 +446,42 @@ impl<'a> Encoder<'a> {
                 Some(Shape::Array(n)) => {
                     let n = u32::try_from(n)
                         .map_err(|_| illegal("msgpack.encode: array is too long"))?;
-                    mp::write_array_len(self.out, n).map_err(oom)?;
-                    self.elements(idx, 1, n, level)
+                    self.head(|w| mp::write_array_len(w, n).map(drop))?;
+                    self.elements(idx, top, 1, n, level)
                 }
                 Some(Shape::Map) => {
                     let start = self.begin_container()?;
-                    let n = self.entries(idx, level, 0)?;
+                    let n = self.entries(idx, top, level, 0)?;
                     self.end_container(start, n, true)
                 }
-                None => self.plain(idx, level),
+                None => self.plain(idx, top, level),
             }
         }
     }
 
     /// Array elements `from..=to` of the table at `idx` (`lua_rawgeti`).
-    unsafe fn elements(&mut self, idx: c_int, from: u32, to: u32, level: u32) -> LResult<()> {
+    unsafe fn elements(
+        &mut self,
+        idx: c_int,
+        top: c_int,
+        from: u32,
+        to: u32,
+        level: u32,
+    ) -> LResult<()> {
         let l = self.l;
-        // SAFETY: `idx` holds a table (caller); raw reads only.
+        // SAFETY: `idx` holds a table (caller); raw reads only; `top` is the
+        // top (rule 4).
         unsafe {
-            let top = ffi::lua_gettop(l);
             for i in from..=to {
-                ffi::lua_rawgeti(l, idx, ffi::lua_Integer::from(i));
-                self.value(top + 1, level + 1, 0)?;
+                let t = match c_int::try_from(i) {
+                    Ok(i) => lua::rawgeti_type(l, idx, i),
+                    Err(_) => {
+                        ffi::lua_pushnumber(l, f64::from(i));
+                        lua::rawget(l, idx);
+                        ffi::lua_type(l, top + 1)
+                    }
+                };
+                self.value(top + 1, top + 1, t, level + 1, 0)?;
                 ffi::lua_settop(l, top);
             }
         }
@@ -353,15 +491,15 @@ impl<'a> Encoder<'a> {
     /// A table without a `__serialize` hint, in one traversal when its keys
     /// come as 1, 2, 3, ... (an array): Tarantool's rule needs no second look
     /// then. Other tables go to [`Encoder::inspect`] and a second traversal.
-    unsafe fn plain(&mut self, idx: c_int, level: u32) -> LResult<()> {
+    unsafe fn plain(&mut self, idx: c_int, top: c_int, level: u32) -> LResult<()> {
         let l = self.l;
         let start = self.begin_container()?;
         let calls = self.calls;
         let mut n: u32 = 0;
-        // SAFETY: `idx` holds a table; rules 1-3.
+        // SAFETY: `idx` holds a table; rules 1-4.
         unsafe {
             ffi::lua_pushnil(l);
-            let key = ffi::lua_gettop(l);
+            let key = top + 1;
             loop {
                 let more = if self.calls == calls {
                     ffi::lua_next(l, idx) != 0
@@ -378,12 +516,12 @@ impl<'a> Encoder<'a> {
                     f64::NAN
                 };
                 if k == f64::from(n) + 1.0 {
-                    self.value(key + 1, level + 1, 0)?;
+                    self.value_at(key + 1, key + 1, level + 1, 0)?;
                     n += 1;
                     ffi::lua_settop(l, key);
                     continue;
                 }
-                ffi::lua_settop(l, key - 1);
+                ffi::lua_settop(l, top);
                 let surely_map = !(k >= 1.0 && k.floor() == k);
                 if self.calls == calls {
                     // Nothing ran that a second traversal would repeat:
@@ -398,12 +536,12 @@ impl<'a> Encoder<'a> {
                         Shape::Array(max) => {
                             let max = u32::try_from(max)
                                 .map_err(|_| illegal("msgpack.encode: array is too long"))?;
-                            mp::write_array_len(self.out, max).map_err(oom)?;
-                            self.elements(idx, 1, max, level)
+                            self.head(|w| mp::write_array_len(w, max).map(drop))?;
+                            self.elements(idx, top, 1, max, level)
                         }
                         Shape::Map => {
                             let start = self.begin_container()?;
-                            let count = self.entries(idx, level, 0)?;
+                            let count = self.entries(idx, top, level, 0)?;
                             self.end_container(start, count, true)
                         }
                     };
@@ -419,12 +557,12 @@ impl<'a> Encoder<'a> {
                     Shape::Array(max) => {
                         let max = u32::try_from(max)
                             .map_err(|_| illegal("msgpack.encode: array is too long"))?;
-                        self.elements(idx, n + 1, max, level)?;
+                        self.elements(idx, top, n + 1, max, level)?;
                         self.end_container(start, max.max(n), false)
                     }
                     Shape::Map => {
                         self.elements_to_pairs(start + 1, n)?;
-                        let count = self.entries(idx, level, n)?;
+                        let count = self.entries(idx, top, level, n)?;
                         self.end_container(start, n + count, true)
                     }
                 };
@@ -469,14 +607,14 @@ impl<'a> Encoder<'a> {
 
     /// Every key and value of the table at `idx`, but the integer keys
     /// `1..=skip`; returns how many pairs it wrote.
-    unsafe fn entries(&mut self, idx: c_int, level: u32, skip: u32) -> LResult<u32> {
+    unsafe fn entries(&mut self, idx: c_int, top: c_int, level: u32, skip: u32) -> LResult<u32> {
         let l = self.l;
         let calls = self.calls;
         let mut count: u32 = 0;
-        // SAFETY: `idx` holds a table; rules 1-3.
+        // SAFETY: `idx` holds a table; rules 1-4.
         unsafe {
             ffi::lua_pushnil(l);
-            let key = ffi::lua_gettop(l);
+            let key = top + 1;
             loop {
                 let more = if self.calls == calls && skip == 0 {
                     ffi::lua_next(l, idx) != 0
@@ -496,8 +634,8 @@ impl<'a> Encoder<'a> {
                 count = count
                     .checked_add(1)
                     .ok_or_else(|| illegal("msgpack.encode: map is too big"))?;
-                self.value(key, level + 1, 0)?;
-                self.value(key + 1, level + 1, 0)?;
+                self.value_at(key, key + 1, level + 1, 0)?;
+                self.value_at(key + 1, key + 1, level + 1, 0)?;
                 ffi::lua_settop(l, key);
             }
         }
@@ -508,6 +646,7 @@ impl<'a> Encoder<'a> {
     /// 3): pops the key; pushes the next key and value, or nothing at the end.
     unsafe fn pnext(&mut self, idx: c_int) -> LResult<bool> {
         let l = self.l;
+        self.room = 0;
         // SAFETY: a key is on top and `idx` holds a table.
         unsafe {
             if self.st.next == ffi::LUA_NOREF {
@@ -553,28 +692,36 @@ impl<'a> Encoder<'a> {
         Ok(start)
     }
 
-    /// Writes the header begun at `start` in the shortest form for `count`;
-    /// a longer form moves the elements after it.
+    /// Writes the header begun at `start` in the shortest form for `count`
+    /// (rmp's markers); a longer form moves the elements after it.
+    #[inline(always)]
     fn end_container(&mut self, start: usize, count: u32, map: bool) -> LResult<()> {
-        let (fix, m16, m32) = if map {
-            (0x80, 0xde, 0xdf)
-        } else {
-            (0x90, 0xdc, 0xdd)
-        };
         if count <= 15 {
-            self.out.data_mut()[start] = fix | count as u8;
+            let marker = if map {
+                rmp::Marker::FixMap(count as u8)
+            } else {
+                rmp::Marker::FixArray(count as u8)
+            };
+            self.out.data_mut()[start] = marker.to_u8();
             return Ok(());
         }
+        self.end_long_container(start, count, map)
+    }
+
+    /// [`Encoder::end_container`] for more than 15 elements.
+    #[inline(never)]
+    fn end_long_container(&mut self, start: usize, count: u32, map: bool) -> LResult<()> {
         let mut head = [0u8; 5];
-        let len = if count <= 0xffff {
-            head[0] = m16;
-            head[1..3].copy_from_slice(&(count as u16).to_be_bytes());
-            3
+        let mut w = &mut head[..];
+        let r = if map {
+            mp::write_map_len(&mut w, count)
         } else {
-            head[0] = m32;
-            head[1..5].copy_from_slice(&count.to_be_bytes());
-            5
+            mp::write_array_len(&mut w, count)
         };
+        if r.is_err() {
+            return Err(oom(()));
+        }
+        let len = 5 - w.len();
         let end = self.out.used();
         self.out.try_alloc(len - 1).map_err(oom)?;
         let data = self.out.data_mut();
