@@ -103,7 +103,7 @@ unsafe fn release(l: *mut ffi::lua_State, s: c_int, push: bool) {
     // allocate.
     unsafe {
         if push {
-            ffi::lua_rawgeti(l, vals(s), s.into());
+            lua::rawgeti(l, vals(s), s);
         }
         if s <= FAST_SLOTS {
             ffi::lua_pushboolean(l, 0);
