@@ -33,6 +33,7 @@ mod guard;
 pub mod pool;
 mod queue;
 mod scheduler;
+mod slots;
 pub mod stack;
 mod state;
 mod timer;

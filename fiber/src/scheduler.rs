@@ -12,14 +12,15 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use slab::Slab;
 
 use crate::error::Error;
 use crate::guard;
 use crate::pool::{StackPool, StackPoolConfig};
+use crate::slots::Slots;
 use crate::state::{Coro, Handle, Resume, Slot, Status};
 use crate::timer::Timers;
 
@@ -67,7 +68,7 @@ pub struct Config {
 }
 
 pub(crate) struct Scheduler {
-    slots: Slab<Slot>,
+    slots: Slots,
     by_fid: HashMap<u64, u32, BuildHasherDefault<IdHasher>>,
     ready: VecDeque<Handle>,
     timers: Timers,
@@ -96,7 +97,7 @@ fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
 impl Scheduler {
     const fn new() -> Scheduler {
         Scheduler {
-            slots: Slab::new(),
+            slots: Slots::new(),
             by_fid: HashMap::with_hasher(BuildHasherDefault::new()),
             ready: VecDeque::new(),
             timers: Timers::new(),
@@ -113,7 +114,7 @@ impl Scheduler {
     }
 
     fn slot(&self, h: Handle) -> Option<&Slot> {
-        self.slots.get(h.key as usize).filter(|s| s.fid == h.fid)
+        self.slots.get(h.key).filter(|s| s.fid == h.fid)
     }
 
     fn handle(&self, id: FiberId) -> Option<Handle> {
@@ -122,22 +123,18 @@ impl Scheduler {
 
     fn live(&mut self, id: FiberId) -> Result<(Handle, &mut Slot), Error> {
         let h = self.handle(id).ok_or(Error::Dead(id))?;
-        Ok((h, &mut self.slots[h.key as usize]))
+        Ok((h, &mut self.slots[h.key]))
     }
 
     fn current_slot(&mut self) -> Result<(Handle, &mut Slot), Error> {
         let h = self.current.ok_or(Error::NotInFiber)?;
-        Ok((h, &mut self.slots[h.key as usize]))
+        Ok((h, &mut self.slots[h.key]))
     }
 
     /// State rule 3. A stale handle (its fiber is gone, e.g. a joiner that
     /// gave up with an error and ended) is ignored.
     fn wake(&mut self, h: Handle) {
-        let Some(slot) = self
-            .slots
-            .get_mut(h.key as usize)
-            .filter(|s| s.fid == h.fid)
-        else {
+        let Some(slot) = self.slots.get_mut(h.key).filter(|s| s.fid == h.fid) else {
             return;
         };
         if slot.status == Status::Suspended {
@@ -149,7 +146,7 @@ impl Scheduler {
     }
 
     fn remove(&mut self, h: Handle) {
-        self.slots.remove(h.key as usize);
+        self.slots.remove(h.key);
         self.by_fid.remove(&h.fid);
     }
 
@@ -165,19 +162,23 @@ impl Scheduler {
             }
             self.timers.pop();
             if live {
-                self.slots[h.key as usize].timed_out = true;
+                self.slots[h.key].timed_out = true;
                 self.wake(h);
             }
         }
         None
     }
 
-    fn finish(&mut self, h: Handle, coro: Coro) {
+    fn finish(&mut self, h: Handle) {
         tracing::trace!(id = h.fid, "finish");
-        let slot = &mut self.slots[h.key as usize];
+        let slot = &mut self.slots[h.key];
+        let coro = slot
+            .coro
+            .take()
+            .expect("a fiber that ends has its coroutine");
         slot.status = Status::Dead;
         let stack = coro.into_stack();
-        let slot = &mut self.slots[h.key as usize];
+        let slot = &mut self.slots[h.key];
         let joiner = slot.joiner;
         if !slot.joinable {
             self.remove(h);
@@ -196,13 +197,11 @@ impl Drop for Scheduler {
         // thread ends is leaked on purpose.
         // The thread can end inside a fiber (`exit()` runs thread-local
         // destructors on the caller's stack): the running fiber and those
-        // that resumed it are inside `resume`, so theirs are left alone.
-        for (_, slot) in self.slots.iter_mut() {
-            if matches!(slot.status, Status::Running | Status::Calling) {
-                continue;
-            }
+        // that resumed it are inside `resume`, and theirs never return.
+        for slot in self.slots.iter_mut() {
+            let inside = matches!(slot.status, Status::Running | Status::Calling);
             if let Some(coro) = slot.coro.take() {
-                if coro.started() && !coro.done() {
+                if inside || coro.started() && !coro.done() {
                     std::mem::forget(coro);
                 }
             }
@@ -333,9 +332,9 @@ impl Builder {
                 stack_size,
                 guard,
                 ext: self.ext,
-            }) as u32;
+            });
             s.by_fid.insert(fid, key);
-            tracing::trace!(id = fid, name = &*s.slots[key as usize].name, "spawn");
+            tracing::trace!(id = fid, name = &*s.slots[key].name, "spawn");
             Handle { key, fid }
         }))
     }
@@ -375,9 +374,9 @@ pub fn truncate(name: &str) -> &str {
 }
 
 /// What the resumer takes out of the scheduler, in one borrow, to switch to
-/// a fiber (state rule 1).
+/// a fiber. Two words, so it comes back in registers.
 struct SwitchIn {
-    coro: Coro,
+    coro: NonNull<Coro>,
     input: Resume,
     /// Whether a subscriber wants the fiber's span.
     traced: bool,
@@ -399,9 +398,9 @@ impl Scheduler {
     fn switch_in(&mut self, h: Handle) -> SwitchIn {
         let prev = self.current.replace(h);
         if let Some(p) = prev {
-            self.slots[p.key as usize].status = Status::Calling;
+            self.slots[p.key].status = Status::Calling;
         }
-        let slot = &mut self.slots[h.key as usize];
+        let slot = &mut self.slots[h.key];
         slot.status = Status::Running;
         slot.resumer = prev;
         slot.csw += 1;
@@ -409,10 +408,11 @@ impl Scheduler {
         EPOCH.set(self.switches);
         guard::set_running(slot.running());
         SwitchIn {
-            coro: slot
-                .coro
-                .take()
-                .expect("a switched-to fiber has its coroutine"),
+            coro: NonNull::from(
+                slot.coro
+                    .as_mut()
+                    .expect("a switched-to fiber has its coroutine"),
+            ),
             input: Resume {
                 timed_out: slot.timed_out,
                 cancelled: slot.cancelled,
@@ -422,16 +422,16 @@ impl Scheduler {
         }
     }
 
-    /// Undoes `switch_in` after the fiber yielded or ended: its coroutine
-    /// goes back into its slot, or, when it ended, its stack into the pool.
-    fn switch_out(&mut self, h: Handle, coro: Coro, ended: bool) {
-        let prev = self.slots[h.key as usize].resumer;
+    /// Undoes `switch_in` after the fiber yielded or ended (an ended fiber's
+    /// stack goes back to the pool).
+    fn switch_out(&mut self, h: Handle, ended: bool) {
+        let prev = self.slots[h.key].resumer;
         self.current = prev;
         self.switches += 1;
         EPOCH.set(if prev.is_some() { self.switches } else { 0 });
         let outer = match prev {
             Some(p) => {
-                let slot = &mut self.slots[p.key as usize];
+                let slot = &mut self.slots[p.key];
                 slot.status = Status::Running;
                 slot.running()
             }
@@ -439,9 +439,7 @@ impl Scheduler {
         };
         guard::set_running(outer);
         if ended {
-            self.finish(h, coro);
-        } else {
-            self.slots[h.key as usize].coro = Some(coro);
+            self.finish(h);
         }
     }
 }
@@ -452,19 +450,20 @@ fn switch_to(h: Handle) {
 }
 
 /// Runs the fiber `h`, made current by `switch_in`, until it yields or ends.
-fn resume(h: Handle, mut sw: SwitchIn) {
+fn resume(h: Handle, sw: SwitchIn) {
     // Entered by the resumer, on its own stack: exited when the fiber yields
     // or ends, so no guard is ever held across a switch inside the fiber.
     let span = if sw.traced { fiber_span(h) } else { None };
     let entered = span.as_ref().map(tracing::Span::enter);
     let word = FIBER_WORD.replace(0);
-    // State rule 1: the coroutine is out of its slot, and no borrow of the
-    // scheduler is held here.
-    let result = sw.coro.resume(sw.input);
+    // SAFETY: state rule 1: the coroutine stays in its slot, which does not
+    // move and is not removed while its fiber runs; nothing else touches it
+    // meanwhile, and no borrow of the scheduler is held here.
+    let result = unsafe { (*sw.coro.as_ptr()).resume(sw.input) };
     FIBER_WORD.set(word);
     drop(entered);
     let ended = matches!(result, CoroutineResult::Return(()));
-    with(|s| s.switch_out(h, sw.coro, ended));
+    with(|s| s.switch_out(h, ended));
 }
 
 #[cold]
@@ -575,7 +574,7 @@ pub fn current() -> Option<FiberId> {
 /// any fiber: one lookup, for hot paths that map the running fiber to their
 /// own record.
 pub fn current_ext() -> Option<usize> {
-    with(|s| s.current.map(|h| s.slots[h.key as usize].ext))
+    with(|s| s.current.map(|h| s.slots[h.key].ext))
 }
 
 /// Switches into and out of fibers so far on this thread, or `None` outside
@@ -816,7 +815,7 @@ pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
         if left == Some(Duration::ZERO) || block(left)? {
             let gave_up = with(|s| match s.slot(target) {
                 Some(slot) if slot.status != Status::Dead => {
-                    s.slots[target.key as usize].joiner = None;
+                    s.slots[target.key].joiner = None;
                     true
                 }
                 _ => false,
@@ -929,7 +928,7 @@ pub fn ext(id: FiberId) -> Result<usize, Error> {
 
 /// The ids of every fiber on this thread, in no particular order.
 pub fn all() -> Vec<FiberId> {
-    with(|s| s.slots.iter().map(|(_, slot)| FiberId(slot.fid)).collect())
+    with(|s| s.slots.iter().map(|slot| FiberId(slot.fid)).collect())
 }
 
 /// Counters of this thread's scheduler.

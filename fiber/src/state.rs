@@ -2,14 +2,16 @@
 //!
 //! Rules the scheduler relies on (the unsafe code cites them by number):
 //!
-//! 1. A fiber's coroutine is in its slot exactly while the fiber is not
-//!    running: the resumer takes it out in the borrow that switches to the
-//!    fiber, drops that borrow, resumes it, and puts it back (or, when the
-//!    fiber ended, gives its stack to the pool) in the next borrow. No
-//!    `RefCell` borrow or slab reference is held across a switch, and the
-//!    slab may grow meanwhile (a nested spawn). The scheduler's drop (which
-//!    can run inside a fiber, when `exit()` runs thread-local destructors)
-//!    finds no coroutine in the slots of `Running` and `Calling` fibers.
+//! 1. A fiber's coroutine stays in its slot, and slots never move (`Slots`
+//!    keeps them in fixed chunks). The resumer gets a pointer to the
+//!    coroutine in the borrow that switches to the fiber, drops that borrow
+//!    and resumes through the pointer: no `RefCell` borrow or slot reference
+//!    is held across a switch, and slots may be added meanwhile (a nested
+//!    spawn). While the fiber runs, nothing else touches its coroutine: the
+//!    slot of a running fiber is never removed (only an ended one's is),
+//!    `finish` takes the coroutine out only after its last resume returned,
+//!    and the scheduler's drop (which can run inside a fiber, when `exit()`
+//!    runs thread-local destructors) skips `Running` and `Calling` fibers.
 //! 2. `yielder` is set by the fiber itself when it starts, and points into
 //!    the fiber's own stack; it is used only by that fiber while it runs.
 //! 3. Only a `Suspended` fiber is made ready by a wakeup; `Running`,
@@ -74,12 +76,12 @@ impl Status {
     }
 }
 
-/// One fiber's slot in the scheduler's slab.
+/// One fiber's slot in the scheduler's `Slots`.
 pub(crate) struct Slot {
     /// The fiber's id; also the generation tag of handles to this slot.
     pub fid: u64,
     pub status: Status,
-    /// Rule 1: `None` while the fiber runs and once it has ended.
+    /// Rule 1. `None` once the fiber has ended.
     pub coro: Option<Coro>,
     /// Who resumed the fiber while it runs: the fiber that called
     /// `spawn_now`, or `None` for the scheduler loop.
@@ -107,7 +109,7 @@ pub(crate) struct Slot {
     pub ext: usize,
 }
 
-/// A slab key with the fiber id as its generation tag.
+/// A slot key with the fiber id as its generation tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Handle {
     pub key: u32,

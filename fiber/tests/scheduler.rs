@@ -552,3 +552,29 @@ fn a_joiner_refused_as_not_joinable_does_not_block_a_later_join() {
     );
     assert!(log.contains(&"second: ok".to_string()), "{log:?}");
 }
+
+#[test]
+fn a_running_fiber_spawns_past_many_slot_chunks_and_resumes_in_place() {
+    let done = Rc::new(Cell::new(0));
+    let d = done.clone();
+    fiber::Builder::new()
+        .spawn_ready(move || {
+            // Each spawn_now runs its child at once, which adds slots while
+            // this fiber's coroutine is being resumed.
+            for _ in 0..300 {
+                let d = d.clone();
+                fiber::Builder::new()
+                    .spawn_now(move || {
+                        fiber::yield_now().unwrap();
+                        d.set(d.get() + 1);
+                    })
+                    .unwrap();
+            }
+            fiber::yield_now().unwrap();
+            d.set(d.get() + 1);
+        })
+        .unwrap();
+    fiber::run();
+    assert_eq!(done.get(), 301);
+    assert_eq!(fiber::stats().fibers, 0);
+}
