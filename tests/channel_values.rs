@@ -108,3 +108,22 @@ fn wrong_arguments_raise_through_the_wrappers() {
         assert(ch:count() == 0 and ch:put(7) and ch:get() == 7)
     "#);
 }
+
+#[test]
+fn buffered_put_and_get_allocate_no_lua_memory() {
+    run(r#"
+        local ch, c = fiber.channel(4), fiber.cond()
+        local v = {}
+        for _ = 1, 1000 do ch:put(v); ch:get(); c:signal() end
+        collectgarbage('collect')
+        collectgarbage('stop')
+        local before = collectgarbage('count')
+        for _ = 1, 100000 do
+            ch:put(v); ch:put(1); ch:get(); ch:get()
+            c:signal(); c:broadcast()
+        end
+        local grew = collectgarbage('count') - before
+        collectgarbage('restart')
+        assert(grew < 64, ('200000 puts and gets grew the Lua heap by %.1f KB'):format(grew))
+    "#);
+}
