@@ -1,13 +1,14 @@
 //! A bounded pool of fiber stacks of one size.
 //!
 //! A pooled stack is about 50 times cheaper than a fresh `mmap`, `mprotect`,
-//! page faults and `munmap`. The pool holds at most `max` stacks. The first
-//! `hot` keep their top pages; one whose fiber went deeper than
-//! [`KEEP_BYTES`] gives the pages below that back to the kernel
-//! (`madvise(MADV_DONTNEED)`), and every stack pooled beyond the `hot`
-//! watermark gives back all its pages, so deep recursion or a burst of many
-//! fibers does not keep their memory once they end (a released page costs a
-//! page fault on reuse, far less than a fresh `mmap`).
+//! page faults and `munmap`. The pool holds at most `max` stacks. A stack
+//! whose fiber went deeper than [`KEEP_BYTES`] gives the pages below that
+//! back to the kernel (`madvise(MADV_DONTNEED)`) as it is pooled. The first
+//! `hot` stacks keep their top pages; those pooled beyond the `hot`
+//! watermark give theirs back at the next [`StackPool::trim`], which the
+//! scheduler calls when no fiber is ready. So a burst of many fibers does not
+//! keep their memory once the thread goes idle, while fibers created again
+//! at once (rounds of many short fibers) reuse stacks without a page fault.
 
 use crate::stack::{FiberStack, StackError};
 
@@ -23,8 +24,9 @@ pub struct StackPoolConfig {
     /// Most stacks kept; 0 switches the pool off (every fiber maps a fresh
     /// stack and unmaps it at its end).
     pub max: usize,
-    /// Stacks kept with their pages; stacks pooled beyond this count have
-    /// their deep pages released.
+    /// Stacks kept with their top pages; stacks pooled beyond this count
+    /// give all their pages back when the thread next has no fiber ready
+    /// ([`StackPool::trim`]).
     pub hot: usize,
 }
 
@@ -41,7 +43,11 @@ impl Default for StackPoolConfig {
 /// The pool; one per scheduler (per thread).
 pub struct StackPool {
     config: StackPoolConfig,
-    free: Vec<FiberStack>,
+    /// Each stack with whether its top pages may still be resident past the
+    /// watermark (given back by `trim`).
+    free: Vec<(FiberStack, bool)>,
+    /// Some stack past the watermark was pooled since the last `trim`.
+    untrimmed: bool,
 }
 
 impl StackPool {
@@ -51,6 +57,7 @@ impl StackPool {
         StackPool {
             config,
             free: Vec::new(),
+            untrimmed: false,
         }
     }
 
@@ -81,7 +88,7 @@ impl StackPool {
                 FiberStack::new(size)
             }
             _ => match self.free.pop() {
-                Some(stack) => Ok(stack),
+                Some((stack, _)) => Ok(stack),
                 None => FiberStack::new(self.config.stack_size),
             },
         }
@@ -93,12 +100,25 @@ impl StackPool {
         if stack.size() != self.config.stack_size || self.free.len() >= self.config.max {
             return;
         }
-        if self.free.len() >= self.config.hot {
-            stack.release_deep_pages(0);
-        } else if stack.touched_below(KEEP_BYTES) {
+        if stack.touched_below(KEEP_BYTES) {
             stack.release_deep_pages(KEEP_BYTES);
         }
-        self.free.push(stack);
+        let past_watermark = self.free.len() >= self.config.hot;
+        self.untrimmed |= past_watermark;
+        self.free.push((stack, past_watermark));
+    }
+
+    /// Gives back every page of the stacks pooled past the `hot` watermark
+    /// since the last trim.
+    pub fn trim(&mut self) {
+        if !std::mem::take(&mut self.untrimmed) {
+            return;
+        }
+        for (stack, resident) in self.free.iter_mut().skip(self.config.hot) {
+            if std::mem::take(resident) {
+                stack.release_deep_pages(0);
+            }
+        }
     }
 
     /// Unmaps every pooled stack.

@@ -538,6 +538,8 @@ pub fn run_until(mut done: impl FnMut() -> bool) {
             (s.ready.len(), next)
         });
         if batch == 0 {
+            // Idle: stacks pooled past the watermark give their pages back.
+            with(|s| s.stacks.as_mut().map(StackPool::trim));
             match next {
                 Some(deadline) => {
                     let now = Instant::now();
