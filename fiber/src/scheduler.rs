@@ -90,6 +90,7 @@ thread_local! {
     static EPOCH: Cell<u64> = const { Cell::new(0) };
 }
 
+#[inline(always)]
 fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
     SCHED.with(|s| f(&mut s.borrow_mut()))
 }
@@ -395,6 +396,7 @@ impl Slot {
 
 impl Scheduler {
     /// Makes `h` current; hands out its coroutine (state rule 1).
+    #[inline(always)]
     fn switch_in(&mut self, h: Handle) -> SwitchIn {
         let prev = self.current.replace(h);
         if let Some(p) = prev {
