@@ -5,11 +5,11 @@
 //! values put into it stay reachable for the GC; slots still buffered when
 //! the channel is collected are cleared by its `__gc`.
 //!
-//! The hot methods (`put`, `get`, `signal`, `broadcast`) are Lua wrappers
-//! (`lua/channel.lua`) that try the case that neither blocks nor fails
-//! through a primitive that cannot raise (an FFI call on LuaJIT, compiled
-//! into the caller's trace; a C function on Lua 5.4) and leave the rest to
-//! the C methods below.
+//! On LuaJIT the hot methods (`put`, `get`, `signal`, `broadcast`) are Lua
+//! wrappers (`lua/channel.lua`) that try the case that neither blocks nor
+//! fails through an FFI call that cannot raise, compiled into the caller's
+//! trace, and leave the rest to the C methods below; on Lua 5.4 the C
+//! methods are called directly.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void, CStr};
@@ -435,28 +435,9 @@ unsafe extern "C" fn broadcast(c: *const Cond) {
     unsafe { &*c }.broadcast();
 }
 
-crate::lua_fn! {
-    /// [`try_put`] as a C function, for Lua without FFI.
-    fn try_put_c(l) {
-        let ch = channel(l, "usage: channel:put(var [, timeout])")?;
-        // SAFETY: `ch` is a live channel; room for one result.
-        unsafe { ffi::lua_pushinteger(l, try_put(ch).into()) };
-        Ok(1)
-    }
-}
-
-crate::lua_fn! {
-    /// [`try_get`] as a C function, for Lua without FFI.
-    fn try_get_c(l) {
-        let ch = channel(l, "usage: channel:get([timeout])")?;
-        // SAFETY: `ch` is a live channel; room for one result.
-        unsafe { ffi::lua_pushinteger(l, try_get(ch).into()) };
-        Ok(1)
-    }
-}
-
-/// Makes the value tables and runs `lua/channel.lua` over the channel and
-/// cond metatables. When the chunk fails, the C methods stay as they are.
+/// Makes the value tables and the C methods over them; on LuaJIT, runs
+/// `lua/channel.lua` over the channel and cond metatables (when it fails,
+/// the C methods stay as they are).
 ///
 /// # Safety
 ///
@@ -486,12 +467,15 @@ unsafe fn init_wrappers(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
             ffi::lua_setfield(l, table - 1, name.as_ptr());
         }
         ffi::lua_settop(l, top + 2);
-        if ffi::luaL_loadbuffer(
-            l,
-            CHUNK.as_ptr().cast(),
-            CHUNK.len(),
-            c"=fiber.channel".as_ptr(),
-        ) != 0
+        // The wrappers pay only with FFI: on Lua 5.4 a Lua function in
+        // front of the C method costs more than it saves.
+        if !cfg!(feature = "luajit")
+            || ffi::luaL_loadbuffer(
+                l,
+                CHUNK.as_ptr().cast(),
+                CHUNK.len(),
+                c"=fiber.channel".as_ptr(),
+            ) != 0
         {
             ffi::lua_settop(l, top);
             return;
@@ -502,22 +486,15 @@ unsafe fn init_wrappers(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
         ffi::lua_insert(l, top + 2);
         ffi::lua_insert(l, top + 2);
         ffi::lua_pushinteger(l, FAST_SLOTS.into());
-        ffi::lua_pushcfunction(l, try_put_c);
-        ffi::lua_pushcfunction(l, try_get_c);
-        let prims: [*mut c_void; 4] = [
+        for p in [
             try_put as *mut c_void,
             try_get as *mut c_void,
             signal as *mut c_void,
             broadcast as *mut c_void,
-        ];
-        for p in prims {
-            if cfg!(feature = "luajit") {
-                ffi::lua_pushlightuserdata(l, p);
-            } else {
-                ffi::lua_pushnil(l);
-            }
+        ] {
+            ffi::lua_pushlightuserdata(l, p);
         }
-        ffi::lua_pcall(l, 11, 0, 0);
+        ffi::lua_pcall(l, 9, 0, 0);
         ffi::lua_settop(l, top);
     }
 }

@@ -1,31 +1,26 @@
--- The hot methods of fiber.channel and fiber.cond (see channel_lib.rs).
+-- The hot methods of fiber.channel and fiber.cond on LuaJIT (see
+-- channel_lib.rs).
 --
--- Each one first tries the case that neither blocks nor fails through a
--- primitive that cannot raise: on LuaJIT an FFI call (compiled into the
--- caller's trace), on Lua 5.4 a C function (and `signal` and `broadcast`
--- stay C methods). Anything else (a wrong
--- argument, a closed or full channel, a wait) goes to the C method, which
--- checks, blocks and raises as before.
+-- Each one first tries the case that neither blocks nor fails through an FFI
+-- call that cannot raise, compiled into the caller's trace. Anything else (a
+-- wrong argument, a closed or full channel, a wait) goes to the C method,
+-- which checks, blocks and raises.
 --
 -- A value in a channel lives at the slot the channel holds: slots up to
 -- FAST in VALS, whose array part holds all of them (no other key is ever
 -- stored there, so it is never rehashed), the rest in OVER. The primitive
 -- `try_put` hands out slots of VALS only, so storing the value never
 -- allocates and cannot fail after the slot has gone to a reader.
-local CH_MT, COND_MT, VALS, OVER, FAST, try_put, try_get,
-      ffi_try_put, ffi_try_get, ffi_signal, ffi_broadcast = ...
+local CH_MT, COND_MT, VALS, OVER, FAST,
+      try_put, try_get, signal, broadcast = ...
 local getmetatable, type, select = getmetatable, type, select
 
-local signal, broadcast
-if ffi_try_put then
-    local ok, ffi = pcall(require, 'ffi')
-    if ok and type(ffi) == 'table' and ffi.cast then
-        local slot_fn = ffi.typeof('int (*)(void *)')
-        local void_fn = ffi.typeof('void (*)(void *)')
-        try_put, try_get = ffi.cast(slot_fn, ffi_try_put), ffi.cast(slot_fn, ffi_try_get)
-        signal, broadcast = ffi.cast(void_fn, ffi_signal), ffi.cast(void_fn, ffi_broadcast)
-    end
-end
+local ok, ffi = pcall(require, 'ffi')
+if not ok or type(ffi) ~= 'table' or not ffi.cast then return end
+local slot_fn = ffi.typeof('int (*)(void *)')
+local void_fn = ffi.typeof('void (*)(void *)')
+try_put, try_get = ffi.cast(slot_fn, try_put), ffi.cast(slot_fn, try_get)
+signal, broadcast = ffi.cast(void_fn, signal), ffi.cast(void_fn, broadcast)
 
 local ch, cond = CH_MT.__index, COND_MT.__index
 local c_put, c_get = ch.put, ch.get
@@ -63,8 +58,6 @@ function ch.get(self, ...)
     end
     return c_get(self, ...)
 end
-
-if not signal then return end
 
 function cond.signal(self, ...)
     if getmetatable(self) ~= COND_MT then return c_signal(self, ...) end
