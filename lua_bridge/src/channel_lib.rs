@@ -469,32 +469,24 @@ unsafe fn init_wrappers(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
         ffi::lua_settop(l, top + 2);
         // The wrappers pay only with FFI: on Lua 5.4 a Lua function in
         // front of the C method costs more than it saves.
-        if !cfg!(feature = "luajit")
-            || ffi::luaL_loadbuffer(
-                l,
-                CHUNK.as_ptr().cast(),
-                CHUNK.len(),
-                c"=fiber.channel".as_ptr(),
-            ) != 0
-        {
-            ffi::lua_settop(l, top);
-            return;
+        if cfg!(feature = "luajit") {
+            lua::run_setup_chunk(l, CHUNK, c"=fiber.channel", || {
+                lua::push_registry_ref(l, ch_mt);
+                lua::push_registry_ref(l, cond_mt);
+                ffi::lua_pushvalue(l, top + 1);
+                ffi::lua_pushvalue(l, top + 2);
+                ffi::lua_pushinteger(l, FAST_SLOTS.into());
+                for p in [
+                    try_put as *mut c_void,
+                    try_get as *mut c_void,
+                    signal as *mut c_void,
+                    broadcast as *mut c_void,
+                ] {
+                    ffi::lua_pushlightuserdata(l, p);
+                }
+                9
+            });
         }
-        ffi::lua_insert(l, top + 1);
-        lua::push_registry_ref(l, ch_mt);
-        lua::push_registry_ref(l, cond_mt);
-        ffi::lua_insert(l, top + 2);
-        ffi::lua_insert(l, top + 2);
-        ffi::lua_pushinteger(l, FAST_SLOTS.into());
-        for p in [
-            try_put as *mut c_void,
-            try_get as *mut c_void,
-            signal as *mut c_void,
-            broadcast as *mut c_void,
-        ] {
-            ffi::lua_pushlightuserdata(l, p);
-        }
-        ffi::lua_pcall(l, 9, 0, 0);
         ffi::lua_settop(l, top);
     }
 }

@@ -107,17 +107,10 @@ pub(crate) unsafe fn ffi_loop_clocks(l: *mut ffi::lua_State) {
     if !cfg!(feature = "luajit") {
         return;
     }
-    // SAFETY: caller's contract; the stack is left as it was.
+    // SAFETY: caller's contract; the `fiber` table is on top.
     unsafe {
-        let top = ffi::lua_gettop(l);
-        if ffi::luaL_loadbuffer(
-            l,
-            CHUNK.as_ptr().cast(),
-            CHUNK.len(),
-            c"=fiber.clock".as_ptr(),
-        ) == 0
-        {
-            ffi::lua_pushvalue(l, top);
+        crate::lua::run_setup_chunk(l, CHUNK, c"=fiber.clock", || {
+            ffi::lua_pushvalue(l, -2);
             for f in [
                 loop_clock as *mut std::ffi::c_void,
                 loop_time as *mut _,
@@ -126,9 +119,8 @@ pub(crate) unsafe fn ffi_loop_clocks(l: *mut ffi::lua_State) {
             ] {
                 ffi::lua_pushlightuserdata(l, f);
             }
-            ffi::lua_pcall(l, 5, 0, 0);
-        }
-        ffi::lua_settop(l, top);
+            5
+        });
     }
 }
 

@@ -215,3 +215,29 @@ pub fn seconds(t: f64) -> Option<std::time::Duration> {
     }
     std::time::Duration::try_from_secs_f64(t).ok()
 }
+
+/// Runs `chunk` (named `name`) once at setup with the arguments `args`
+/// pushes (returning their count), dropping its results; leaves the stack
+/// as it was. A chunk that fails to load or raises changes nothing more
+/// than it did before failing, so setup goes on with what was there.
+///
+/// # Safety
+///
+/// `l` is a valid state outside any `lua_fn` body, with room for the
+/// function and the arguments.
+pub unsafe fn run_setup_chunk(
+    l: *mut ffi::lua_State,
+    chunk: &str,
+    name: &std::ffi::CStr,
+    args: impl FnOnce() -> c_int,
+) {
+    // SAFETY: caller's contract; the chunk runs under lua_pcall.
+    unsafe {
+        let top = ffi::lua_gettop(l);
+        if ffi::luaL_loadbuffer(l, chunk.as_ptr().cast(), chunk.len(), name.as_ptr()) == 0 {
+            let n = args();
+            ffi::lua_pcall(l, n, 0, 0);
+        }
+        ffi::lua_settop(l, top);
+    }
+}
