@@ -23,6 +23,13 @@
 //! ([`luafiber_runtime::ibuf::with_cord_scratch`]: take, encode, push the
 //! result, put), so in steady state it allocates only the result string.
 //!
+//! On LuaJIT a table is read in place through LuaJIT's object layout
+//! (`encode::raw`: the array part and the hash nodes, no C API call per key
+//! or value), a layout checked against a probe table when the module opens.
+//! Whatever that path does not cover (a `__serialize` function, userdata,
+//! cdata, keys past the array part of an array, every error) it hands to the
+//! C API path before anything ran, so the bytes and errors are the same.
+//!
 //! A `__serialize` function (and `tostring`, for `encode_use_tostring`) is
 //! called by `lua_pcall` of a trampoline C function fetched by registry ref:
 //! no C function is pushed per table.
@@ -170,6 +177,10 @@ pub(crate) struct State {
     pub array_mt: c_int,
     pub map_mt: c_int,
     pub buffer: buffer::Ctx,
+    /// The layout of LuaJIT's tables, when the encoder's fast path checked
+    /// it (`encode::raw`).
+    #[cfg(feature = "luajit")]
+    pub raw: Option<encode::raw::Layout>,
 }
 
 /// The state a module function sees as upvalue 1.
@@ -211,6 +222,8 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
             array_mt: ffi::LUA_NOREF,
             map_mt: ffi::LUA_NOREF,
             buffer: ctx,
+            #[cfg(feature = "luajit")]
+            raw: None,
         };
         p.write(st);
         ffi::lua_pushcfunction(l, crate::wide_cfn!(call_trampoline));
@@ -219,6 +232,10 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
         st.tostring = global_ref(l, c"tostring");
         ffi::lua_pushstring(l, c"__serialize".as_ptr());
         st.serialize_key = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        #[cfg(feature = "luajit")]
+        {
+            st.raw = encode::raw::probe(l, st.serialize_key);
+        }
         for (kind, slot) in [(c"seq", &mut st.array_mt), (c"map", &mut st.map_mt)] {
             ffi::lua_createtable(l, 0, 2);
             ffi::lua_pushstring(l, kind.as_ptr());

@@ -23,6 +23,9 @@ use luafiber_runtime::ibuf::Ibuf;
 use mlua::ffi;
 use rmp::encode as mp;
 
+#[cfg(feature = "luajit")]
+pub(crate) mod raw;
+
 use super::{Config, State, MAX_NESTING};
 use crate::cfunc::{LResult as LuaResult, Raise};
 use crate::error::ErrorKind;
@@ -124,6 +127,16 @@ impl<'a> Encoder<'a> {
     /// `l` is the calling state of a `lua_fn` body; `idx` is valid and at
     /// most `top`.
     pub(super) unsafe fn encode(&mut self, idx: c_int, top: c_int) -> LuaResult<()> {
+        #[cfg(feature = "luajit")]
+        if let Some(layout) = self.st.raw {
+            // SAFETY: caller's contract; nothing runs in between.
+            let done = unsafe {
+                ffi::lua_type(self.l, idx) == ffi::LUA_TTABLE && self.raw_root(&layout, idx)
+            };
+            if done {
+                return Ok(());
+            }
+        }
         // SAFETY: caller's contract.
         unsafe { self.value_at(idx, top, 0, 0) }.map_err(|f| *f.0)
     }
@@ -254,7 +267,12 @@ impl<'a> Encoder<'a> {
             }
         }
         // SAFETY: as above.
-        let n = unsafe { ffi::lua_tonumber(l, idx) };
+        self.float(unsafe { ffi::lua_tonumber(l, idx) })
+    }
+
+    /// A Lua number `n` (a float).
+    #[inline(always)]
+    fn float(&mut self, n: f64) -> LResult<()> {
         // Tarantool's rule: integral values in the int64/uint64 range are
         // integers, everything else a float64.
         if (-TWO_63..TWO_63).contains(&n) {

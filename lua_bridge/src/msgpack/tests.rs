@@ -436,3 +436,126 @@ fn mutated_inputs_never_crash() {
         decode.call::<bool>(s).unwrap();
     }
 }
+
+/// Sets global `slow_msgpack`: a second `msgpack` module whose encoder never
+/// takes the LuaJIT fast path (`encode::raw`), to compare the two paths.
+#[cfg(feature = "luajit")]
+fn open_slow_msgpack(rt: &LuaRuntime) {
+    let l = rt.lua().state();
+    // SAFETY: the idle main state of the runtime; balanced pushes. Upvalue 1
+    // of `encode` is the module's `State` userdata.
+    unsafe {
+        super::open(l);
+        assert!(ffi::lua_checkstack(l, 4) != 0);
+        ffi::lua_getfield(l, -1, c"encode".as_ptr());
+        assert!(!ffi::lua_getupvalue(l, -1, 1).is_null());
+        let st = ffi::lua_touserdata(l, -1).cast::<super::State>();
+        assert!((*st).raw.is_some(), "the layout probe failed");
+        (*st).raw = None;
+        ffi::lua_pop(l, 2);
+        ffi::lua_setglobal(l, c"slow_msgpack".as_ptr());
+    }
+}
+
+/// The LuaJIT fast path writes what the C API path writes, byte for byte,
+/// or gives up and leaves it to that path: random nested tables of every
+/// key and value kind, hints, holes, sparse arrays, `NULL`, keys in the hash
+/// part, deep nesting, and each under several `cfg` settings.
+#[cfg(feature = "luajit")]
+#[test]
+fn fast_path_writes_the_c_api_bytes() {
+    let rt = runtime();
+    open_slow_msgpack(&rt);
+    run(
+        &rt,
+        r#"
+        local msgpack, slow = require('msgpack'), slow_msgpack
+        math.randomseed(7)
+        local seq = {__serialize = 'seq'}
+        local map = {__serialize = 'mapping'}
+        local scalars = {
+            0, 1, -1, 127, 128, -33, 255, 65536, 2^32, -2^31 - 1, 2^53, 2^63, -2^63, 2^64,
+            0.5, -1.25, 1/0, -1/0, 0/0, true, false, msgpack.NULL, '', 'abc',
+            string.rep('s', 31), string.rep('t', 32), string.rep('u', 256),
+        }
+        local value
+        local function tab(depth)
+            local t, kind = {}, math.random(6)
+            local n = math.random(0, 12)
+            for i = 1, n do
+                if kind == 1 then
+                    t[i] = value(depth + 1)
+                elseif kind == 2 then
+                    t[math.random(1, 40)] = value(depth + 1)
+                elseif kind == 3 then
+                    t['k' .. math.random(20)] = value(depth + 1)
+                elseif kind == 4 then
+                    local k = scalars[math.random(#scalars)]
+                    if k == k then t[k] = value(depth + 1) end
+                elseif kind == 5 then
+                    t[i] = value(depth + 1); t[i + 100] = (i % 3 == 0) or nil
+                else
+                    t[({0, -1, 1.5, 2, 3})[math.random(5)]] = value(depth + 1)
+                end
+            end
+            local m = math.random(8)
+            if m == 1 then setmetatable(t, seq)
+            elseif m == 2 then setmetatable(t, map)
+            elseif m == 3 then setmetatable(t, {__index = t})
+            elseif m == 4 then setmetatable(t, msgpack.array_mt) end
+            return t
+        end
+        function value(depth)
+            if depth < 5 and math.random(3) == 1 then return tab(depth) end
+            return scalars[math.random(#scalars)]
+        end
+        local function hex(s)
+            return (s:gsub('.', function(c) return ('%02x'):format(c:byte()) end))
+        end
+        local function same(v, what)
+            local ok1, a = pcall(msgpack.encode, v)
+            local ok2, b = pcall(slow.encode, v)
+            if ok1 ~= ok2 or (ok1 and a ~= b) or (not ok1 and tostring(a) ~= tostring(b)) then
+                a = ok1 and hex(a) or tostring(a)
+                b = ok2 and hex(b) or tostring(b)
+                error(('%s: fast %s, C API %s'):format(what, a, b))
+            end
+        end
+        local cfgs = {
+            {},
+            {encode_max_depth = 3},
+            {encode_max_depth = 3, encode_deep_as_nil = true},
+            {encode_invalid_numbers = false},
+            {encode_invalid_numbers = false, encode_invalid_as_nil = true},
+            {encode_sparse_convert = false},
+            {encode_sparse_ratio = 0},
+            {encode_sparse_safe = 1, encode_sparse_ratio = 1},
+            {encode_load_metatables = false},
+        }
+        local defaults = {}
+        for k, v in pairs(msgpack.cfg) do defaults[k] = v end
+        for c, cfg in ipairs(cfgs) do
+            msgpack.cfg(cfg); slow.cfg(cfg)
+            for i = 1, 3000 do same(tab(0), ('cfg %d, table %d'):format(c, i)) end
+            msgpack.cfg(defaults); slow.cfg(defaults)
+        end
+        local loop = {}
+        loop.self = loop
+        same(loop, 'a table holding itself')
+        local deep = {}
+        for _ = 1, 200 do deep = {deep} end
+        same(deep, '200 levels')
+        same({[{1}] = {[{}] = 'x'}}, 'tables as keys')
+        same({f = print}, 'a function value')
+        same(setmetatable({}, {__serialize = 5}), 'a number hint')
+        same(setmetatable({}, {__serialize = 'bad'}), 'an unknown hint')
+        same({setmetatable({1}, {__serialize = function(t) return {t[1], 'f'} end})}, 'a function hint')
+        local big = {}
+        for i = 1, 70000 do big[i] = i end
+        same(big, '70000 elements')
+        local wide = {}
+        for i = 1, 70000 do wide['k' .. i] = i end
+        same(wide, '70000 keys')
+    "#,
+    );
+}
