@@ -350,6 +350,9 @@ impl Encoder<'_> {
     unsafe fn raw_elements(&mut self, layout: &Layout, tab: &GcTab, n: u32, level: u32) -> Walk {
         // SAFETY: the parts of a live table (rule 1).
         let (array, _) = unsafe { parts(tab) };
+        if n == 0 {
+            return Ok(());
+        }
         let Some(elements) = array.get(1..=n as usize) else {
             return Err(Bail);
         };
