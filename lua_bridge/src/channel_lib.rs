@@ -336,6 +336,22 @@ crate::lua_fn! {
 }
 
 crate::lua_fn! {
+    /// `cond:wait()` for `lua/channel.lua`, which checked that argument 1 is
+    /// a cond and that no timeout is given.
+    fn cond_wait_unchecked(l) {
+        // SAFETY: argument 1 is a cond userdata (the caller checked its
+        // metatable); the cond lives while it is on the stack.
+        let c = unsafe { &*ffi::lua_touserdata(l, 1).cast::<Cond>() };
+        // SAFETY: `l` is the calling state.
+        unsafe { spawn::check_switch(l, "cond:wait")? };
+        let signalled = c.wait(None).map_err(error::from_fiber)?;
+        // SAFETY: room for one result.
+        unsafe { ffi::lua_pushboolean(l, c_int::from(signalled)) };
+        Ok(1)
+    }
+}
+
+crate::lua_fn! {
     /// `cond:signal()`: wakes the first waiter.
     fn cond_signal(l) {
         cond(l, "Usage: cond:signal()")?.signal();
@@ -484,7 +500,8 @@ unsafe fn init_wrappers(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
                 ] {
                     ffi::lua_pushlightuserdata(l, p);
                 }
-                9
+                ffi::lua_pushcfunction(l, cond_wait_unchecked);
+                10
             });
         }
         ffi::lua_settop(l, top);
