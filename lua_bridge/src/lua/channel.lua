@@ -4,8 +4,9 @@
 -- Each one first tries the case that neither blocks nor fails through an FFI
 -- call that cannot raise, compiled into the caller's trace. Anything else (a
 -- wrong argument, a closed or full channel, a wait) goes to the C method,
--- which checks, blocks and raises. `cond:wait()` checks its arguments here
--- and calls a C function that checks nothing but whether it may block.
+-- which checks, blocks and raises; with no timeout, the arguments checked
+-- here are not checked again (`put`, `get` and `wait` are C functions that
+-- check only whether they may block).
 --
 -- A value in a channel lives at the slot the channel holds: slots up to
 -- FAST in VALS, whose array part holds all of them (no other key is ever
@@ -13,7 +14,7 @@
 -- `try_put` hands out slots of VALS only, so storing the value never
 -- allocates and cannot fail after the slot has gone to a reader.
 local CH_MT, COND_MT, VALS, OVER, FAST,
-      try_put, try_get, signal, broadcast, wait = ...
+      try_put, try_get, signal, broadcast, wait, put, get = ...
 local getmetatable, type, select = getmetatable, type, select
 
 local ok, ffi = pcall(require, 'ffi')
@@ -40,6 +41,7 @@ function ch.put(self, ...)
             VALS[s] = (...)
             return true
         end
+        if (select(2, ...)) == nil then return put(self, (...)) end
     end
     return c_put(self, ...)
 end
@@ -56,6 +58,7 @@ function ch.get(self, ...)
             VALS[s] = false
             return v
         end
+        if (...) == nil then return get(self) end
     end
     return c_get(self, ...)
 end
