@@ -141,16 +141,23 @@ impl Scheduler {
     }
 
     /// State rule 3. A stale handle (its fiber is gone, e.g. a joiner that
-    /// gave up with an error and ended) is ignored.
-    fn wake(&mut self, h: Handle) {
+    /// gave up with an error and ended) is ignored. Returns `false` when the
+    /// fiber is gone or has ended.
+    #[inline]
+    fn wake(&mut self, h: Handle) -> bool {
         let Some(slot) = self.slots.get_mut(h.key).filter(|s| s.fid == h.fid) else {
-            return;
+            return false;
         };
-        if slot.status == Status::Suspended {
-            tracing::trace!(id = h.fid, "wakeup");
-            slot.status = Status::Ready;
-            slot.wait += 1;
-            self.ready.push_back(h);
+        match slot.status {
+            Status::Suspended => {
+                tracing::trace!(id = h.fid, "wakeup");
+                slot.status = Status::Ready;
+                slot.wait += 1;
+                self.ready.push_back(h);
+                true
+            }
+            Status::Dead => false,
+            _ => true,
         }
     }
 
@@ -802,13 +809,7 @@ pub(crate) fn current_fiber() -> Option<(Handle, bool)> {
 /// Makes the fiber ready if it is suspended (as [`wakeup`] does, by handle,
 /// with no id lookup). Returns `false` when it has ended or is gone.
 pub(crate) fn wake_fiber(h: Handle) -> bool {
-    with(|s| match s.slot(h) {
-        Some(slot) if slot.status != Status::Dead => {
-            s.wake(h);
-            true
-        }
-        _ => false,
-    })
+    with(|s| s.wake(h))
 }
 
 /// Fails when the current fiber is cancelled (Tarantool's `fiber.testcancel`).
