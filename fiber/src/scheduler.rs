@@ -520,14 +520,14 @@ impl Scheduler {
     /// Switches the current fiber `h`, which has just queued itself or
     /// blocked, out, and the next ready fiber of the loop's batch in; returns
     /// that fiber for `h` to yield (state rule 6). `None` when `h` must yield
-    /// to its resumer instead: it was not resumed by the loop, the batch is
+    /// to its `resumer` instead: it was not resumed by the loop, the batch is
     /// done, or a subscriber traces fibers.
     #[inline(always)]
-    fn hand_over(&mut self, h: Handle) -> Option<Next> {
-        if self.budget == 0 || self.slots[h.key].resumer.is_some() {
+    fn hand_over(&mut self, h: Handle, resumer: Option<Handle>) -> Option<Next> {
+        if self.budget == 0 || resumer.is_some() {
             return None;
         }
-        let next = loop {
+        let (next, slot) = loop {
             if self.budget == 0 {
                 return None;
             }
@@ -538,8 +538,9 @@ impl Scheduler {
                 return None;
             }
             self.budget -= 1;
-            if matches!(self.slot(n), Some(slot) if slot.status == Status::Ready) {
-                break n;
+            match self.slots.get_mut(n.key) {
+                Some(slot) if slot.fid == n.fid && slot.status == Status::Ready => break (n, slot),
+                _ => {}
             }
         };
         if tracing::enabled!(tracing::Level::TRACE) {
@@ -551,7 +552,6 @@ impl Scheduler {
         self.current = Some(next);
         self.switches += 2;
         EPOCH.set(self.switches);
-        let slot = &mut self.slots[next.key];
         slot.status = Status::Running;
         slot.resumer = None;
         slot.csw += 1;
@@ -721,10 +721,10 @@ pub fn yield_now() -> Result<(), Error> {
     let (y, next) = with(|s| {
         let (h, slot) = s.current_slot()?;
         slot.status = Status::Ready;
-        let y = slot.yielder;
+        let (y, resumer) = (slot.yielder, slot.resumer);
         // Behind the batch: a fiber handed over to is never itself.
         s.ready.push_back(h);
-        Ok::<_, Error>((y, s.hand_over(h)))
+        Ok::<_, Error>((y, s.hand_over(h, resumer)))
     })?;
     match suspend(y, next).cancelled {
         true => Err(Error::Cancelled),
@@ -750,12 +750,12 @@ pub(crate) fn park(timeout: Option<Duration>) -> Result<Resume, Error> {
         slot.status = Status::Suspended;
         slot.timed_out = false;
         slot.wait += 1;
-        let (token, y) = (slot.wait, slot.yielder);
+        let (token, y, resumer) = (slot.wait, slot.yielder, slot.resumer);
         if let Some(t) = timeout {
             let deadline = Instant::now().checked_add(t).unwrap_or_else(far_future);
             s.timers.push(deadline, h, token);
         }
-        Ok::<_, Error>((y, s.hand_over(h)))
+        Ok::<_, Error>((y, s.hand_over(h, resumer)))
     })?;
     Ok(suspend(y, next))
 }
