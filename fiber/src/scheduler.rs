@@ -15,13 +15,13 @@ use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
-use corosensei::{Coroutine, CoroutineResult, Yielder};
+use corosensei::{Coroutine, CoroutineResult};
 
 use crate::error::Error;
 use crate::guard;
 use crate::pool::{StackPool, StackPoolConfig};
 use crate::slots::Slots;
-use crate::state::{Coro, Handle, Resume, Slot, Status};
+use crate::state::{Coro, FiberYielder, Handle, Next, Resume, Slot, Status};
 use crate::timer::Timers;
 
 /// Longest fiber name, in bytes (Tarantool's `FIBER_NAME_MAX` less the NUL).
@@ -31,6 +31,9 @@ pub const FIRST_FID: u64 = 101;
 /// The id reported for code that runs outside any fiber (Tarantool's
 /// scheduler fiber).
 pub const SCHED_FID: u64 = 1;
+/// Switches [`run`] makes at least between two polls of the timers, when
+/// fibers keep waking each other.
+const MIN_BATCH: usize = 64;
 
 /// A fiber's id: unique in the process run, growing, never reused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -76,6 +79,10 @@ pub(crate) struct Scheduler {
     next_fid: u64,
     /// Switches into and out of fibers so far on this thread.
     switches: u64,
+    /// Fibers of [`run`]'s current batch still to switch to, counting
+    /// stale queue entries; a blocking fiber may hand over to one of them
+    /// while it is not 0 (state rule 6).
+    budget: usize,
     /// Made on first use (its page rounding is not `const`).
     stacks: Option<StackPool>,
 }
@@ -105,6 +112,7 @@ impl Scheduler {
             current: None,
             next_fid: FIRST_FID,
             switches: 0,
+            budget: 0,
             stacks: None,
         }
     }
@@ -133,16 +141,23 @@ impl Scheduler {
     }
 
     /// State rule 3. A stale handle (its fiber is gone, e.g. a joiner that
-    /// gave up with an error and ended) is ignored.
-    fn wake(&mut self, h: Handle) {
+    /// gave up with an error and ended) is ignored. Returns `false` when the
+    /// fiber is gone or has ended.
+    #[inline]
+    fn wake(&mut self, h: Handle) -> bool {
         let Some(slot) = self.slots.get_mut(h.key).filter(|s| s.fid == h.fid) else {
-            return;
+            return false;
         };
-        if slot.status == Status::Suspended {
-            tracing::trace!(id = h.fid, "wakeup");
-            slot.status = Status::Ready;
-            slot.wait += 1;
-            self.ready.push_back(h);
+        match slot.status {
+            Status::Suspended => {
+                tracing::trace!(id = h.fid, "wakeup");
+                slot.status = Status::Ready;
+                slot.wait += 1;
+                self.ready.push_back(h);
+                true
+            }
+            Status::Dead => false,
+            _ => true,
         }
     }
 
@@ -295,7 +310,7 @@ impl Builder {
         let stack_size = stack.size();
         let limit = corosensei::stack::Stack::limit(&stack).get();
         let guard = (limit - crate::stack::GUARD_SIZE, limit);
-        let coro = Coroutine::with_stack(stack, move |y: &Yielder<Resume, ()>, _: Resume| {
+        let coro = Coroutine::with_stack(stack, move |y: &FiberYielder, _: Resume| {
             with(|s| {
                 let (_, slot) = s.current_slot().expect("a fiber runs as current");
                 slot.yielder = y;
@@ -451,20 +466,32 @@ fn switch_to(h: Handle) {
     resume(h, with(|s| s.switch_in(h)));
 }
 
-/// Runs the fiber `h`, made current by `switch_in`, until it yields or ends.
-fn resume(h: Handle, sw: SwitchIn) {
+/// Runs the fiber `h`, made current by `switch_in`, until it yields or ends;
+/// then each fiber it hands over to (state rule 6), until one yields without
+/// a successor or ends.
+fn resume(mut h: Handle, sw: SwitchIn) {
     // Entered by the resumer, on its own stack: exited when the fiber yields
-    // or ends, so no guard is ever held across a switch inside the fiber.
+    // or ends, so no guard is ever held across a switch inside the fiber. A
+    // traced fiber never hands over, so the span covers it alone.
     let span = if sw.traced { fiber_span(h) } else { None };
     let entered = span.as_ref().map(tracing::Span::enter);
-    let word = FIBER_WORD.replace(0);
-    // SAFETY: state rule 1: the coroutine stays in its slot, which does not
-    // move and is not removed while its fiber runs; nothing else touches it
-    // meanwhile, and no borrow of the scheduler is held here.
-    let result = unsafe { (*sw.coro.as_ptr()).resume(sw.input) };
+    let word = FIBER_WORD.get();
+    let (mut coro, mut input) = (sw.coro, sw.input);
+    let ended = loop {
+        FIBER_WORD.set(0);
+        // SAFETY: state rule 1: the coroutine stays in its slot, which does
+        // not move and is not removed while its fiber runs; nothing else
+        // touches it meanwhile, and no borrow of the scheduler is held here.
+        match unsafe { (*coro.as_ptr()).resume(input) } {
+            CoroutineResult::Yield(Some(next)) => {
+                (h, coro, input) = (next.handle, next.coro, next.input);
+            }
+            CoroutineResult::Yield(None) => break false,
+            CoroutineResult::Return(()) => break true,
+        }
+    };
     FIBER_WORD.set(word);
     drop(entered);
-    let ended = matches!(result, CoroutineResult::Return(()));
     with(|s| s.switch_out(h, ended));
 }
 
@@ -476,16 +503,72 @@ fn fiber_span(h: Handle) -> Option<tracing::Span> {
     })
 }
 
-/// Switches out of the current fiber, whose yielder is `y`; it comes back
-/// when resumed, with what its resumer read from its slot.
-fn suspend(y: *const Yielder<Resume, ()>) -> Resume {
+/// Switches out of the current fiber, whose yielder is `y`, handing over to
+/// `next` if set (state rule 6); it comes back when resumed, with what its
+/// resumer read from its slot.
+fn suspend(y: *const FiberYielder, next: Option<Next>) -> Resume {
     run_switch_hook();
     let word = FIBER_WORD.get();
     // SAFETY: state rule 2: `y` is the current fiber's yielder, set by it
     // when it started; it points into its own stack, the one running now.
-    let input = unsafe { (*y).suspend(()) };
+    let input = unsafe { (*y).suspend(next) };
     FIBER_WORD.set(word);
     input
+}
+
+impl Scheduler {
+    /// Switches the current fiber `h`, which has just queued itself or
+    /// blocked, out, and the next ready fiber of the loop's batch in; returns
+    /// that fiber for `h` to yield (state rule 6). `None` when `h` must yield
+    /// to its `resumer` instead: it was not resumed by the loop, the batch is
+    /// done, or a subscriber traces fibers.
+    #[inline(always)]
+    fn hand_over(&mut self, h: Handle, resumer: Option<Handle>) -> Option<Next> {
+        if self.budget == 0 || resumer.is_some() {
+            return None;
+        }
+        let (next, slot) = loop {
+            if self.budget == 0 {
+                return None;
+            }
+            let n = self.ready.pop_front()?;
+            if n == h {
+                // Only past the batch (see `yield_now`): left for the loop.
+                self.ready.push_front(n);
+                return None;
+            }
+            self.budget -= 1;
+            match self.slots.get_mut(n.key) {
+                Some(slot) if slot.fid == n.fid && slot.status == Status::Ready => break (n, slot),
+                _ => {}
+            }
+        };
+        if tracing::enabled!(tracing::Level::TRACE) {
+            // The loop enters the fiber's span when it switches to it.
+            self.ready.push_front(next);
+            self.budget += 1;
+            return None;
+        }
+        self.current = Some(next);
+        self.switches += 2;
+        EPOCH.set(self.switches);
+        slot.status = Status::Running;
+        slot.resumer = None;
+        slot.csw += 1;
+        guard::set_running(slot.running());
+        Some(Next {
+            handle: next,
+            coro: NonNull::from(
+                slot.coro
+                    .as_mut()
+                    .expect("a switched-to fiber has its coroutine"),
+            ),
+            input: Resume {
+                timed_out: slot.timed_out,
+                cancelled: slot.cancelled,
+            },
+        })
+    }
 }
 
 /// A word of the running context (a fiber, or the thread outside fibers)
@@ -505,14 +588,17 @@ pub fn set_fiber_word(word: usize) {
 
 /// Runs ready fibers and fires timers until no fiber is ready or sleeping.
 ///
-/// Ready fibers run in FIFO order; timers are polled between batches, so a
-/// sleeper is never starved by fibers that keep yielding.
+/// Ready fibers run in FIFO order; timers are polled between batches (the
+/// fibers ready when the batch began, or 64 switches when fibers keep waking
+/// each other), so a sleeper is never starved by fibers that keep yielding.
+/// A fiber that blocks switches straight to the next ready one, without a
+/// round trip through this loop.
 ///
 /// # Panics
 ///
 /// Panics when called from inside a fiber.
 pub fn run() {
-    run_until(|| false);
+    run_loop(true, || false);
 }
 
 /// Like [`run`], but returns as soon as `done()` is true (checked between
@@ -521,7 +607,14 @@ pub fn run() {
 /// # Panics
 ///
 /// Panics when called from inside a fiber.
-pub fn run_until(mut done: impl FnMut() -> bool) {
+pub fn run_until(done: impl FnMut() -> bool) {
+    run_loop(false, done);
+}
+
+/// [`run_until`]; with `hand_over`, a fiber that blocks may switch straight
+/// to the next one of the batch (state rule 6), and `done` is checked only
+/// when the loop gets the thread back.
+fn run_loop(hand_over: bool, mut done: impl FnMut() -> bool) {
     assert!(
         current().is_none(),
         "the scheduler loop runs outside any fiber"
@@ -553,16 +646,37 @@ pub fn run_until(mut done: impl FnMut() -> bool) {
                 None => return,
             }
         }
-        for _ in 0..batch {
+        // With hand-overs, a fiber woken in this batch is switched to in it
+        // too (FIFO order is the same), up to the floor.
+        let batch = if hand_over {
+            batch.max(MIN_BATCH)
+        } else {
+            batch
+        };
+        with(|s| s.budget = batch);
+        loop {
             let next = with(|s| {
-                let h = s.ready.pop_front()?;
-                matches!(s.slot(h), Some(slot) if slot.status == Status::Ready)
-                    .then(|| (h, s.switch_in(h)))
+                while s.budget > 0 {
+                    s.budget -= 1;
+                    let h = s.ready.pop_front()?;
+                    if matches!(s.slot(h), Some(slot) if slot.status == Status::Ready) {
+                        if !hand_over {
+                            // Kept from fibers, which hand over only in `run`.
+                            let left = std::mem::take(&mut s.budget);
+                            return Some((h, s.switch_in(h), left));
+                        }
+                        return Some((h, s.switch_in(h), 0));
+                    }
+                }
+                None
             });
-            if let Some((h, sw)) = next {
-                resume(h, sw);
+            let Some((h, sw, left)) = next else { break };
+            resume(h, sw);
+            if left > 0 {
+                with(|s| s.budget = left);
             }
             if done() {
+                with(|s| s.budget = 0);
                 return;
             }
         }
@@ -604,14 +718,15 @@ pub fn has_pending() -> bool {
 /// [`Error::NotInFiber`] outside a fiber; [`Error::Cancelled`] after the
 /// yield when the fiber is cancelled.
 pub fn yield_now() -> Result<(), Error> {
-    let y = with(|s| {
+    let (y, next) = with(|s| {
         let (h, slot) = s.current_slot()?;
         slot.status = Status::Ready;
-        let y = slot.yielder;
+        let (y, resumer) = (slot.yielder, slot.resumer);
+        // Behind the batch: a fiber handed over to is never itself.
         s.ready.push_back(h);
-        Ok::<_, Error>(y)
+        Ok::<_, Error>((y, s.hand_over(h, resumer)))
     })?;
-    match suspend(y).cancelled {
+    match suspend(y, next).cancelled {
         true => Err(Error::Cancelled),
         false => Ok(()),
     }
@@ -630,19 +745,19 @@ pub fn block(timeout: Option<Duration>) -> Result<bool, Error> {
 
 /// [`block`], returning both flags the fiber was resumed with.
 pub(crate) fn park(timeout: Option<Duration>) -> Result<Resume, Error> {
-    let y = with(|s| {
+    let (y, next) = with(|s| {
         let (h, slot) = s.current_slot()?;
         slot.status = Status::Suspended;
         slot.timed_out = false;
         slot.wait += 1;
-        let (token, y) = (slot.wait, slot.yielder);
+        let (token, y, resumer) = (slot.wait, slot.yielder, slot.resumer);
         if let Some(t) = timeout {
             let deadline = Instant::now().checked_add(t).unwrap_or_else(far_future);
             s.timers.push(deadline, h, token);
         }
-        Ok::<_, Error>(y)
+        Ok::<_, Error>((y, s.hand_over(h, resumer)))
     })?;
-    Ok(suspend(y))
+    Ok(suspend(y, next))
 }
 
 fn far_future() -> Instant {
@@ -694,13 +809,7 @@ pub(crate) fn current_fiber() -> Option<(Handle, bool)> {
 /// Makes the fiber ready if it is suspended (as [`wakeup`] does, by handle,
 /// with no id lookup). Returns `false` when it has ended or is gone.
 pub(crate) fn wake_fiber(h: Handle) -> bool {
-    with(|s| match s.slot(h) {
-        Some(slot) if slot.status != Status::Dead => {
-            s.wake(h);
-            true
-        }
-        _ => false,
-    })
+    with(|s| s.wake(h))
 }
 
 /// Fails when the current fiber is cancelled (Tarantool's `fiber.testcancel`).

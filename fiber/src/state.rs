@@ -26,15 +26,36 @@
 //!    `wake_fiber` said the fiber lives, with no switch in between. A
 //!    suspended fiber's stack is never freed (a suspended coroutine is never
 //!    dropped; see `Scheduler::drop`), so a queued record stays valid.
+//! 6. A fiber that blocks or yields while the scheduler loop is its resumer
+//!    may hand the thread to the first ready fiber of the loop's current
+//!    batch: in the borrow that switches it out, it switches that fiber in
+//!    (as the loop would have done) and yields it as a [`Next`], which the
+//!    loop resumes at once. The loop itself takes nothing else from the
+//!    scheduler in between, so FIFO order, the batch (and the timers polled
+//!    between batches) stay as if the loop had switched.
 
 use std::borrow::Cow;
+use std::ptr::NonNull;
 
 use corosensei::{Coroutine, Yielder};
 
 use crate::stack::FiberStack;
 
-/// The coroutine type of every fiber: resumed with its flags, yields `()`.
-pub(crate) type Coro = Coroutine<Resume, (), (), FiberStack>;
+/// The coroutine type of every fiber: resumed with its flags, yields the
+/// fiber its resumer should switch to next, if the fiber chose one.
+pub(crate) type Coro = Coroutine<Resume, Option<Next>, (), FiberStack>;
+
+/// A fiber's yielder (state rule 2).
+pub(crate) type FiberYielder = Yielder<Resume, Option<Next>>;
+
+/// A fiber a blocking fiber hands the thread to: already made current by
+/// the one borrow that switched the blocking fiber out (state rule 6), so
+/// the scheduler loop only resumes it.
+pub(crate) struct Next {
+    pub handle: Handle,
+    pub coro: NonNull<Coro>,
+    pub input: Resume,
+}
 
 /// What a fiber is resumed with: its slot's flags, read by the resumer in
 /// the borrow that switches to it, so the fiber needs no borrow of its own
@@ -87,7 +108,7 @@ pub(crate) struct Slot {
     /// `spawn_now`, or `None` for the scheduler loop.
     pub resumer: Option<Handle>,
     /// Rule 2.
-    pub yielder: *const Yielder<Resume, ()>,
+    pub yielder: *const FiberYielder,
     pub name: Cow<'static, str>,
     /// Set by `cancel`, never cleared (the flag is sticky).
     pub cancelled: bool,

@@ -190,30 +190,57 @@ crate::lua_fn! {
                 return Err(Raise::illegal(USAGE));
             }
             let timeout = lua::opt_timeout(l, 3, USAGE)?;
-            if ch.is_closed() {
-                ffi::lua_pushboolean(l, 0);
-                return Ok(1);
-            }
-            let blocks = !ch.has_readers() && ch.count() >= ch.size();
-            if blocks && timeout != Some(std::time::Duration::ZERO) {
-                spawn::check_switch(l, "channel:put")?;
-            }
-            ffi::lua_pushvalue(l, 2);
-            let s = store(l);
-            let ok = match ch.put(s, timeout) {
-                Ok(()) => true,
-                Err(e) => {
-                    let cancel = matches!(e, PutError::Cancelled(_));
-                    release(l, e.into_inner(), false);
-                    if cancel {
-                        return Err(cancelled());
-                    }
-                    false
-                }
-            };
-            ffi::lua_pushboolean(l, c_int::from(ok));
+            put(l, ch, timeout)
         }
-        Ok(1)
+    }
+}
+
+/// The body of `ch:put(v [, timeout])` once its arguments are checked: `v`
+/// at 2.
+///
+/// # Safety
+///
+/// Called by a closure over the value tables, with room for two values.
+unsafe fn put(
+    l: *mut ffi::lua_State,
+    ch: &Channel<c_int>,
+    timeout: Option<std::time::Duration>,
+) -> LResult {
+    // SAFETY: caller's contract.
+    unsafe {
+        if ch.is_closed() {
+            ffi::lua_pushboolean(l, 0);
+            return Ok(1);
+        }
+        let blocks = !ch.has_readers() && ch.count() >= ch.size();
+        if blocks && timeout != Some(std::time::Duration::ZERO) {
+            spawn::check_switch(l, "channel:put")?;
+        }
+        ffi::lua_pushvalue(l, 2);
+        let s = store(l);
+        let ok = match ch.put(s, timeout) {
+            Ok(()) => true,
+            Err(e) => {
+                let cancel = matches!(e, PutError::Cancelled(_));
+                release(l, e.into_inner(), false);
+                if cancel {
+                    return Err(cancelled());
+                }
+                false
+            }
+        };
+        ffi::lua_pushboolean(l, c_int::from(ok));
+    }
+    Ok(1)
+}
+
+crate::lua_fn! {
+    /// `ch:put(v)` for `lua/channel.lua`, which checked that argument 1 is a
+    /// channel, that `v` is given and that no timeout is.
+    fn channel_put_unchecked(l) {
+        // SAFETY: argument 1 is a channel userdata (the caller checked its
+        // metatable), alive while it is on the stack; `v` is at 2.
+        unsafe { put(l, &*ffi::lua_touserdata(l, 1).cast::<Channel<c_int>>(), None) }
     }
 }
 
@@ -227,20 +254,46 @@ crate::lua_fn! {
         // SAFETY: arguments are on `l`.
         unsafe {
             let timeout = lua::opt_timeout(l, 2, USAGE)?;
-            let blocks = ch.count() == 0 && !ch.has_writers() && !ch.is_closed();
-            if blocks && timeout != Some(std::time::Duration::ZERO) {
-                spawn::check_switch(l, "channel:get")?;
-            }
-            match ch.get(timeout) {
-                Ok(s) => release(l, s, true),
-                Err(GetError::Cancelled) => return Err(cancelled()),
-                Err(GetError::NotInFiber) => {
-                    return Err(error::from_fiber(luafiber_fiber::Error::NotInFiber))
-                }
-                Err(_) => ffi::lua_pushnil(l),
-            }
+            get(l, ch, timeout)
         }
-        Ok(1)
+    }
+}
+
+/// The body of `ch:get([timeout])` once its arguments are checked.
+///
+/// # Safety
+///
+/// Called by a closure over the value tables, with room for two values.
+unsafe fn get(
+    l: *mut ffi::lua_State,
+    ch: &Channel<c_int>,
+    timeout: Option<std::time::Duration>,
+) -> LResult {
+    // SAFETY: caller's contract.
+    unsafe {
+        let blocks = ch.count() == 0 && !ch.has_writers() && !ch.is_closed();
+        if blocks && timeout != Some(std::time::Duration::ZERO) {
+            spawn::check_switch(l, "channel:get")?;
+        }
+        match ch.get(timeout) {
+            Ok(s) => release(l, s, true),
+            Err(GetError::Cancelled) => return Err(cancelled()),
+            Err(GetError::NotInFiber) => {
+                return Err(error::from_fiber(luafiber_fiber::Error::NotInFiber))
+            }
+            Err(_) => ffi::lua_pushnil(l),
+        }
+    }
+    Ok(1)
+}
+
+crate::lua_fn! {
+    /// `ch:get()` for `lua/channel.lua`, which checked that argument 1 is a
+    /// channel and that no timeout is given.
+    fn channel_get_unchecked(l) {
+        // SAFETY: argument 1 is a channel userdata (the caller checked its
+        // metatable), alive while it is on the stack.
+        unsafe { get(l, &*ffi::lua_touserdata(l, 1).cast::<Channel<c_int>>(), None) }
     }
 }
 
@@ -329,6 +382,22 @@ crate::lua_fn! {
         // SAFETY: `l` is the calling state.
         unsafe { spawn::check_switch(l, "cond:wait")? };
         let signalled = c.wait(timeout).map_err(error::from_fiber)?;
+        // SAFETY: room for one result.
+        unsafe { ffi::lua_pushboolean(l, c_int::from(signalled)) };
+        Ok(1)
+    }
+}
+
+crate::lua_fn! {
+    /// `cond:wait()` for `lua/channel.lua`, which checked that argument 1 is
+    /// a cond and that no timeout is given.
+    fn cond_wait_unchecked(l) {
+        // SAFETY: argument 1 is a cond userdata (the caller checked its
+        // metatable); the cond lives while it is on the stack.
+        let c = unsafe { &*ffi::lua_touserdata(l, 1).cast::<Cond>() };
+        // SAFETY: `l` is the calling state.
+        unsafe { spawn::check_switch(l, "cond:wait")? };
+        let signalled = c.wait(None).map_err(error::from_fiber)?;
         // SAFETY: room for one result.
         unsafe { ffi::lua_pushboolean(l, c_int::from(signalled)) };
         Ok(1)
@@ -484,7 +553,13 @@ unsafe fn init_wrappers(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
                 ] {
                     ffi::lua_pushlightuserdata(l, p);
                 }
-                9
+                ffi::lua_pushcfunction(l, cond_wait_unchecked);
+                for f in [channel_put_unchecked, channel_get_unchecked] {
+                    ffi::lua_pushvalue(l, top + 1);
+                    ffi::lua_pushvalue(l, top + 2);
+                    ffi::lua_pushcclosure(l, f, 2);
+                }
+                12
             });
         }
         ffi::lua_settop(l, top);

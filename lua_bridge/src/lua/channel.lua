@@ -4,7 +4,9 @@
 -- Each one first tries the case that neither blocks nor fails through an FFI
 -- call that cannot raise, compiled into the caller's trace. Anything else (a
 -- wrong argument, a closed or full channel, a wait) goes to the C method,
--- which checks, blocks and raises.
+-- which checks, blocks and raises; with no timeout, the arguments checked
+-- here are not checked again (`put`, `get` and `wait` are C functions that
+-- check only whether they may block).
 --
 -- A value in a channel lives at the slot the channel holds: slots up to
 -- FAST in VALS, whose array part holds all of them (no other key is ever
@@ -12,7 +14,7 @@
 -- `try_put` hands out slots of VALS only, so storing the value never
 -- allocates and cannot fail after the slot has gone to a reader.
 local CH_MT, COND_MT, VALS, OVER, FAST,
-      try_put, try_get, signal, broadcast = ...
+      try_put, try_get, signal, broadcast, wait, put, get = ...
 local getmetatable, type, select = getmetatable, type, select
 
 local ok, ffi = pcall(require, 'ffi')
@@ -24,7 +26,7 @@ signal, broadcast = ffi.cast(void_fn, signal), ffi.cast(void_fn, broadcast)
 
 local ch, cond = CH_MT.__index, COND_MT.__index
 local c_put, c_get = ch.put, ch.get
-local c_signal, c_broadcast = cond.signal, cond.broadcast
+local c_wait, c_signal, c_broadcast = cond.wait, cond.signal, cond.broadcast
 
 -- A timeout the C methods accept: none, or a number that is not NaN.
 local function timeout_ok(t)
@@ -39,6 +41,7 @@ function ch.put(self, ...)
             VALS[s] = (...)
             return true
         end
+        if (select(2, ...)) == nil then return put(self, (...)) end
     end
     return c_put(self, ...)
 end
@@ -55,8 +58,17 @@ function ch.get(self, ...)
             VALS[s] = false
             return v
         end
+        if (...) == nil then return get(self) end
     end
     return c_get(self, ...)
+end
+
+-- `wait` is the C method without the argument checks, done here.
+function cond.wait(self, ...)
+    if getmetatable(self) == COND_MT and (...) == nil then
+        return wait(self)
+    end
+    return c_wait(self, ...)
 end
 
 function cond.signal(self, ...)
