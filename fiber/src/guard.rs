@@ -42,6 +42,20 @@ pub(crate) fn set_running(r: Running) {
     RUNNING.with(|c| c.set(r));
 }
 
+/// Bytes of machine stack left below the caller's frame before the running
+/// fiber's guard, or `None` outside fibers. For code that recurses on
+/// input (an encoder walking nested tables) to stop with an error where it
+/// would otherwise fault in the guard.
+#[inline]
+pub fn stack_left() -> Option<usize> {
+    let (_, end) = RUNNING.with(Cell::get).guard;
+    if end == 0 {
+        return None;
+    }
+    let here = 0u8;
+    Some((std::ptr::addr_of!(here) as usize).saturating_sub(end))
+}
+
 /// Installs the handler (once per process) and this thread's alternate
 /// signal stack (once per thread).
 pub(crate) fn install() {

@@ -41,6 +41,7 @@ mod timer;
 pub use channel::{Channel, GetError, PutError};
 pub use cond::Cond;
 pub use error::Error;
+pub use guard::stack_left;
 pub use pool::StackPoolConfig;
 pub use scheduler::{
     all, block, block_cancellable, cancel, clear_stack_pool, config, configure, csw, current,

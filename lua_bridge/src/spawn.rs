@@ -246,7 +246,8 @@ pub(crate) unsafe fn join(
         let lf = cord::with(|c| c.fibers.remove(ext - 1));
         let t = lf.thread.l;
         let n = ffi::lua_gettop(t) - 1;
-        if ffi::lua_checkstack(l, n + 1) == 0 {
+        // The results, the flag, and the two slots `luaL_unref` takes.
+        if ffi::lua_checkstack(l, n + 3) == 0 {
             cord::unref(l, lf.udata);
             cord::recycle_thread(lf.thread);
             return Err(Raise::illegal("fiber:join(): too many results"));

@@ -77,6 +77,24 @@ fn too_deep(level: u32) -> Fail {
     illegal(format!("Too high nest level - {}", level + 1))
 }
 
+/// Machine stack a table level must leave free: the levels above it, and
+/// raising the error, need it (a fiber's stack is 512 KiB by default).
+const STACK_MARGIN: usize = 64 * 1024;
+
+/// Whether the fiber's machine stack has room for one more table level.
+#[inline(always)]
+fn stack_ok() -> bool {
+    luafiber_fiber::stack_left().is_none_or(|n| n >= STACK_MARGIN)
+}
+
+#[cold]
+fn no_stack(level: u32) -> Fail {
+    illegal(format!(
+        "msgpack.encode: nest level {} is too deep for the fiber's stack",
+        level + 1
+    ))
+}
+
 /// What a table is encoded as.
 enum Shape {
     /// An array of this many elements, read with `lua_rawgeti(1..=n)`.
@@ -425,6 +443,9 @@ impl<'a> Encoder<'a> {
         // SAFETY: `idx` holds a table; raw reads only (rule 1), Lua code
         // under pcall (rule 2), room checked (rule 4).
         unsafe {
+            if !stack_ok() {
+                return Err(no_stack(level));
+            }
             if top + SLOTS_PER_LEVEL > self.room {
                 self.reserve_stack(top, level)?;
             }

@@ -9,9 +9,24 @@ use mlua::ffi;
 use crate::LuaRuntime;
 
 /// A runtime whose `package.loaded` has `buffer` and `msgpack` (opened here
-/// when the runtime does not install them itself).
+/// when the runtime does not install them itself). A debug build's frames
+/// are about 8 times a release build's, so there its fibers get 4 MiB
+/// stacks: the cases nest tables 129 levels deep, and the encoder stops
+/// where the stack ends.
 fn runtime() -> LuaRuntime {
-    let rt = LuaRuntime::new().expect("a runtime");
+    runtime_with_stacks(if cfg!(debug_assertions) {
+        4 << 20
+    } else {
+        512 << 10
+    })
+}
+
+/// [`runtime`] with fiber stacks of `bytes`.
+fn runtime_with_stacks(bytes: usize) -> LuaRuntime {
+    let rt = LuaRuntime::builder()
+        .stack_size(bytes)
+        .build()
+        .expect("a runtime");
     let installed: bool = rt
         .lua()
         .load("return package.loaded.msgpack ~= nil")
@@ -556,6 +571,31 @@ fn fast_path_writes_the_c_api_bytes() {
         local wide = {}
         for i = 1, 70000 do wide['k' .. i] = i end
         same(wide, '70000 keys')
+    "#,
+    );
+}
+
+/// Nesting that the fiber's stack cannot hold raises an error instead of
+/// faulting in the stack guard: plain tables, and `__serialize` functions
+/// each nesting the next (a `lua_pcall` per level), on 128 KiB stacks.
+#[test]
+fn nesting_deeper_than_the_stack_raises() {
+    let rt = runtime_with_stacks(128 << 10);
+    run(
+        &rt,
+        r#"
+        local msgpack = require('msgpack')
+        msgpack.cfg{encode_max_depth = 1000}
+        local t, u = {}, {}
+        for _ = 1, 999 do
+            t = {t}
+            u = setmetatable({u}, {__serialize = function(x) return {x[1]} end})
+        end
+        for _, v in ipairs{t, u} do
+            local ok, err = pcall(msgpack.encode, v)
+            assert(not ok and tostring(err):find('too deep for the fiber', 1, true), tostring(err))
+        end
+        assert(#msgpack.encode({{{{1}}}}) == 5)
     "#,
     );
 }

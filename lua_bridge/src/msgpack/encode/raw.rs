@@ -283,7 +283,7 @@ impl Encoder<'_> {
                     };
                 }
             }
-            if level >= self.cfg.encode_max_depth.min(MAX_NESTING) {
+            if level >= self.cfg.encode_max_depth.min(MAX_NESTING) || !super::stack_ok() {
                 return Err(Bail);
             }
             let shape = match hint {
