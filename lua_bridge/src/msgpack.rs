@@ -44,7 +44,10 @@
 //! - Decoding always checks its input: bad input raises a `DecodeError`, and
 //!   nesting is limited by `cfg.decode_max_depth` (Tarantool applies that
 //!   option to JSON only); `decode_unchecked` is `decode` under another name.
-//!   Encoding nests at most [`MAX_NESTING`] levels whatever the config.
+//!   Encoding nests at most [`MAX_NESTING`] levels whatever the config, and
+//!   no deeper than the fiber's stack holds with 64 KiB to spare (an
+//!   `IllegalParams` error past that; about 660 levels of `__serialize`
+//!   functions on a 512 KiB stack, more for plain tables).
 //! - `msgpack.new()`, `ibuf_decode` and the header helpers are not provided.
 
 mod decode;
