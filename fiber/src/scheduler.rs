@@ -185,6 +185,16 @@ impl Scheduler {
         None
     }
 
+    /// Drops the timers whose fiber was woken before them (or is gone).
+    #[cold]
+    fn prune_timers(&mut self) {
+        let slots = &self.slots;
+        self.timers.prune(|t| {
+            matches!(slots.get(t.handle.key), Some(s) if s.fid == t.handle.fid
+                && s.wait == t.token && s.status == Status::Suspended)
+        });
+    }
+
     fn finish(&mut self, h: Handle) {
         tracing::trace!(id = h.fid, "finish");
         let slot = &mut self.slots[h.key];
@@ -753,6 +763,9 @@ pub(crate) fn park(timeout: Option<Duration>) -> Result<Resume, Error> {
         let (token, y, resumer) = (slot.wait, slot.yielder, slot.resumer);
         if let Some(t) = timeout {
             let deadline = Instant::now().checked_add(t).unwrap_or_else(far_future);
+            if s.timers.crowded() {
+                s.prune_timers();
+            }
             s.timers.push(deadline, h, token);
         }
         Ok::<_, Error>((y, s.hand_over(h, resumer)))

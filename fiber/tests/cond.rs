@@ -280,3 +280,54 @@ fn many_waiters_and_signals() {
     assert_eq!(woken.get(), N - N.div_ceil(3));
     assert_eq!(cond.waiters(), 0);
 }
+
+/// Timed waits that are signalled long before their deadline leave no pile
+/// of stale timers: 100,000 ping-pong rounds of `wait(10 s)` keep the timer
+/// heap small, and a fiber still waiting with a timeout times out on time.
+#[test]
+fn timed_waits_signalled_early_leave_few_timers() {
+    let (ping, pong) = (Rc::new(Cond::new()), Rc::new(Cond::new()));
+    let most = Rc::new(Cell::new(0));
+    let late = Rc::new(Cell::new(None));
+    {
+        let late = late.clone();
+        spawn(move || {
+            let start = Instant::now();
+            let signalled = Cond::new().wait(Some(ms(50))).unwrap();
+            late.set(Some((signalled, start.elapsed())));
+        });
+    }
+    let rounds = 100_000;
+    let done = Rc::new(Cell::new(0));
+    {
+        let (ping, pong, most, done) = (ping.clone(), pong.clone(), most.clone(), done.clone());
+        spawn(move || {
+            for _ in 0..rounds {
+                if ping.wait(Some(Duration::from_secs(10))).unwrap() {
+                    done.set(done.get() + 1);
+                }
+                most.set(most.get().max(fiber::stats().timers));
+                pong.signal();
+            }
+        });
+    }
+    {
+        let done = done.clone();
+        spawn(move || {
+            for _ in 0..rounds {
+                ping.signal();
+                if pong.wait(Some(Duration::from_secs(10))).unwrap() {
+                    done.set(done.get() + 1);
+                }
+            }
+        });
+    }
+    fiber::run();
+    assert_eq!(done.get(), 2 * rounds, "waits that timed out");
+    assert!(most.get() <= 200, "{} timers at most", most.get());
+    let (signalled, waited) = late.get().expect("the timed waiter ended");
+    assert!(
+        !signalled && waited >= ms(50),
+        "{signalled} after {waited:?}"
+    );
+}
