@@ -13,12 +13,12 @@
 //! predicate a cond guards is checked and changed between yields. Like every
 //! condition variable, a cond is used in a loop that re-checks the predicate.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::fmt;
+use std::ptr;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::queue::TicketQueue;
 use crate::scheduler;
 use crate::state::Handle;
 
@@ -34,11 +34,15 @@ enum Woken {
     Broadcast,
 }
 
-/// A queued waiter: its fiber, and its `woken` cell, which lives in the
-/// frame of its `wait` (state rule 5).
+/// A waiter's record: it lives in the frame of its `wait` and is linked
+/// into the cond's queue while it waits (state rule 5).
 struct Waiter {
     fiber: Handle,
-    woken: *const Cell<Woken>,
+    /// Set by the waker that took the record off the queue.
+    woken: Cell<Woken>,
+    /// The neighbours in the queue (null at the ends).
+    prev: Cell<*const Waiter>,
+    next: Cell<*const Waiter>,
 }
 
 /// A condition variable for the fibers of one thread (Tarantool's
@@ -74,18 +78,64 @@ struct Waiter {
 /// fiber::run();
 /// ```
 pub struct Cond {
-    /// Waiters by ticket: the first entry is the longest waiting.
-    waiters: RefCell<TicketQueue<Waiter>>,
-    next_ticket: Cell<u64>,
+    /// The queue of waiter records, a doubly linked list in wait order:
+    /// `head` has waited longest. Null when no fiber waits.
+    head: Cell<*const Waiter>,
+    tail: Cell<*const Waiter>,
+    len: Cell<usize>,
 }
 
 impl Cond {
     /// A cond with no waiters.
     pub fn new() -> Cond {
         Cond {
-            waiters: RefCell::new(TicketQueue::new()),
-            next_ticket: Cell::new(0),
+            head: Cell::new(ptr::null()),
+            tail: Cell::new(ptr::null()),
+            len: Cell::new(0),
         }
+    }
+
+    /// Links `w` at the back of the queue.
+    fn push_back(&self, w: &Waiter) {
+        let tail = self.tail.replace(w);
+        w.prev.set(tail);
+        w.next.set(ptr::null());
+        if tail.is_null() {
+            self.head.set(w);
+        } else {
+            // SAFETY: state rule 5: a queued record is valid.
+            unsafe { (*tail).next.set(w) };
+        }
+        self.len.set(self.len.get() + 1);
+    }
+
+    /// Unlinks `w`, which is queued.
+    fn unlink(&self, w: &Waiter) {
+        let (prev, next) = (w.prev.get(), w.next.get());
+        // SAFETY: state rule 5: the neighbours of a queued record are
+        // queued, so valid.
+        unsafe {
+            match prev.is_null() {
+                true => self.head.set(next),
+                false => (*prev).next.set(next),
+            }
+            match next.is_null() {
+                true => self.tail.set(prev),
+                false => (*next).prev.set(prev),
+            }
+        }
+        self.len.set(self.len.get() - 1);
+    }
+
+    /// Unlinks the record that has waited longest and returns its fiber
+    /// with the record, which stays valid only while that fiber lives and
+    /// has not run since (state rule 5).
+    fn pop_front(&self) -> Option<(Handle, *const Waiter)> {
+        let w = self.head.get();
+        // SAFETY: state rule 5: a queued record is valid.
+        let w_ref = unsafe { w.as_ref()? };
+        self.unlink(w_ref);
+        Some((w_ref.fiber, w))
     }
 
     /// Blocks the current fiber until it is signalled, or until `timeout`
@@ -127,26 +177,22 @@ impl Cond {
             return Err(Error::Cancelled);
         }
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        // Declared before `_queued`, so it outlives the queue entry.
-        let woken = Cell::new(Woken::No);
-        let ticket = self.next_ticket.get();
-        self.next_ticket.set(ticket + 1);
-        self.waiters.borrow_mut().insert(
-            ticket,
-            Waiter {
-                fiber: me,
-                woken: &woken,
-            },
-        );
+        // Declared before `_queued`, so it outlives its place in the queue.
+        let waiter = Waiter {
+            fiber: me,
+            woken: Cell::new(Woken::No),
+            prev: Cell::new(ptr::null()),
+            next: Cell::new(ptr::null()),
+        };
+        self.push_back(&waiter);
         let _queued = Queued {
             cond: self,
-            ticket,
-            woken: &woken,
+            waiter: &waiter,
         };
         let mut left = timeout;
         loop {
             let r = scheduler::park(left)?;
-            match (woken.get(), r.cancelled) {
+            match (waiter.woken.get(), r.cancelled) {
                 (Woken::Signal, true) => {
                     self.signal();
                     return Err(Error::Cancelled);
@@ -165,15 +211,13 @@ impl Cond {
     /// Wakes the fiber that has waited longest, if any; a no-op when no
     /// fiber waits (the signal is not kept for a later waiter).
     pub fn signal(&self) {
-        loop {
-            let first = self.waiters.borrow_mut().pop_first();
-            let Some((_, w)) = first else { return };
+        while let Some((fiber, w)) = self.pop_front() {
             // A waiter always leaves the queue before its fiber ends, so this
             // fails only for a fiber that ended without unwinding its wait.
-            if scheduler::wake_fiber(w.fiber) {
+            if scheduler::wake_fiber(fiber) {
                 // SAFETY: state rule 5: the record was queued and its fiber
-                // lives, so the frame holding `woken` is still there.
-                unsafe { (*w.woken).set(Woken::Signal) };
+                // lives (and has not run since), so its frame is still there.
+                unsafe { (*w).woken.set(Woken::Signal) };
                 return;
             }
         }
@@ -181,18 +225,17 @@ impl Cond {
 
     /// Wakes every waiting fiber, in the order they began to wait.
     pub fn broadcast(&self) {
-        let all = std::mem::take(&mut *self.waiters.borrow_mut());
-        for w in all.into_values() {
-            if scheduler::wake_fiber(w.fiber) {
+        while let Some((fiber, w)) = self.pop_front() {
+            if scheduler::wake_fiber(fiber) {
                 // SAFETY: state rule 5, as in `signal`.
-                unsafe { (*w.woken).set(Woken::Broadcast) };
+                unsafe { (*w).woken.set(Woken::Broadcast) };
             }
         }
     }
 
     /// How many fibers wait now.
     pub fn waiters(&self) -> usize {
-        self.waiters.borrow().len()
+        self.len.get()
     }
 }
 
@@ -214,15 +257,13 @@ impl fmt::Debug for Cond {
 /// waiter off unless a waker already did (state rule 5).
 struct Queued<'a> {
     cond: &'a Cond,
-    ticket: u64,
-    /// Set by the waker that took the record off.
-    woken: &'a Cell<Woken>,
+    waiter: &'a Waiter,
 }
 
 impl Drop for Queued<'_> {
     fn drop(&mut self) {
-        if self.woken.get() == Woken::No {
-            self.cond.waiters.borrow_mut().remove(&self.ticket);
+        if self.waiter.woken.get() == Woken::No {
+            self.cond.unlink(self.waiter);
         }
     }
 }
