@@ -25,6 +25,8 @@ use crate::state::Handle;
 /// How a waiter left the queue, set by the waker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Woken {
+    /// Not queued yet.
+    Out,
     /// Still queued (or left on its own: timeout, cancel).
     No,
     /// Taken off by [`Cond::signal`]: if the waiter does not report it, it
@@ -37,7 +39,8 @@ enum Woken {
 /// A waiter's record: it lives in the frame of its `wait` and is linked
 /// into the cond's queue while it waits (state rule 5).
 struct Waiter {
-    fiber: Handle,
+    /// Set when the record is queued.
+    fiber: Cell<Handle>,
     /// Set by the waker that took the record off the queue.
     woken: Cell<Woken>,
     /// The neighbours in the queue (null at the ends).
@@ -135,7 +138,7 @@ impl Cond {
         // SAFETY: state rule 5: a queued record is valid.
         let w_ref = unsafe { w.as_ref()? };
         self.unlink(w_ref);
-        Some((w_ref.fiber, w))
+        Some((w_ref.fiber.get(), w))
     }
 
     /// Blocks the current fiber until it is signalled, or until `timeout`
@@ -170,28 +173,30 @@ impl Cond {
     /// fiber::run();
     /// ```
     pub fn wait(&self, timeout: Option<Duration>) -> Result<bool, Error> {
-        let (me, cancelled) = scheduler::current_fiber().ok_or(Error::NotInFiber)?;
-        if cancelled {
-            // Not queued yet: yields once, then fails with `Cancelled`.
-            scheduler::block_cancellable(Some(Duration::ZERO))?;
-            return Err(Error::Cancelled);
-        }
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         // Declared before `_queued`, so it outlives its place in the queue.
         let waiter = Waiter {
-            fiber: me,
-            woken: Cell::new(Woken::No),
+            fiber: Cell::new(Handle::NONE),
+            woken: Cell::new(Woken::Out),
             prev: Cell::new(ptr::null()),
             next: Cell::new(ptr::null()),
         };
-        self.push_back(&waiter);
         let _queued = Queued {
             cond: self,
             waiter: &waiter,
         };
-        let mut left = timeout;
+        // Queued in the borrow that blocks the fiber.
+        let first = scheduler::park_queued(timeout, |me| {
+            waiter.fiber.set(me);
+            waiter.woken.set(Woken::No);
+            self.push_back(&waiter);
+        })?;
+        let Some(mut r) = first else {
+            // Cancelled, not queued: yields once, then fails.
+            scheduler::block_cancellable(Some(Duration::ZERO))?;
+            return Err(Error::Cancelled);
+        };
         loop {
-            let r = scheduler::park(left)?;
             match (waiter.woken.get(), r.cancelled) {
                 (Woken::Signal, true) => {
                     self.signal();
@@ -199,12 +204,13 @@ impl Cond {
                 }
                 (_, true) => return Err(Error::Cancelled),
                 (Woken::Signal | Woken::Broadcast, false) => return Ok(true),
-                (Woken::No, false) => {}
+                (Woken::No | Woken::Out, false) => {}
             }
-            left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if r.timed_out || left == Some(Duration::ZERO) {
                 return Ok(false);
             }
+            r = scheduler::park(left)?;
         }
     }
 
