@@ -13,18 +13,20 @@
 //! predicate a cond guards is checked and changed between yields. Like every
 //! condition variable, a cond is used in a loop that re-checks the predicate.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::fmt;
+use std::ptr;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::queue::TicketQueue;
 use crate::scheduler;
 use crate::state::Handle;
 
 /// How a waiter left the queue, set by the waker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Woken {
+    /// Not queued yet.
+    Out,
     /// Still queued (or left on its own: timeout, cancel).
     No,
     /// Taken off by [`Cond::signal`]: if the waiter does not report it, it
@@ -34,11 +36,16 @@ enum Woken {
     Broadcast,
 }
 
-/// A queued waiter: its fiber, and its `woken` cell, which lives in the
-/// frame of its `wait` (state rule 5).
+/// A waiter's record: it lives in the frame of its `wait` and is linked
+/// into the cond's queue while it waits (state rule 5).
 struct Waiter {
-    fiber: Handle,
-    woken: *const Cell<Woken>,
+    /// Set when the record is queued.
+    fiber: Cell<Handle>,
+    /// Set by the waker that took the record off the queue.
+    woken: Cell<Woken>,
+    /// The neighbours in the queue (null at the ends).
+    prev: Cell<*const Waiter>,
+    next: Cell<*const Waiter>,
 }
 
 /// A condition variable for the fibers of one thread (Tarantool's
@@ -74,18 +81,64 @@ struct Waiter {
 /// fiber::run();
 /// ```
 pub struct Cond {
-    /// Waiters by ticket: the first entry is the longest waiting.
-    waiters: RefCell<TicketQueue<Waiter>>,
-    next_ticket: Cell<u64>,
+    /// The queue of waiter records, a doubly linked list in wait order:
+    /// `head` has waited longest. Null when no fiber waits.
+    head: Cell<*const Waiter>,
+    tail: Cell<*const Waiter>,
+    len: Cell<usize>,
 }
 
 impl Cond {
     /// A cond with no waiters.
     pub fn new() -> Cond {
         Cond {
-            waiters: RefCell::new(TicketQueue::new()),
-            next_ticket: Cell::new(0),
+            head: Cell::new(ptr::null()),
+            tail: Cell::new(ptr::null()),
+            len: Cell::new(0),
         }
+    }
+
+    /// Links `w` at the back of the queue.
+    fn push_back(&self, w: &Waiter) {
+        let tail = self.tail.replace(w);
+        w.prev.set(tail);
+        w.next.set(ptr::null());
+        if tail.is_null() {
+            self.head.set(w);
+        } else {
+            // SAFETY: state rule 5: a queued record is valid.
+            unsafe { (*tail).next.set(w) };
+        }
+        self.len.set(self.len.get() + 1);
+    }
+
+    /// Unlinks `w`, which is queued.
+    fn unlink(&self, w: &Waiter) {
+        let (prev, next) = (w.prev.get(), w.next.get());
+        // SAFETY: state rule 5: the neighbours of a queued record are
+        // queued, so valid.
+        unsafe {
+            match prev.is_null() {
+                true => self.head.set(next),
+                false => (*prev).next.set(next),
+            }
+            match next.is_null() {
+                true => self.tail.set(prev),
+                false => (*next).prev.set(prev),
+            }
+        }
+        self.len.set(self.len.get() - 1);
+    }
+
+    /// Unlinks the record that has waited longest and returns its fiber
+    /// with the record, which stays valid only while that fiber lives and
+    /// has not run since (state rule 5).
+    fn pop_front(&self) -> Option<(Handle, *const Waiter)> {
+        let w = self.head.get();
+        // SAFETY: state rule 5: a queued record is valid.
+        let w_ref = unsafe { w.as_ref()? };
+        self.unlink(w_ref);
+        Some((w_ref.fiber.get(), w))
     }
 
     /// Blocks the current fiber until it is signalled, or until `timeout`
@@ -120,60 +173,57 @@ impl Cond {
     /// fiber::run();
     /// ```
     pub fn wait(&self, timeout: Option<Duration>) -> Result<bool, Error> {
-        let (me, cancelled) = scheduler::current_fiber().ok_or(Error::NotInFiber)?;
-        if cancelled {
-            // Not queued yet: yields once, then fails with `Cancelled`.
-            scheduler::block_cancellable(Some(Duration::ZERO))?;
-            return Err(Error::Cancelled);
-        }
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        // Declared before `_queued`, so it outlives the queue entry.
-        let woken = Cell::new(Woken::No);
-        let ticket = self.next_ticket.get();
-        self.next_ticket.set(ticket + 1);
-        self.waiters.borrow_mut().insert(
-            ticket,
-            Waiter {
-                fiber: me,
-                woken: &woken,
-            },
-        );
+        // Declared before `_queued`, so it outlives its place in the queue.
+        let waiter = Waiter {
+            fiber: Cell::new(Handle::NONE),
+            woken: Cell::new(Woken::Out),
+            prev: Cell::new(ptr::null()),
+            next: Cell::new(ptr::null()),
+        };
         let _queued = Queued {
             cond: self,
-            ticket,
-            woken: &woken,
+            waiter: &waiter,
         };
-        let mut left = timeout;
+        // Queued in the borrow that blocks the fiber.
+        let first = scheduler::park_queued(timeout, |me| {
+            waiter.fiber.set(me);
+            waiter.woken.set(Woken::No);
+            self.push_back(&waiter);
+        })?;
+        let Some(mut r) = first else {
+            // Cancelled, not queued: yields once, then fails.
+            scheduler::block_cancellable(Some(Duration::ZERO))?;
+            return Err(Error::Cancelled);
+        };
         loop {
-            let r = scheduler::park(left)?;
-            match (woken.get(), r.cancelled) {
+            match (waiter.woken.get(), r.cancelled) {
                 (Woken::Signal, true) => {
                     self.signal();
                     return Err(Error::Cancelled);
                 }
                 (_, true) => return Err(Error::Cancelled),
                 (Woken::Signal | Woken::Broadcast, false) => return Ok(true),
-                (Woken::No, false) => {}
+                (Woken::No | Woken::Out, false) => {}
             }
-            left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             if r.timed_out || left == Some(Duration::ZERO) {
                 return Ok(false);
             }
+            r = scheduler::park(left)?;
         }
     }
 
     /// Wakes the fiber that has waited longest, if any; a no-op when no
     /// fiber waits (the signal is not kept for a later waiter).
     pub fn signal(&self) {
-        loop {
-            let first = self.waiters.borrow_mut().pop_first();
-            let Some((_, w)) = first else { return };
+        while let Some((fiber, w)) = self.pop_front() {
             // A waiter always leaves the queue before its fiber ends, so this
             // fails only for a fiber that ended without unwinding its wait.
-            if scheduler::wake_fiber(w.fiber) {
+            if scheduler::wake_fiber(fiber) {
                 // SAFETY: state rule 5: the record was queued and its fiber
-                // lives, so the frame holding `woken` is still there.
-                unsafe { (*w.woken).set(Woken::Signal) };
+                // lives (and has not run since), so its frame is still there.
+                unsafe { (*w).woken.set(Woken::Signal) };
                 return;
             }
         }
@@ -181,18 +231,17 @@ impl Cond {
 
     /// Wakes every waiting fiber, in the order they began to wait.
     pub fn broadcast(&self) {
-        let all = std::mem::take(&mut *self.waiters.borrow_mut());
-        for w in all.into_values() {
-            if scheduler::wake_fiber(w.fiber) {
+        while let Some((fiber, w)) = self.pop_front() {
+            if scheduler::wake_fiber(fiber) {
                 // SAFETY: state rule 5, as in `signal`.
-                unsafe { (*w.woken).set(Woken::Broadcast) };
+                unsafe { (*w).woken.set(Woken::Broadcast) };
             }
         }
     }
 
     /// How many fibers wait now.
     pub fn waiters(&self) -> usize {
-        self.waiters.borrow().len()
+        self.len.get()
     }
 }
 
@@ -214,15 +263,13 @@ impl fmt::Debug for Cond {
 /// waiter off unless a waker already did (state rule 5).
 struct Queued<'a> {
     cond: &'a Cond,
-    ticket: u64,
-    /// Set by the waker that took the record off.
-    woken: &'a Cell<Woken>,
+    waiter: &'a Waiter,
 }
 
 impl Drop for Queued<'_> {
     fn drop(&mut self) {
-        if self.woken.get() == Woken::No {
-            self.cond.waiters.borrow_mut().remove(&self.ticket);
+        if self.waiter.woken.get() == Woken::No {
+            self.cond.unlink(self.waiter);
         }
     }
 }

@@ -95,6 +95,8 @@ thread_local! {
     static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
     /// [`switch_count`], or 0 outside any fiber.
     static EPOCH: Cell<u64> = const { Cell::new(0) };
+    /// [`current_ext`]: the current fiber's `ext`, set on every switch.
+    static CURRENT_EXT: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
 #[inline(always)]
@@ -433,6 +435,7 @@ impl Scheduler {
         slot.csw += 1;
         self.switches += 1;
         EPOCH.set(self.switches);
+        CURRENT_EXT.set(Some(slot.ext));
         guard::set_running(slot.running());
         SwitchIn {
             coro: NonNull::from(
@@ -460,9 +463,13 @@ impl Scheduler {
             Some(p) => {
                 let slot = &mut self.slots[p.key];
                 slot.status = Status::Running;
+                CURRENT_EXT.set(Some(slot.ext));
                 slot.running()
             }
-            None => guard::Running::NONE,
+            None => {
+                CURRENT_EXT.set(None);
+                guard::Running::NONE
+            }
         };
         guard::set_running(outer);
         if ended {
@@ -565,6 +572,7 @@ impl Scheduler {
         slot.status = Status::Running;
         slot.resumer = None;
         slot.csw += 1;
+        CURRENT_EXT.set(Some(slot.ext));
         guard::set_running(slot.running());
         Some(Next {
             handle: next,
@@ -699,10 +707,11 @@ pub fn current() -> Option<FiberId> {
 }
 
 /// The embedder's word ([`ext`]) of the current fiber, or `None` outside
-/// any fiber: one lookup, for hot paths that map the running fiber to their
-/// own record.
+/// any fiber: one thread-local read, for hot paths that map the running
+/// fiber to their own record.
+#[inline]
 pub fn current_ext() -> Option<usize> {
-    with(|s| s.current.map(|h| s.slots[h.key].ext))
+    CURRENT_EXT.get()
 }
 
 /// Switches into and out of fibers so far on this thread, or `None` outside
@@ -755,22 +764,61 @@ pub fn block(timeout: Option<Duration>) -> Result<bool, Error> {
 
 /// [`block`], returning both flags the fiber was resumed with.
 pub(crate) fn park(timeout: Option<Duration>) -> Result<Resume, Error> {
-    let (y, next) = with(|s| {
-        let (h, slot) = s.current_slot()?;
+    let blocked = with(|s| s.block_current(timeout, |_, _| true))?;
+    let (y, next) = blocked.expect("a block that nothing refuses");
+    Ok(suspend(y, next))
+}
+
+/// [`park`] for a fiber that joins a wait queue: in the one borrow that
+/// blocks the current fiber, `enqueue` gets its handle to queue its waiter
+/// record. A cancelled fiber is neither queued nor blocked: `Ok(None)`.
+///
+/// # Errors
+///
+/// [`Error::NotInFiber`] outside a fiber.
+pub(crate) fn park_queued(
+    timeout: Option<Duration>,
+    enqueue: impl FnOnce(Handle),
+) -> Result<Option<Resume>, Error> {
+    let blocked = with(|s| {
+        s.block_current(timeout, |h, slot| {
+            if slot.cancelled {
+                return false;
+            }
+            enqueue(h);
+            true
+        })
+    })?;
+    Ok(blocked.map(|(y, next)| suspend(y, next)))
+}
+
+impl Scheduler {
+    /// Blocks the current fiber (with a timer when `timeout` is set) unless
+    /// `admit`, given its handle and slot, refuses; returns its yielder and
+    /// the fiber it hands over to.
+    #[inline(always)]
+    fn block_current(
+        &mut self,
+        timeout: Option<Duration>,
+        admit: impl FnOnce(Handle, &Slot) -> bool,
+    ) -> Result<Option<(*const FiberYielder, Option<Next>)>, Error> {
+        let (h, slot) = self.current_slot()?;
+        if !admit(h, slot) {
+            return Ok(None);
+        }
         slot.status = Status::Suspended;
         slot.timed_out = false;
         slot.wait += 1;
         let (token, y, resumer) = (slot.wait, slot.yielder, slot.resumer);
         if let Some(t) = timeout {
             let deadline = Instant::now().checked_add(t).unwrap_or_else(far_future);
-            if s.timers.crowded() {
-                s.prune_timers();
+            if self.timers.crowded() {
+                self.prune_timers();
             }
-            s.timers.push(deadline, h, token);
+            self.timers.push(deadline, h, token);
         }
-        Ok::<_, Error>((y, s.hand_over(h, resumer)))
-    })?;
-    Ok(suspend(y, next))
+        Ok(Some((y, self.hand_over(h, resumer))))
+    }
 }
 
 fn far_future() -> Instant {

@@ -136,3 +136,11 @@ pub(crate) struct Handle {
     pub key: u32,
     pub fid: u64,
 }
+
+impl Handle {
+    /// A handle of no fiber (ids start at `FIRST_FID`).
+    pub const NONE: Handle = Handle {
+        key: u32::MAX,
+        fid: 0,
+    };
+}

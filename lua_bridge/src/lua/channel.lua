@@ -46,8 +46,14 @@ function ch.put(self, ...)
     return c_put(self, ...)
 end
 
-function ch.get(self, ...)
-    if getmetatable(self) == CH_MT and timeout_ok((...)) then
+-- `get` and `wait` take fixed arguments (the C methods ignore any beyond
+-- the timeout) and call the C function that may block with one result, not
+-- as a tail call: a trace then stitches around it and goes on in the
+-- caller, even when the caller takes all the results (`ch2:put(ch1:get())`,
+-- where a tail call cannot be stitched), and without the vararg frame that
+-- would end the stitched trace at the wrapper's return.
+function ch.get(self, timeout)
+    if getmetatable(self) == CH_MT and timeout_ok(timeout) then
         local s = try_get(self)
         if s > FAST then
             local v = OVER[s]
@@ -58,17 +64,21 @@ function ch.get(self, ...)
             VALS[s] = false
             return v
         end
-        if (...) == nil then return get(self) end
+        if timeout == nil then
+            local v = get(self)
+            return v
+        end
     end
-    return c_get(self, ...)
+    return c_get(self, timeout)
 end
 
 -- `wait` is the C method without the argument checks, done here.
-function cond.wait(self, ...)
-    if getmetatable(self) == COND_MT and (...) == nil then
-        return wait(self)
+function cond.wait(self, timeout)
+    if timeout == nil and getmetatable(self) == COND_MT then
+        local signalled = wait(self)
+        return signalled
     end
-    return c_wait(self, ...)
+    return c_wait(self, timeout)
 end
 
 function cond.signal(self, ...)
