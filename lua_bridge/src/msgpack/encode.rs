@@ -466,9 +466,7 @@ impl<'a> Encoder<'a> {
                     }
                 } else {
                     hint = match std::slice::from_raw_parts(p.cast::<u8>(), len) {
-                        b"seq" | b"sequence" | b"array" => {
-                            Some(Shape::Array(ffi::lua_rawlen(l, idx) as u64))
-                        }
+                        b"seq" | b"sequence" | b"array" => Some(Shape::Array(self.max_key(idx))),
                         b"map" | b"mapping" => Some(Shape::Map),
                         _ => return Err(illegal("invalid __serialize value")),
                     };
@@ -642,6 +640,29 @@ impl<'a> Encoder<'a> {
             return Ok(Shape::Map);
         }
         Ok(Shape::Array(max as u64))
+    }
+
+    /// The largest positive integer key of the table at `idx`, 0 if none:
+    /// the length of an array by `__serialize` (Tarantool's `luaL_arrlen`,
+    /// not `#`, which may stop at a hole).
+    unsafe fn max_key(&mut self, idx: c_int) -> u64 {
+        let l = self.l;
+        let mut max = 0f64;
+        // SAFETY: `idx` holds a table; no Lua code runs in this traversal
+        // (rule 3).
+        unsafe {
+            ffi::lua_pushnil(l);
+            while ffi::lua_next(l, idx) != 0 {
+                ffi::lua_settop(l, -2);
+                if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
+                    let k = ffi::lua_tonumber(l, -1);
+                    if k > max && k.floor() == k {
+                        max = k;
+                    }
+                }
+            }
+        }
+        max as u64
     }
 
     /// Every key and value of the table at `idx`, but the integer keys

@@ -136,6 +136,10 @@ fn same_bytes_as_tarantool() {
             {setmetatable({}, {__serialize = function() return nil end}), 'c0'},
             {setmetatable({}, {__serialize = function() return setmetatable({}, {__serialize = 'map'}) end}), '80'},
             {{[1] = {}, [2] = {a = {}}}, '929081a16190'},
+            -- an array by `__serialize` is as long as its largest integer key
+            {setmetatable({[1] = 1, [5] = 5}, msgpack.array_mt), '9501c0c0c005'},
+            {setmetatable({[5] = 5}, {__serialize = 'seq'}), '95c0c0c0c005'},
+            {setmetatable({1, 2, 3, x = 1, [2.5] = 1, [-1] = 1}, {__serialize = 'sequence'}), '93010203'},
         }
         for i, row in ipairs(rows) do
             local got = hex(msgpack.encode(row[1]))

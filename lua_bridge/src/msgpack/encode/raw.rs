@@ -23,9 +23,8 @@
 //!    contents through the C API and reads it back through this layout when
 //!    the module opens; on any mismatch the fast path stays off.
 //!
-//! Two functions of LuaJIT's own table code are called directly (they are
-//! in the vendored static library): `lj_tab_len` (the `#` of a table, what
-//! `lua_objlen` returns) and `lj_tab_getstr` (a raw string-keyed lookup).
+//! One function of LuaJIT's own table code is called directly (it is in the
+//! vendored static library): `lj_tab_getstr`, a raw string-keyed lookup.
 
 use std::ffi::c_int;
 
@@ -102,8 +101,6 @@ struct Node {
 }
 
 extern "C" {
-    /// `#t` (`lj_tab.c`).
-    fn lj_tab_len(t: *const GcTab) -> u32;
     /// The value of string key `key` in `t`, or null (`lj_tab.c`).
     fn lj_tab_getstr(t: *const GcTab, key: *const GcStr) -> *const u64;
 }
@@ -195,7 +192,7 @@ unsafe fn check(
             .iter()
             .any(|n| n.key == str_word && itype(n.val) == TRUE);
         let got = lj_tab_getstr(t, key);
-        if !in_node || got.is_null() || itype(*got) != TRUE || lj_tab_len(t) != 3 {
+        if !in_node || got.is_null() || itype(*got) != TRUE {
             return None;
         }
         Some(Layout {
@@ -275,9 +272,7 @@ impl Encoder<'_> {
                     let s = gcptr::<GcStr>(*v);
                     let len = (*s).len as usize;
                     hint = match std::slice::from_raw_parts(s.add(1).cast::<u8>(), len) {
-                        b"seq" | b"sequence" | b"array" => {
-                            Some(Shape::Array(u64::from(lj_tab_len(t))))
-                        }
+                        b"seq" | b"sequence" | b"array" => Some(Shape::Array(max_key(tab))),
                         b"map" | b"mapping" => Some(Shape::Map),
                         _ => return Err(Bail),
                     };
@@ -386,6 +381,23 @@ impl Encoder<'_> {
         }
         Ok(count)
     }
+}
+
+/// The largest positive integer key, 0 if none (as
+/// [`Encoder::max_key`]).
+fn max_key(tab: &GcTab) -> u64 {
+    // SAFETY: the parts of a live table (rule 1).
+    let (array, nodes) = unsafe { parts(tab) };
+    let mut max = array.iter().rposition(|&v| v != u64::MAX).unwrap_or(0) as f64;
+    for n in nodes {
+        if n.val != u64::MAX && itype(n.key) <= ISNUM {
+            let k = f64::from_bits(n.key);
+            if k > max && k.floor() == k {
+                max = k;
+            }
+        }
+    }
+    max as u64
 }
 
 /// The array part and the node array of a table.
