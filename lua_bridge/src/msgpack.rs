@@ -27,7 +27,8 @@
 //! (`encode::raw`: the array part and the hash nodes, no C API call per key
 //! or value), a layout checked against a probe table when the module opens.
 //! Whatever that path does not cover (a `__serialize` function, userdata,
-//! cdata, keys past the array part of an array, every error) it hands to the
+//! cdata it does not know, keys past the array part of an array, every
+//! error) it hands to the
 //! C API path before anything ran, so the bytes and errors are the same.
 //!
 //! A `__serialize` function (and `tostring`, for `encode_use_tostring`) is
@@ -36,8 +37,17 @@
 //!
 //! Differences from Tarantool:
 //!
-//! - `msgpack.NULL` is a light userdata NULL (Tarantool: `void *` cdata
-//!   NULL), so `msgpack.NULL == nil` is false.
+//! - On Lua 5.4 `msgpack.NULL` (and a decoded nil) is a light userdata NULL,
+//!   so `msgpack.NULL == nil` is false there. On LuaJIT it is Tarantool's
+//!   `ffi.cast('void *', 0)`, and scalar cdata (`1LL`, `1ULL`, the other
+//!   integer types, `float`, `double`, `bool`, a NULL pointer) encode as in
+//!   Tarantool (`cdata`).
+//! - Errors are error objects (`err.type`, `err.message`; `tostring(err)`
+//!   is Tarantool's message), not strings: `string.find(err, ...)` needs
+//!   `tostring(err)`.
+//! - A chain of more than 64 `__serialize` functions, each returning a value
+//!   with the next, raises; `decode(s, pos)` wants an integer `pos`;
+//!   `msgpack.cfg` refuses values of the wrong type or range.
 //! - Integers beyond 2^53 decode to Lua numbers (integers on Lua 5.4 up to
 //!   2^63-1), not `int64`/`uint64` cdata; MsgPack extensions (decimal, uuid,
 //!   datetime, error) are refused.
@@ -50,6 +60,8 @@
 //!   functions on a 512 KiB stack, more for plain tables).
 //! - `msgpack.new()`, `ibuf_decode` and the header helpers are not provided.
 
+#[cfg(feature = "luajit")]
+mod cdata;
 mod decode;
 mod encode;
 #[cfg(test)]
@@ -184,6 +196,30 @@ pub(crate) struct State {
     /// it (`encode::raw`).
     #[cfg(feature = "luajit")]
     pub raw: Option<encode::raw::Layout>,
+    /// `msgpack.NULL` when it is a cdata (`ffi.cast('void *', 0)`, as in
+    /// Tarantool), else `LUA_NOREF` (a light userdata NULL).
+    pub null: c_int,
+    /// The scalar C types the encoder reads (`cdata`).
+    #[cfg(feature = "luajit")]
+    pub ctypes: Option<cdata::CTypes>,
+}
+
+impl State {
+    /// Pushes `msgpack.NULL`.
+    ///
+    /// # Safety
+    ///
+    /// `l` is a thread of the module's state with room for a value.
+    pub(crate) unsafe fn push_null(&self, l: *mut ffi::lua_State) {
+        // SAFETY: caller's contract.
+        unsafe {
+            if self.null == ffi::LUA_NOREF {
+                ffi::lua_pushlightuserdata(l, std::ptr::null_mut());
+            } else {
+                lua::push_registry_ref(l, self.null);
+            }
+        }
+    }
 }
 
 /// The state a module function sees as upvalue 1.
@@ -227,6 +263,9 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
             buffer: ctx,
             #[cfg(feature = "luajit")]
             raw: None,
+            null: ffi::LUA_NOREF,
+            #[cfg(feature = "luajit")]
+            ctypes: None,
         };
         p.write(st);
         ffi::lua_pushcfunction(l, crate::wide_cfn!(call_trampoline));
@@ -238,6 +277,10 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
         #[cfg(feature = "luajit")]
         {
             st.raw = encode::raw::probe(l, st.serialize_key);
+            (st.null, st.ctypes) = cdata::probe(l);
+            if st.ctypes.is_some() && !encode::raw::cdata_ok(l, st.null) {
+                st.raw = None;
+            }
         }
         for (kind, slot) in [(c"seq", &mut st.array_mt), (c"map", &mut st.map_mt)] {
             ffi::lua_createtable(l, 0, 2);
@@ -260,7 +303,7 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
             ffi::lua_pushcclosure(l, *f, 1);
             ffi::lua_setfield(l, -2, name.as_ptr());
         }
-        ffi::lua_pushlightuserdata(l, std::ptr::null_mut());
+        st.push_null(l);
         ffi::lua_setfield(l, -2, c"NULL".as_ptr());
         lua::push_registry_ref(l, st.array_mt);
         ffi::lua_setfield(l, -2, c"array_mt".as_ptr());

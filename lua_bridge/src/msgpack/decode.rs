@@ -264,7 +264,7 @@ impl<'a> Decoder<'a> {
                 // element.
                 let opened = match r.head().map_err(|b| b.raise(self.name))? {
                     Head::Nil => {
-                        ffi::lua_pushlightuserdata(l, std::ptr::null_mut());
+                        self.st.push_null(l);
                         false
                     }
                     Head::Bool(b) => {

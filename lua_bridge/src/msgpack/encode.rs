@@ -228,7 +228,13 @@ impl<'a> Encoder<'a> {
                     self.object(idx, top, level, handovers)
                 }
                 #[cfg(feature = "luajit")]
-                10 => self.object(idx, top, level, handovers),
+                10 => {
+                    let payload = ffi::lua_topointer(l, idx).cast::<u8>();
+                    match self.st.ctypes.and_then(|ct| ct.read(payload)) {
+                        Some(s) => self.scalar(s),
+                        None => self.object(idx, top, level, handovers),
+                    }
+                }
                 _ => self.unsupported(idx, top),
             }
         }
@@ -310,6 +316,21 @@ impl<'a> Encoder<'a> {
             return Err(illegal("number must not be NaN or Inf"));
         }
         self.head(|w| mp::write_f64(w, n))
+    }
+
+    /// A scalar cdata, as Tarantool's `luaL_tofield`: integers in their
+    /// shortest form, `float` and `double` as such, `bool`, NULL as nil.
+    #[cfg(feature = "luajit")]
+    fn scalar(&mut self, s: super::cdata::Scalar) -> LResult<()> {
+        use super::cdata::Scalar;
+        match s {
+            Scalar::Nil => self.head(|w| mp::write_nil(w)),
+            Scalar::Bool(b) => self.head(|w| mp::write_bool(w, b)),
+            Scalar::Int(i) => self.int(i),
+            Scalar::Uint(u) => self.head(|w| mp::write_uint(w, u).map(drop)),
+            Scalar::F32(f) => self.head(|w| mp::write_f32(w, f)),
+            Scalar::F64(f) => self.head(|w| mp::write_f64(w, f)),
+        }
     }
 
     /// An integer: the one-byte form inline (the usual case), the rest in

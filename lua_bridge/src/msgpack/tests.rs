@@ -603,3 +603,35 @@ fn nesting_deeper_than_the_stack_raises() {
     "#,
     );
 }
+
+/// Scalar cdata encode as Tarantool's (bytes from `tarantool` 2.6.0), and
+/// `msgpack.NULL` is a cdata NULL, `== nil` as in Tarantool, also when
+/// decoded.
+#[cfg(feature = "luajit")]
+#[test]
+fn cdata_like_tarantool() {
+    let rt = runtime();
+    run(
+        &rt,
+        r#"
+        local msgpack, ffi = require('msgpack'), require('ffi')
+        local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end)) end
+        local rows = {
+            {{1LL}, '9101'}, {{1ULL}, '9101'}, {{ffi.new('int64_t', 5)}, '9105'},
+            {{-5000000000LL}, '91d3fffffffed5fa0e00'}, {{18446744073709551615ULL}, '91cfffffffffffffffff'},
+            {{ffi.cast('void *', 0)}, '91c0'}, {{ffi.new('double', 1.5)}, '91cb3ff8000000000000'},
+            {{ffi.new('bool', true)}, '91c3'}, {{msgpack.NULL}, '91c0'},
+            {{[1LL] = 'a'}, '81'.. '01a161'},
+        }
+        for i, row in ipairs(rows) do
+            local got = hex(msgpack.encode(row[1]))
+            assert(got == row[2], ('row %d: %s, Tarantool %s'):format(i, got, row[2]))
+        end
+        local ok, err = pcall(msgpack.encode, {ffi.cast('void *', 1)})
+        assert(not ok and tostring(err):find('cdata', 1, true), tostring(err))
+        assert(type(msgpack.NULL) == 'cdata' and msgpack.NULL == nil)
+        local t = msgpack.decode('\147\1\192\3')
+        assert(t[2] == nil and t[2] == msgpack.NULL and type(t[2]) == 'cdata')
+    "#,
+    );
+}

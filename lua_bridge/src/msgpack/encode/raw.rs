@@ -39,6 +39,7 @@ const FALSE: u32 = !1;
 const TRUE: u32 = !2;
 const LIGHTUD: u32 = !3;
 const STR: u32 = !4;
+const CDATA: u32 = !10;
 const TAB: u32 = !11;
 /// Tags up to this one are numbers (the word is a double).
 const ISNUM: u32 = !13;
@@ -202,6 +203,31 @@ unsafe fn check(
     }
 }
 
+/// Whether a cdata's payload is 16 bytes past the object its tagged word
+/// points at (`GCcdata` then the payload), checked on `msgpack.NULL`:
+/// `null_ref` is a registry ref of a cdata.
+///
+/// # Safety
+///
+/// `l` is a valid state with room for 2 values.
+pub(crate) unsafe fn cdata_ok(l: *mut ffi::lua_State, null_ref: c_int) -> bool {
+    // SAFETY: caller's contract; the table keeps the cdata alive while its
+    // word is read; reads within the table's array part.
+    unsafe {
+        ffi::lua_createtable(l, 1, 0);
+        crate::lua::push_registry_ref(l, null_ref);
+        let payload = ffi::lua_topointer(l, -1) as u64;
+        ffi::lua_rawseti(l, -2, 1);
+        let tab = &*ffi::lua_topointer(l, -1).cast::<GcTab>();
+        let ok = tab.asize >= 2 && {
+            let v = *tab.array.add(1);
+            itype(v) == CDATA && (v & GC_MASK) + 16 == payload
+        };
+        ffi::lua_settop(l, -2);
+        ok
+    }
+}
+
 impl Encoder<'_> {
     /// Encodes the table at stack index `idx` through the fast path; on
     /// [`Bail`] the bytes it wrote are dropped and `false` returned (rule 2).
@@ -252,6 +278,16 @@ impl Encoder<'_> {
             FALSE => Ok(self.head(|w| mp::write_bool(w, false))?),
             TRUE => Ok(self.head(|w| mp::write_bool(w, true))?),
             _ if v == layout.null => Ok(self.head(|w| mp::write_nil(w))?),
+            CDATA => {
+                // SAFETY: a live cdata; its payload follows its 16-byte
+                // header (checked by `cdata_ok`).
+                let payload = unsafe { gcptr::<u8>(v).add(16) };
+                // SAFETY: as above.
+                match self.st.ctypes.and_then(|ct| unsafe { ct.read(payload) }) {
+                    Some(s) => Ok(self.scalar(s)?),
+                    None => Err(Bail),
+                }
+            }
             _ => Err(Bail),
         }
     }

@@ -1,0 +1,171 @@
+//! Scalar cdata in MsgPack (LuaJIT): what Tarantool's `luaL_tofield` does
+//! for `int64_t` (`1LL`), `uint64_t` (`1ULL`), the other integer types,
+//! `float`, `double`, `bool`, and a NULL `void *` (`msgpack.NULL`,
+//! `box.NULL`), which is nil.
+//!
+//! A cdata value's C type is the `ctypeid` of its `GCcdata` header, 6 bytes
+//! below its payload (what `lua_topointer` returns). The ids of the types
+//! above are not taken on trust: [`probe`] makes one value of each through
+//! the FFI when the module opens and learns each id from it, checking that
+//! the payloads read back as made; if anything is off (or there is no FFI),
+//! every cdata goes the old way (`__serialize` or unsupported).
+
+use std::ffi::c_int;
+
+use mlua::ffi;
+
+/// A scalar read from a cdata payload.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Scalar {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Uint(u64),
+    F32(f32),
+    F64(f64),
+}
+
+/// How to read a payload of one C type.
+#[derive(Clone, Copy, PartialEq)]
+enum Read {
+    Bool,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+    /// A pointer: nil when NULL, else not a scalar.
+    Ptr,
+}
+
+/// The probe values, each with its reader and its expected value.
+const PROBE: &str = r#"
+local ffi = require('ffi')
+return ffi.cast('void *', 0), {
+    ffi.new('bool', true), ffi.new('int8_t', -2), ffi.new('uint8_t', 200),
+    ffi.new('int16_t', -300), ffi.new('uint16_t', 60000),
+    ffi.new('int32_t', -70000), ffi.new('uint32_t', 4000000000),
+    -5000000000LL, 18446744073709551615ULL,
+    ffi.new('float', 1.5), ffi.new('double', 2.5),
+    ffi.cast('void *', 0), ffi.cast('const void *', 0),
+}
+"#;
+
+const EXPECTED: [(Read, Scalar); 13] = [
+    (Read::Bool, Scalar::Bool(true)),
+    (Read::I8, Scalar::Int(-2)),
+    (Read::U8, Scalar::Uint(200)),
+    (Read::I16, Scalar::Int(-300)),
+    (Read::U16, Scalar::Uint(60000)),
+    (Read::I32, Scalar::Int(-70000)),
+    (Read::U32, Scalar::Uint(4_000_000_000)),
+    (Read::I64, Scalar::Int(-5_000_000_000)),
+    (Read::U64, Scalar::Uint(u64::MAX)),
+    (Read::F32, Scalar::F32(1.5)),
+    (Read::F64, Scalar::F64(2.5)),
+    (Read::Ptr, Scalar::Nil),
+    (Read::Ptr, Scalar::Nil),
+];
+
+/// The C type ids of the scalar types, learnt by [`probe`].
+#[derive(Clone, Copy)]
+pub(crate) struct CTypes {
+    ids: [(u16, Read); 13],
+}
+
+impl CTypes {
+    /// The scalar in the cdata payload at `payload`, or `None` when its C
+    /// type is none of the scalars (or a non-NULL pointer).
+    ///
+    /// # Safety
+    ///
+    /// `payload` is the payload of a live cdata value.
+    #[inline]
+    pub(crate) unsafe fn read(&self, payload: *const u8) -> Option<Scalar> {
+        // SAFETY: caller's contract; a cdata payload follows its 16-byte
+        // `GCcdata` header, whose `ctypeid` is at byte 10.
+        unsafe {
+            let id = payload.sub(6).cast::<u16>().read();
+            let (_, how) = self.ids.iter().find(|(i, _)| *i == id)?;
+            read(payload, *how)
+        }
+    }
+}
+
+/// Reads `payload` as `how`.
+///
+/// # Safety
+///
+/// `payload` holds a value of the C type `how` reads.
+unsafe fn read(payload: *const u8, how: Read) -> Option<Scalar> {
+    // SAFETY: caller's contract; cdata payloads are aligned for their type.
+    unsafe {
+        Some(match how {
+            Read::Bool => Scalar::Bool(payload.read() != 0),
+            Read::I8 => Scalar::Int(i64::from(payload.cast::<i8>().read())),
+            Read::U8 => Scalar::Uint(u64::from(payload.read())),
+            Read::I16 => Scalar::Int(i64::from(payload.cast::<i16>().read())),
+            Read::U16 => Scalar::Uint(u64::from(payload.cast::<u16>().read())),
+            Read::I32 => Scalar::Int(i64::from(payload.cast::<i32>().read())),
+            Read::U32 => Scalar::Uint(u64::from(payload.cast::<u32>().read())),
+            Read::I64 => Scalar::Int(payload.cast::<i64>().read()),
+            Read::U64 => Scalar::Uint(payload.cast::<u64>().read()),
+            Read::F32 => Scalar::F32(payload.cast::<f32>().read()),
+            Read::F64 => Scalar::F64(payload.cast::<f64>().read()),
+            Read::Ptr => {
+                if !payload.cast::<*const u8>().read().is_null() {
+                    return None;
+                }
+                Scalar::Nil
+            }
+        })
+    }
+}
+
+/// Makes `ffi.cast('void *', 0)` and learns the scalar C type ids; returns
+/// a registry ref of that NULL (`LUA_NOREF` without the FFI) and the ids
+/// (`None` when any probe reads back wrong).
+///
+/// # Safety
+///
+/// `l` is a valid state with room for 4 values, not inside a `lua_fn` body
+/// (the probe runs Lua code under `lua_pcall`).
+pub(crate) unsafe fn probe(l: *mut ffi::lua_State) -> (c_int, Option<CTypes>) {
+    // SAFETY: caller's contract; every push is popped; the payloads read
+    // are those of the probe values, alive on the stack meanwhile.
+    unsafe {
+        let top = ffi::lua_gettop(l);
+        let loaded =
+            ffi::luaL_loadbuffer(l, PROBE.as_ptr().cast(), PROBE.len(), c"=msgpack".as_ptr());
+        if loaded != 0 || ffi::lua_pcall(l, 0, 2, 0) != 0 {
+            ffi::lua_settop(l, top);
+            return (ffi::LUA_NOREF, None);
+        }
+        let mut ids = [(0u16, Read::Bool); 13];
+        let mut ok = true;
+        for (i, (how, want)) in EXPECTED.iter().enumerate() {
+            ffi::lua_rawgeti(l, top + 2, i as ffi::lua_Integer + 1);
+            let payload = ffi::lua_topointer(l, -1).cast::<u8>();
+            ok &= ffi::lua_type(l, -1) == 10
+                && !payload.is_null()
+                && read(payload, *how) == Some(*want);
+            if ok {
+                ids[i] = (payload.sub(6).cast::<u16>().read(), *how);
+            }
+            ffi::lua_settop(l, top + 2);
+        }
+        // Each type its own id; the two pointer types may share none with
+        // the rest.
+        for (i, (id, _)) in ids.iter().enumerate() {
+            ok &= ids[..i].iter().all(|(other, _)| other != id);
+        }
+        ffi::lua_settop(l, top + 1);
+        let null = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        (null, ok.then_some(CTypes { ids }))
+    }
+}
