@@ -327,10 +327,20 @@ impl Encoder<'_> {
                     self.head(|w| mp::write_array_len(w, n).map(drop))?;
                     self.raw_elements(layout, tab, n, level)
                 }
-                Shape::Map => {
+                Shape::Map if (tab.asize as usize + tab.hmask as usize) < 15 => {
                     let start = self.begin_container()?;
                     let n = self.raw_entries(layout, tab, level)?;
                     Ok(self.end_container(start, n, true)?)
+                }
+                Shape::Map => {
+                    // Room for more than 15 pairs: the header is written
+                    // for the count, not moved into place after the pairs
+                    // (which costs depth x size in a deep nest).
+                    let n = count(tab);
+                    self.head(|w| mp::write_map_len(w, n).map(drop))?;
+                    let written = self.raw_entries(layout, tab, level)?;
+                    debug_assert_eq!(written, n);
+                    Ok(())
                 }
             }
         }
@@ -417,6 +427,16 @@ impl Encoder<'_> {
         }
         Ok(count)
     }
+}
+
+/// The keys of a table with a value.
+fn count(tab: &GcTab) -> u32 {
+    // SAFETY: the parts of a live table (rule 1).
+    let (array, nodes) = unsafe { parts(tab) };
+    let live = array.iter().filter(|&&v| v != u64::MAX).count()
+        + nodes.iter().filter(|n| n.val != u64::MAX).count();
+    // A table holds fewer than 2^32 keys (LuaJIT's sizes are 32-bit).
+    live as u32
 }
 
 /// The largest positive integer key, 0 if none (as
