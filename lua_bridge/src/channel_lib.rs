@@ -372,8 +372,8 @@ crate::lua_fn! {
 
 crate::lua_fn! {
     /// `cond:wait([timeout])`: true when signalled, false on timeout; raises
-    /// `FiberIsCancelled` when the fiber is cancelled. "Usage:
-    /// cond:wait([timeout])" for a bad timeout.
+    /// `FiberIsCancelled` when the fiber is cancelled. `"Usage:
+    /// cond:wait([timeout])"` for a bad timeout.
     fn cond_wait(l) {
         const USAGE: &str = "Usage: cond:wait([timeout])";
         let c = cond(l, USAGE)?;
