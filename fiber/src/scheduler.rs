@@ -152,7 +152,7 @@ impl Scheduler {
     /// State rule 3. A stale handle (its fiber is gone, e.g. a joiner that
     /// gave up with an error and ended) is ignored. Returns `false` when the
     /// fiber is gone or has ended.
-    #[inline]
+    #[inline(always)]
     fn wake(&mut self, h: Handle) -> bool {
         let Some(slot) = self.slots.get_mut(h.key).filter(|s| s.fid == h.fid) else {
             return false;
@@ -783,6 +783,7 @@ pub(crate) fn park(timeout: Option<Duration>) -> Result<Resume, Error> {
 /// # Errors
 ///
 /// [`Error::NotInFiber`] outside a fiber.
+#[inline(always)]
 pub(crate) fn park_queued(
     timeout: Option<Duration>,
     enqueue: impl FnOnce(Handle),
