@@ -99,6 +99,13 @@ thread_local! {
     static CURRENT_EXT: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
+/// Sets a thread-local cell with a plain store (`LocalKey::set` goes
+/// through an out-of-line lazy-initialisation path, even for `const` ones).
+#[inline(always)]
+fn tls_set<T: Copy + 'static>(key: &'static std::thread::LocalKey<Cell<T>>, value: T) {
+    key.with(|c| c.set(value));
+}
+
 #[inline(always)]
 fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
     SCHED.with(|s| f(&mut s.borrow_mut()))
@@ -145,7 +152,7 @@ impl Scheduler {
     /// State rule 3. A stale handle (its fiber is gone, e.g. a joiner that
     /// gave up with an error and ended) is ignored. Returns `false` when the
     /// fiber is gone or has ended.
-    #[inline]
+    #[inline(always)]
     fn wake(&mut self, h: Handle) -> bool {
         let Some(slot) = self.slots.get_mut(h.key).filter(|s| s.fid == h.fid) else {
             return false;
@@ -434,8 +441,8 @@ impl Scheduler {
         slot.resumer = prev;
         slot.csw += 1;
         self.switches += 1;
-        EPOCH.set(self.switches);
-        CURRENT_EXT.set(Some(slot.ext));
+        tls_set(&EPOCH, self.switches);
+        tls_set(&CURRENT_EXT, Some(slot.ext));
         guard::set_running(slot.running());
         SwitchIn {
             coro: NonNull::from(
@@ -458,16 +465,16 @@ impl Scheduler {
         let prev = self.slots[h.key].resumer;
         self.current = prev;
         self.switches += 1;
-        EPOCH.set(if prev.is_some() { self.switches } else { 0 });
+        tls_set(&EPOCH, if prev.is_some() { self.switches } else { 0 });
         let outer = match prev {
             Some(p) => {
                 let slot = &mut self.slots[p.key];
                 slot.status = Status::Running;
-                CURRENT_EXT.set(Some(slot.ext));
+                tls_set(&CURRENT_EXT, Some(slot.ext));
                 slot.running()
             }
             None => {
-                CURRENT_EXT.set(None);
+                tls_set(&CURRENT_EXT, None);
                 guard::Running::NONE
             }
         };
@@ -495,7 +502,7 @@ fn resume(mut h: Handle, sw: SwitchIn) {
     let word = FIBER_WORD.get();
     let (mut coro, mut input) = (sw.coro, sw.input);
     let ended = loop {
-        FIBER_WORD.set(0);
+        tls_set(&FIBER_WORD, 0);
         // SAFETY: state rule 1: the coroutine stays in its slot, which does
         // not move and is not removed while its fiber runs; nothing else
         // touches it meanwhile, and no borrow of the scheduler is held here.
@@ -507,7 +514,7 @@ fn resume(mut h: Handle, sw: SwitchIn) {
             CoroutineResult::Return(()) => break true,
         }
     };
-    FIBER_WORD.set(word);
+    tls_set(&FIBER_WORD, word);
     drop(entered);
     with(|s| s.switch_out(h, ended));
 }
@@ -529,7 +536,7 @@ fn suspend(y: *const FiberYielder, next: Option<Next>) -> Resume {
     // SAFETY: state rule 2: `y` is the current fiber's yielder, set by it
     // when it started; it points into its own stack, the one running now.
     let input = unsafe { (*y).suspend(next) };
-    FIBER_WORD.set(word);
+    tls_set(&FIBER_WORD, word);
     input
 }
 
@@ -568,11 +575,11 @@ impl Scheduler {
         }
         self.current = Some(next);
         self.switches += 2;
-        EPOCH.set(self.switches);
+        tls_set(&EPOCH, self.switches);
         slot.status = Status::Running;
         slot.resumer = None;
         slot.csw += 1;
-        CURRENT_EXT.set(Some(slot.ext));
+        tls_set(&CURRENT_EXT, Some(slot.ext));
         guard::set_running(slot.running());
         Some(Next {
             handle: next,
@@ -776,6 +783,7 @@ pub(crate) fn park(timeout: Option<Duration>) -> Result<Resume, Error> {
 /// # Errors
 ///
 /// [`Error::NotInFiber`] outside a fiber.
+#[inline(always)]
 pub(crate) fn park_queued(
     timeout: Option<Duration>,
     enqueue: impl FnOnce(Handle),

@@ -390,7 +390,9 @@ crate::lua_fn! {
 
 crate::lua_fn! {
     /// `cond:wait()` for `lua/channel.lua`, which checked that argument 1 is
-    /// a cond and that no timeout is given.
+    /// a cond and that no timeout is given. Returns nothing: with no
+    /// timeout, a wait that returns was signalled (the wrapper returns
+    /// `true`).
     fn cond_wait_unchecked(l) {
         // SAFETY: argument 1 is a cond userdata (the caller checked its
         // metatable); the cond lives while it is on the stack.
@@ -398,9 +400,8 @@ crate::lua_fn! {
         // SAFETY: `l` is the calling state.
         unsafe { spawn::check_switch(l, "cond:wait")? };
         let signalled = c.wait(None).map_err(error::from_fiber)?;
-        // SAFETY: room for one result.
-        unsafe { ffi::lua_pushboolean(l, c_int::from(signalled)) };
-        Ok(1)
+        debug_assert!(signalled, "a wait with no timeout ends signalled");
+        Ok(0)
     }
 }
 

@@ -268,11 +268,12 @@ pub(crate) unsafe fn join(
 /// # Safety
 ///
 /// `l` is a valid Lua state.
+#[inline(always)]
 pub(crate) unsafe fn check_switch(l: *mut ffi::lua_State, what: &str) -> LResult<()> {
     // The common case first, in two lookups: `l` is the running Lua fiber's
     // own thread (so this is a fiber, on the cord's state, off the main
     // thread), the GC runs (no finalizer is running) and mlua holds no
-    // callback.
+    // callback. Inlined into the blocking C functions; the rest is cold.
     let own = fiber::current_ext().is_some_and(|ext| {
         cord::with(|c| {
             ext > 0
@@ -285,6 +286,19 @@ pub(crate) unsafe fn check_switch(l: *mut ffi::lua_State, what: &str) -> LResult
     if own && unsafe { gc_running(l) } {
         return Ok(());
     }
+    // SAFETY: caller's contract.
+    unsafe { check_switch_slow(l, what) }
+}
+
+/// [`check_switch`] when the common case does not hold: finds the reason
+/// to refuse, if any.
+///
+/// # Safety
+///
+/// `l` is a valid Lua state.
+#[cold]
+#[inline(never)]
+unsafe fn check_switch_slow(l: *mut ffi::lua_State, what: &str) -> LResult<()> {
     if fiber::current().is_none() {
         return Err(Raise::illegal(format!(
             "{what}: cannot yield outside a fiber"

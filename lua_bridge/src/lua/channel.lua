@@ -72,11 +72,12 @@ function ch.get(self, timeout)
     return c_get(self, timeout)
 end
 
--- `wait` is the C method without the argument checks, done here.
+-- `wait` is the C method without the argument checks, done here; with no
+-- timeout it ends only signalled (or raises), so it returns nothing.
 function cond.wait(self, timeout)
     if timeout == nil and getmetatable(self) == COND_MT then
-        local signalled = wait(self)
-        return signalled
+        wait(self)
+        return true
     end
     return c_wait(self, timeout)
 end
