@@ -418,6 +418,28 @@ struct SwitchIn {
 }
 
 impl Slot {
+    /// Marks this fiber running, resumed by `resumer`, and publishes it to
+    /// the thread-locals (ext, stack guard); returns its coroutine and what
+    /// it is resumed with (state rule 1).
+    #[inline(always)]
+    fn enter(&mut self, resumer: Option<Handle>) -> (NonNull<Coro>, Resume) {
+        self.status = Status::Running;
+        self.resumer = resumer;
+        self.csw += 1;
+        tls_set(&CURRENT_EXT, Some(self.ext));
+        guard::set_running(self.running());
+        let coro = NonNull::from(
+            self.coro
+                .as_mut()
+                .expect("a switched-to fiber has its coroutine"),
+        );
+        let input = Resume {
+            timed_out: self.timed_out,
+            cancelled: self.cancelled,
+        };
+        (coro, input)
+    }
+
     /// What the stack overflow handler reports while this fiber runs.
     fn running(&self) -> guard::Running {
         guard::Running {
@@ -436,24 +458,12 @@ impl Scheduler {
         if let Some(p) = prev {
             self.slots[p.key].status = Status::Calling;
         }
-        let slot = &mut self.slots[h.key];
-        slot.status = Status::Running;
-        slot.resumer = prev;
-        slot.csw += 1;
         self.switches += 1;
         tls_set(&EPOCH, self.switches);
-        tls_set(&CURRENT_EXT, Some(slot.ext));
-        guard::set_running(slot.running());
+        let (coro, input) = self.slots[h.key].enter(prev);
         SwitchIn {
-            coro: NonNull::from(
-                slot.coro
-                    .as_mut()
-                    .expect("a switched-to fiber has its coroutine"),
-            ),
-            input: Resume {
-                timed_out: slot.timed_out,
-                cancelled: slot.cancelled,
-            },
+            coro,
+            input,
             // One relaxed load unless a subscriber listens at trace level.
             traced: tracing::enabled!(tracing::Level::TRACE),
         }
@@ -576,22 +586,11 @@ impl Scheduler {
         self.current = Some(next);
         self.switches += 2;
         tls_set(&EPOCH, self.switches);
-        slot.status = Status::Running;
-        slot.resumer = None;
-        slot.csw += 1;
-        tls_set(&CURRENT_EXT, Some(slot.ext));
-        guard::set_running(slot.running());
+        let (coro, input) = slot.enter(None);
         Some(Next {
             handle: next,
-            coro: NonNull::from(
-                slot.coro
-                    .as_mut()
-                    .expect("a switched-to fiber has its coroutine"),
-            ),
-            input: Resume {
-                timed_out: slot.timed_out,
-                cancelled: slot.cancelled,
-            },
+            coro,
+            input,
         })
     }
 }
