@@ -17,8 +17,9 @@
 //! 2. The walk either writes the whole value or gives up ([`Bail`]) without
 //!    having done anything but append bytes; the caller then drops those
 //!    bytes and encodes through the C API, which handles everything (a
-//!    `__serialize` function, userdata, cdata, `tostring`, every error and
-//!    its message). So the output is the C API path's, byte for byte.
+//!    `__serialize` function, userdata, cdata other than scalars, `tostring`,
+//!    every error and its message). So the output is the C API path's, byte
+//!    for byte.
 //! 3. The layout is not taken on trust: [`probe`] builds a table of known
 //!    contents through the C API and reads it back through this layout when
 //!    the module opens; on any mismatch the fast path stays off.
