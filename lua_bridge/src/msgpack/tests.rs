@@ -45,6 +45,11 @@ fn runtime_with_stacks(bytes: usize) -> LuaRuntime {
             ffi::lua_pop(l, 2);
         }
     }
+    // `hex(s)`: the bytes of `s` as hex digits, for the cases to compare.
+    rt.lua()
+        .load("function hex(s) return (s:gsub('.', function(c) return ('%02x'):format(c:byte()) end)) end")
+        .exec()
+        .unwrap();
     rt
 }
 
@@ -114,7 +119,6 @@ fn same_bytes_as_tarantool() {
         &rt,
         r#"
         local msgpack = require('msgpack')
-        local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end)) end
         local rows = {
             {-0.0, '00'},
             {2^64, 'cb43f0000000000000'},
@@ -528,9 +532,6 @@ fn fast_path_writes_the_c_api_bytes() {
             if depth < 5 and math.random(3) == 1 then return tab(depth) end
             return scalars[math.random(#scalars)]
         end
-        local function hex(s)
-            return (s:gsub('.', function(c) return ('%02x'):format(c:byte()) end))
-        end
         local function same(v, what)
             local ok1, a = pcall(msgpack.encode, v)
             local ok2, b = pcall(slow.encode, v)
@@ -615,7 +616,6 @@ fn cdata_like_tarantool() {
         &rt,
         r#"
         local msgpack, ffi = require('msgpack'), require('ffi')
-        local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end)) end
         local rows = {
             {{1LL}, '9101'}, {{1ULL}, '9101'}, {{ffi.new('int64_t', 5)}, '9105'},
             {{-5000000000LL}, '91d3fffffffed5fa0e00'}, {{18446744073709551615ULL}, '91cfffffffffffffffff'},
