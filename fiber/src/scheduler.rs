@@ -106,9 +106,24 @@ fn tls_set<T: Copy + 'static>(key: &'static std::thread::LocalKey<Cell<T>>, valu
     key.with(|c| c.set(value));
 }
 
+/// Reads a thread-local cell with a plain load (see [`tls_set`]).
+#[inline(always)]
+fn tls_get<T: Copy + 'static>(key: &'static std::thread::LocalKey<Cell<T>>) -> T {
+    key.with(Cell::get)
+}
+
+/// Runs `f` on this thread's scheduler.
 #[inline(always)]
 fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
-    SCHED.with(|s| f(&mut s.borrow_mut()))
+    // Only the address is taken inside `LocalKey::with`: that closure is
+    // small enough to inline, so `f` runs inline too (inside it, a large
+    // `f` made the whole `with` out of line, called through the key's
+    // accessor).
+    let cell: *const RefCell<Scheduler> = SCHED.with(|s| s as *const _);
+    // SAFETY: a thread-local lives until the thread's destructors run, and
+    // `LocalKey::with` panics once they have; the reference does not
+    // outlive this call.
+    f(&mut unsafe { &*cell }.borrow_mut())
 }
 
 impl Scheduler {
@@ -274,7 +289,7 @@ pub fn set_switch_hook(hook: Option<fn()>) -> Option<fn()> {
 }
 
 fn run_switch_hook() {
-    if let Some(hook) = SWITCH_HOOK.with(Cell::get) {
+    if let Some(hook) = tls_get(&SWITCH_HOOK) {
         hook();
     }
 }
@@ -469,9 +484,11 @@ impl Scheduler {
         }
     }
 
-    /// Undoes `switch_in` after the fiber yielded or ended (an ended fiber's
-    /// stack goes back to the pool).
-    fn switch_out(&mut self, h: Handle, ended: bool) {
+    /// Undoes `switch_in` after the current fiber (the one switched in, or
+    /// the last it handed over to) yielded or ended (an ended fiber's stack
+    /// goes back to the pool).
+    fn switch_out(&mut self, ended: bool) {
+        let h = self.current.expect("a fiber was switched in");
         let prev = self.slots[h.key].resumer;
         self.current = prev;
         self.switches += 1;
@@ -503,13 +520,13 @@ fn switch_to(h: Handle) {
 /// Runs the fiber `h`, made current by `switch_in`, until it yields or ends;
 /// then each fiber it hands over to (state rule 6), until one yields without
 /// a successor or ends.
-fn resume(mut h: Handle, sw: SwitchIn) {
+fn resume(h: Handle, sw: SwitchIn) {
     // Entered by the resumer, on its own stack: exited when the fiber yields
     // or ends, so no guard is ever held across a switch inside the fiber. A
     // traced fiber never hands over, so the span covers it alone.
     let span = if sw.traced { fiber_span(h) } else { None };
     let entered = span.as_ref().map(tracing::Span::enter);
-    let word = FIBER_WORD.get();
+    let word = tls_get(&FIBER_WORD);
     let (mut coro, mut input) = (sw.coro, sw.input);
     let ended = loop {
         tls_set(&FIBER_WORD, 0);
@@ -517,16 +534,14 @@ fn resume(mut h: Handle, sw: SwitchIn) {
         // not move and is not removed while its fiber runs; nothing else
         // touches it meanwhile, and no borrow of the scheduler is held here.
         match unsafe { (*coro.as_ptr()).resume(input) } {
-            CoroutineResult::Yield(Some(next)) => {
-                (h, coro, input) = (next.handle, next.coro, next.input);
-            }
+            CoroutineResult::Yield(Some(next)) => (coro, input) = (next.coro, next.input),
             CoroutineResult::Yield(None) => break false,
             CoroutineResult::Return(()) => break true,
         }
     };
     tls_set(&FIBER_WORD, word);
     drop(entered);
-    with(|s| s.switch_out(h, ended));
+    with(|s| s.switch_out(ended));
 }
 
 #[cold]
@@ -542,7 +557,7 @@ fn fiber_span(h: Handle) -> Option<tracing::Span> {
 /// resumer read from its slot.
 fn suspend(y: *const FiberYielder, next: Option<Next>) -> Resume {
     run_switch_hook();
-    let word = FIBER_WORD.get();
+    let word = tls_get(&FIBER_WORD);
     // SAFETY: state rule 2: `y` is the current fiber's yielder, set by it
     // when it started; it points into its own stack, the one running now.
     let input = unsafe { (*y).suspend(next) };
@@ -587,11 +602,7 @@ impl Scheduler {
         self.switches += 2;
         tls_set(&EPOCH, self.switches);
         let (coro, input) = slot.enter(None);
-        Some(Next {
-            handle: next,
-            coro,
-            input,
-        })
+        Some(Next { coro, input })
     }
 }
 
@@ -601,13 +612,13 @@ impl Scheduler {
 /// in it.
 #[inline]
 pub fn fiber_word() -> usize {
-    FIBER_WORD.with(Cell::get)
+    tls_get(&FIBER_WORD)
 }
 
 /// Sets the running context's [`fiber_word`].
 #[inline]
 pub fn set_fiber_word(word: usize) {
-    FIBER_WORD.with(|w| w.set(word));
+    tls_set(&FIBER_WORD, word);
 }
 
 /// Runs ready fibers and fires timers until no fiber is ready or sleeping.
@@ -717,7 +728,7 @@ pub fn current() -> Option<FiberId> {
 /// fiber to their own record.
 #[inline]
 pub fn current_ext() -> Option<usize> {
-    CURRENT_EXT.get()
+    tls_get(&CURRENT_EXT)
 }
 
 /// Switches into and out of fibers so far on this thread, or `None` outside
@@ -726,7 +737,7 @@ pub fn current_ext() -> Option<usize> {
 /// read.
 #[inline]
 pub fn switch_count() -> Option<u64> {
-    let epoch = EPOCH.with(Cell::get);
+    let epoch = tls_get(&EPOCH);
     (epoch != 0).then_some(epoch)
 }
 

@@ -50,9 +50,9 @@ pub(crate) type FiberYielder = Yielder<Resume, Option<Next>>;
 
 /// A fiber a blocking fiber hands the thread to: already made current by
 /// the one borrow that switched the blocking fiber out (state rule 6), so
-/// the scheduler loop only resumes it.
+/// the scheduler loop only resumes it. Two words, so it travels in
+/// registers.
 pub(crate) struct Next {
-    pub handle: Handle,
     pub coro: NonNull<Coro>,
     pub input: Resume,
 }
