@@ -21,7 +21,7 @@ use crate::error::Error;
 use crate::guard;
 use crate::pool::{StackPool, StackPoolConfig};
 use crate::slots::Slots;
-use crate::state::{Coro, FiberYielder, Handle, Next, Resume, Slot, Status};
+use crate::state::{Coro, FiberYielder, Handle, Resume, Slot, Status};
 use crate::timer::Timers;
 
 /// Longest fiber name, in bytes (Tarantool's `FIBER_NAME_MAX` less the NUL).
@@ -80,7 +80,7 @@ pub(crate) struct Scheduler {
     /// Switches into and out of fibers so far on this thread.
     switches: u64,
     /// Fibers of [`run`]'s current batch still to switch to, counting
-    /// stale queue entries; a blocking fiber may hand over to one of them
+    /// stale queue entries; a blocking fiber may switch to them itself
     /// while it is not 0 (state rule 6).
     budget: usize,
     /// Made on first use (its page rounding is not `const`).
@@ -466,12 +466,17 @@ impl Slot {
 }
 
 impl Scheduler {
-    /// Makes `h` current; hands out its coroutine (state rule 1).
+    /// Makes `h` current, resumed by the current fiber if any; hands out
+    /// its coroutine (state rule 1). A running resumer is `Calling` until
+    /// `h` yields; a blocked one (state rule 6) keeps its status.
     #[inline(always)]
     fn switch_in(&mut self, h: Handle) -> SwitchIn {
         let prev = self.current.replace(h);
         if let Some(p) = prev {
-            self.slots[p.key].status = Status::Calling;
+            let slot = &mut self.slots[p.key];
+            if slot.status == Status::Running {
+                slot.status = Status::Calling;
+            }
         }
         self.switches += 1;
         tls_set(&EPOCH, self.switches);
@@ -484,9 +489,8 @@ impl Scheduler {
         }
     }
 
-    /// Undoes `switch_in` after the current fiber (the one switched in, or
-    /// the last it handed over to) yielded or ended (an ended fiber's stack
-    /// goes back to the pool).
+    /// Undoes `switch_in` after the current fiber yielded or ended (an
+    /// ended fiber's stack goes back to the pool).
     fn switch_out(&mut self, ended: bool) {
         let h = self.current.expect("a fiber was switched in");
         let prev = self.slots[h.key].resumer;
@@ -496,7 +500,9 @@ impl Scheduler {
         let outer = match prev {
             Some(p) => {
                 let slot = &mut self.slots[p.key];
-                slot.status = Status::Running;
+                if slot.status == Status::Calling {
+                    slot.status = Status::Running;
+                }
                 tls_set(&CURRENT_EXT, Some(slot.ext));
                 slot.running()
             }
@@ -517,27 +523,20 @@ fn switch_to(h: Handle) {
     resume(h, with(|s| s.switch_in(h)));
 }
 
-/// Runs the fiber `h`, made current by `switch_in`, until it yields or ends;
-/// then each fiber it hands over to (state rule 6), until one yields without
-/// a successor or ends.
+/// Runs the fiber `h`, made current by `switch_in`, until it yields or ends.
 fn resume(h: Handle, sw: SwitchIn) {
     // Entered by the resumer, on its own stack: exited when the fiber yields
-    // or ends, so no guard is ever held across a switch inside the fiber. A
-    // traced fiber never hands over, so the span covers it alone.
+    // or ends, so no guard is ever held across a switch inside the fiber.
     let span = if sw.traced { fiber_span(h) } else { None };
     let entered = span.as_ref().map(tracing::Span::enter);
     let word = tls_get(&FIBER_WORD);
-    let (mut coro, mut input) = (sw.coro, sw.input);
-    let ended = loop {
-        tls_set(&FIBER_WORD, 0);
-        // SAFETY: state rule 1: the coroutine stays in its slot, which does
-        // not move and is not removed while its fiber runs; nothing else
-        // touches it meanwhile, and no borrow of the scheduler is held here.
-        match unsafe { (*coro.as_ptr()).resume(input) } {
-            CoroutineResult::Yield(Some(next)) => (coro, input) = (next.coro, next.input),
-            CoroutineResult::Yield(None) => break false,
-            CoroutineResult::Return(()) => break true,
-        }
+    tls_set(&FIBER_WORD, 0);
+    // SAFETY: state rule 1: the coroutine stays in its slot, which does not
+    // move and is not removed while its fiber runs; nothing else touches it
+    // meanwhile, and no borrow of the scheduler is held here.
+    let ended = match unsafe { (*sw.coro.as_ptr()).resume(sw.input) } {
+        CoroutineResult::Yield(()) => false,
+        CoroutineResult::Return(()) => true,
     };
     tls_set(&FIBER_WORD, word);
     drop(entered);
@@ -552,57 +551,105 @@ fn fiber_span(h: Handle) -> Option<tracing::Span> {
     })
 }
 
-/// Switches out of the current fiber, whose yielder is `y`, handing over to
-/// `next` if set (state rule 6); it comes back when resumed, with what its
-/// resumer read from its slot.
-fn suspend(y: *const FiberYielder, next: Option<Next>) -> Resume {
+/// Switches out of the current fiber, which has just blocked or queued
+/// itself and whose yielder is `y`; with `hub`, it first runs the loop's
+/// batch itself (state rule 6). It comes back when it is switched in again,
+/// with the flags read from its slot.
+#[inline(always)]
+fn suspend(y: *const FiberYielder, hub: bool) -> Resume {
     run_switch_hook();
     let word = tls_get(&FIBER_WORD);
-    // SAFETY: state rule 2: `y` is the current fiber's yielder, set by it
-    // when it started; it points into its own stack, the one running now.
-    let input = unsafe { (*y).suspend(next) };
+    let input = if hub {
+        run_batch(y)
+    } else {
+        // SAFETY: state rule 2: `y` is the current fiber's yielder, set by
+        // it when it started; it points into its own stack, the one running
+        // now.
+        unsafe { (*y).suspend(()) }
+    };
     tls_set(&FIBER_WORD, word);
     input
 }
 
+/// What a blocked fiber that runs the loop's batch (state rule 6) does next.
+enum Step {
+    /// Resume this fiber of the batch, already switched in.
+    Run(NonNull<Coro>, Resume),
+    /// Go on: the fiber itself is next, already switched in again.
+    Back(Resume),
+    /// Yield to the loop: the batch is done.
+    Yield,
+}
+
+/// State rule 6: the current fiber, blocked or queued, and resumed by the
+/// loop (whose yielder is `y`), runs the fibers of the loop's batch from its
+/// own stack, as the loop would, until it comes to itself in the ready queue
+/// or the batch runs out (then it yields to the loop).
+fn run_batch(y: *const FiberYielder) -> Resume {
+    let (hub, mut step) = with(|s| {
+        let hub = s.current.expect("a fiber runs the batch");
+        (hub, s.next_of_batch(hub))
+    });
+    loop {
+        match step {
+            Step::Run(coro, input) => {
+                tls_set(&FIBER_WORD, 0);
+                // SAFETY: state rule 1, as in `resume`.
+                let ended = match unsafe { (*coro.as_ptr()).resume(input) } {
+                    CoroutineResult::Yield(()) => false,
+                    CoroutineResult::Return(()) => true,
+                };
+                step = with(|s| {
+                    // The hub's thread-locals are set again when it goes on
+                    // (in between only this code runs, on its stack).
+                    let h = s.current.replace(hub).expect("a fiber of the batch ran");
+                    if ended {
+                        s.finish(h);
+                    }
+                    s.next_of_batch(hub)
+                });
+            }
+            Step::Back(input) => return input,
+            // SAFETY: as in `suspend`.
+            Step::Yield => return unsafe { (*y).suspend(()) },
+        }
+    }
+}
+
 impl Scheduler {
-    /// Switches the current fiber `h`, which has just queued itself or
-    /// blocked, out, and the next ready fiber of the loop's batch in; returns
-    /// that fiber for `h` to yield (state rule 6). `None` when `h` must yield
-    /// to its `resumer` instead: it was not resumed by the loop, the batch is
-    /// done, or a subscriber traces fibers.
+    /// [`run_batch`]'s next step: the next ready fiber of the batch, which
+    /// `me` resumes.
     #[inline(always)]
-    fn hand_over(&mut self, h: Handle, resumer: Option<Handle>) -> Option<Next> {
-        if self.budget == 0 || resumer.is_some() {
-            return None;
-        }
-        let (next, slot) = loop {
-            if self.budget == 0 {
-                return None;
-            }
-            let n = self.ready.pop_front()?;
-            if n == h {
-                // Only past the batch (see `yield_now`): left for the loop.
-                self.ready.push_front(n);
-                return None;
-            }
+    fn next_of_batch(&mut self, me: Handle) -> Step {
+        while self.budget > 0 {
             self.budget -= 1;
-            match self.slots.get_mut(n.key) {
-                Some(slot) if slot.fid == n.fid && slot.status == Status::Ready => break (n, slot),
-                _ => {}
+            let Some(n) = self.ready.pop_front() else {
+                break;
+            };
+            let Some(slot) = self.slots.get_mut(n.key) else {
+                continue;
+            };
+            if slot.fid != n.fid || slot.status != Status::Ready {
+                continue;
             }
-        };
-        if tracing::enabled!(tracing::Level::TRACE) {
-            // The loop enters the fiber's span when it switches to it.
-            self.ready.push_front(next);
-            self.budget += 1;
-            return None;
+            self.switches += 1;
+            tls_set(&EPOCH, self.switches);
+            if n != me {
+                self.current = Some(n);
+                let (coro, input) = slot.enter(Some(me));
+                return Step::Run(coro, input);
+            }
+            // It is `current` already.
+            slot.status = Status::Running;
+            slot.csw += 1;
+            tls_set(&CURRENT_EXT, Some(slot.ext));
+            guard::set_running(slot.running());
+            return Step::Back(Resume {
+                timed_out: slot.timed_out,
+                cancelled: slot.cancelled,
+            });
         }
-        self.current = Some(next);
-        self.switches += 2;
-        tls_set(&EPOCH, self.switches);
-        let (coro, input) = slot.enter(None);
-        Some(Next { coro, input })
+        Step::Yield
     }
 }
 
@@ -754,15 +801,14 @@ pub fn has_pending() -> bool {
 /// [`Error::NotInFiber`] outside a fiber; [`Error::Cancelled`] after the
 /// yield when the fiber is cancelled.
 pub fn yield_now() -> Result<(), Error> {
-    let (y, next) = with(|s| {
+    let (y, hub) = with(|s| {
         let (h, slot) = s.current_slot()?;
         slot.status = Status::Ready;
-        let (y, resumer) = (slot.yielder, slot.resumer);
-        // Behind the batch: a fiber handed over to is never itself.
+        let (y, hub) = (slot.yielder, slot.resumer.is_none());
         s.ready.push_back(h);
-        Ok::<_, Error>((y, s.hand_over(h, resumer)))
+        Ok::<_, Error>((y, hub && s.may_run_batch()))
     })?;
-    match suspend(y, next).cancelled {
+    match suspend(y, hub).cancelled {
         true => Err(Error::Cancelled),
         false => Ok(()),
     }
@@ -782,8 +828,8 @@ pub fn block(timeout: Option<Duration>) -> Result<bool, Error> {
 /// [`block`], returning both flags the fiber was resumed with.
 pub(crate) fn park(timeout: Option<Duration>) -> Result<Resume, Error> {
     let blocked = with(|s| s.block_current(timeout, |_, _| true))?;
-    let (y, next) = blocked.expect("a block that nothing refuses");
-    Ok(suspend(y, next))
+    let (y, hub) = blocked.expect("a block that nothing refuses");
+    Ok(suspend(y, hub))
 }
 
 /// [`park`] for a fiber that joins a wait queue: in the one borrow that
@@ -807,19 +853,19 @@ pub(crate) fn park_queued(
             true
         })
     })?;
-    Ok(blocked.map(|(y, next)| suspend(y, next)))
+    Ok(blocked.map(|(y, hub)| suspend(y, hub)))
 }
 
 impl Scheduler {
     /// Blocks the current fiber (with a timer when `timeout` is set) unless
     /// `admit`, given its handle and slot, refuses; returns its yielder and
-    /// the fiber it hands over to.
+    /// whether it runs the loop's batch itself (state rule 6).
     #[inline(always)]
     fn block_current(
         &mut self,
         timeout: Option<Duration>,
         admit: impl FnOnce(Handle, &Slot) -> bool,
-    ) -> Result<Option<(*const FiberYielder, Option<Next>)>, Error> {
+    ) -> Result<Option<(*const FiberYielder, bool)>, Error> {
         let (h, slot) = self.current_slot()?;
         if !admit(h, slot) {
             return Ok(None);
@@ -835,7 +881,15 @@ impl Scheduler {
             }
             self.timers.push(deadline, h, token);
         }
-        Ok(Some((y, self.hand_over(h, resumer))))
+        Ok(Some((y, resumer.is_none() && self.may_run_batch())))
+    }
+
+    /// Whether a fiber the loop resumed may run the loop's batch itself
+    /// (state rule 6): the loop is `run`'s, its batch is not done, and no
+    /// subscriber traces fibers (the loop enters each fiber's span).
+    #[inline(always)]
+    fn may_run_batch(&self) -> bool {
+        self.budget > 0 && !tracing::enabled!(tracing::Level::TRACE)
     }
 }
 

@@ -578,3 +578,85 @@ fn a_running_fiber_spawns_past_many_slot_chunks_and_resumes_in_place() {
     assert_eq!(done.get(), 301);
     assert_eq!(fiber::stats().fibers, 0);
 }
+
+#[test]
+fn fibers_that_wake_each_other_take_turns_and_leave_room_for_timers() {
+    // A ring of three: each wakes the next and blocks, so the one the loop
+    // resumed runs the others from its own stack (state rule 6).
+    let ids = Rc::new(RefCell::new(Vec::new()));
+    let log = Log::default();
+    let stop = Rc::new(Cell::new(false));
+    let seen_blocked = Rc::new(Cell::new(0u32));
+    for i in 0..3 {
+        let (ring, log, stop, seen) =
+            (ids.clone(), log.clone(), stop.clone(), seen_blocked.clone());
+        let id = spawn(move || {
+            let mut round = 0;
+            while !stop.get() {
+                if round < 2 {
+                    push(&log, format!("{i}:{round}"));
+                }
+                round += 1;
+                let (prev, next) = {
+                    let ring = ring.borrow();
+                    (ring[(i + 2) % 3], ring[(i + 1) % 3])
+                };
+                if round > 1 && fiber::status(prev) == Some(fiber::Status::Suspended) {
+                    seen.set(seen.get() + 1);
+                }
+                let _ = fiber::wakeup(next);
+                fiber::block(None).unwrap();
+            }
+        });
+        ids.borrow_mut().push(id);
+    }
+    let woke = Rc::new(Cell::new(None));
+    let w = woke.clone();
+    spawn(move || {
+        let start = Instant::now();
+        fiber::sleep(ms(10)).unwrap();
+        w.set(Some(start.elapsed()));
+        stop.set(true);
+    });
+    fiber::run();
+    assert_eq!(entries(&log), ["0:0", "1:0", "2:0", "0:1", "1:1", "2:1"]);
+    let woke = woke.get().unwrap();
+    assert!(woke >= ms(10));
+    assert!(woke < Duration::from_secs(2), "slept {woke:?}");
+    assert!(
+        seen_blocked.get() > 3,
+        "a blocked fiber reports itself suspended"
+    );
+}
+
+#[test]
+fn a_fiber_run_from_a_blocked_fibers_stack_can_end_and_is_joined() {
+    let log = Log::default();
+    let l = log.clone();
+    let target = Rc::new(Cell::new(None));
+    let t = target.clone();
+    // The joiner blocks first, so it runs the target from its stack; the
+    // target yields once (back to the joiner, which resumes it again) and
+    // ends there.
+    spawn(move || {
+        let id = t.get().unwrap();
+        push(&l, "join");
+        let ext = fiber::join(id, None).unwrap();
+        push(&l, format!("joined {ext}"));
+    });
+    let l = log.clone();
+    let id = Builder::new()
+        .joinable(true)
+        .ext(7)
+        .spawn_ready(move || {
+            push(&l, "target");
+            fiber::yield_now().unwrap();
+            push(&l, "target ends");
+        })
+        .unwrap();
+    target.set(Some(id));
+    fiber::run();
+    assert_eq!(entries(&log), ["join", "target", "target ends", "joined 7"]);
+    assert!(!fiber::exists(id));
+    assert_eq!(fiber::stats().fibers, 0);
+}
