@@ -346,17 +346,16 @@ impl<T> Channel<T> {
             Err(PutError::TimedOut(v)) => v,
             done => return done,
         };
-        let me = match would_block(timeout) {
-            Ok(me) => me,
-            Err(e) => return Err(e.with(v)),
-        };
+        if timeout == Some(Duration::ZERO) {
+            return Err(would_not_wait().with(v));
+        }
         // Declared before `queued`, so it outlives the queue entry.
         let w = Waiter {
             value: Cell::new(Some(v)),
             outcome: Cell::new(Outcome::Waiting),
         };
-        let queued = self.enqueue(Side::Writers, me, &w);
-        let outcome = wait(&w.outcome, timeout, deadline);
+        let queued = Queued::new(&self.inner, Side::Writers, &w.outcome);
+        let outcome = queued.wait(&w, timeout, deadline);
         drop(queued);
         match outcome {
             Ok(()) => Ok(()),
@@ -402,14 +401,16 @@ impl<T> Channel<T> {
             Err(GetError::TimedOut) => {}
             done => return done,
         }
-        let me = would_block(timeout).map_err(|e| e.with(()))?;
-        // Declared before `_queued`, so it outlives the queue entry.
+        if timeout == Some(Duration::ZERO) {
+            return Err(would_not_wait().with(()));
+        }
+        // Declared before `queued`, so it outlives the queue entry.
         let r = Waiter {
             value: Cell::new(None),
             outcome: Cell::new(Outcome::Waiting),
         };
-        let _queued = self.enqueue(Side::Readers, me, &r);
-        match wait(&r.outcome, timeout, deadline) {
+        let queued = Queued::new(&self.inner, Side::Readers, &r.outcome);
+        match queued.wait(&r, timeout, deadline) {
             Ok(()) => Ok(r.value.take().expect("a completed reader holds its value")),
             Err(e) => Err(e.with(())),
         }
@@ -487,21 +488,6 @@ impl<T> Channel<T> {
     pub fn has_writers(&self) -> bool {
         !self.inner.state.borrow().writers.is_empty()
     }
-
-    /// Queues `rec`, the record of the current fiber `me`, until the
-    /// returned guard is dropped (state rule 5).
-    fn enqueue<'a>(&'a self, side: Side, me: Handle, rec: &'a Waiter<T>) -> Queued<'a, T> {
-        let mut st = self.inner.state.borrow_mut();
-        let ticket = st.next_ticket;
-        st.next_ticket += 1;
-        side.queue(&mut st).insert(ticket, Entry { fiber: me, rec });
-        Queued {
-            ch: &self.inner,
-            side,
-            ticket,
-            outcome: &rec.outcome,
-        }
-    }
 }
 
 /// Which queue a waiter is in.
@@ -561,49 +547,13 @@ impl FromFail<()> for GetError {
     }
 }
 
-/// Decides what an operation that cannot complete at once does, in
-/// Tarantool's order (after the closed check): a cancelled fiber fails, then
-/// a zero timeout times out, then a caller outside a fiber fails; otherwise
-/// it may block, as the returned fiber. A cancelled fiber with a non-zero
-/// timeout yields once first, as [`scheduler::block_cancellable`] does.
-fn would_block(timeout: Option<Duration>) -> Result<Handle, Fail> {
-    let current = scheduler::current_fiber();
-    if let Some((_, true)) = current {
-        if timeout != Some(Duration::ZERO) {
-            let _ = scheduler::block_cancellable(Some(Duration::ZERO));
-        }
-        return Err(Fail::Cancelled);
-    }
-    if timeout == Some(Duration::ZERO) {
-        return Err(Fail::TimedOut);
-    }
-    current.map(|(me, _)| me).ok_or(Fail::NotInFiber)
-}
-
-/// Blocks the current, queued fiber until its record is completed, the
-/// fiber is cancelled, or `deadline` passes; wakeups that change none of
-/// these are ignored. A completed record wins over a cancel or a timeout
-/// that came at the same time.
-fn wait(
-    outcome: &Cell<Outcome>,
-    timeout: Option<Duration>,
-    deadline: Option<Instant>,
-) -> Result<(), Fail> {
-    let mut left = timeout;
-    loop {
-        let r = scheduler::park(left).map_err(|_| Fail::NotInFiber)?;
-        match outcome.get() {
-            Outcome::Done => return Ok(()),
-            Outcome::Closed => return Err(Fail::Closed),
-            Outcome::Waiting => {}
-        }
-        if r.cancelled {
-            return Err(Fail::Cancelled);
-        }
-        left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        if r.timed_out || left == Some(Duration::ZERO) {
-            return Err(Fail::TimedOut);
-        }
+/// What an operation that cannot complete at once fails with when it may
+/// not wait (a zero timeout), in Tarantool's order: a cancelled fiber fails
+/// as cancelled, any other caller times out.
+fn would_not_wait() -> Fail {
+    match scheduler::current_fiber() {
+        Some((_, true)) => Fail::Cancelled,
+        _ => Fail::TimedOut,
     }
 }
 
@@ -612,17 +562,71 @@ fn wait(
 struct Queued<'a, T> {
     ch: &'a Inner<T>,
     side: Side,
-    ticket: u64,
+    /// Set when the record is queued.
+    ticket: Cell<Option<u64>>,
     /// Left `Waiting` only while the record is queued.
     outcome: &'a Cell<Outcome>,
 }
 
+impl<'a, T> Queued<'a, T> {
+    /// A place in `side`'s queue of `ch`, not taken yet.
+    fn new(ch: &'a Inner<T>, side: Side, outcome: &'a Cell<Outcome>) -> Queued<'a, T> {
+        Queued {
+            ch,
+            side,
+            ticket: Cell::new(None),
+            outcome,
+        }
+    }
+
+    /// Queues `rec`, the current fiber's record, in the borrow that blocks
+    /// the fiber, then waits until the record is completed, the fiber is
+    /// cancelled, or `deadline` passes; wakeups that change none of these
+    /// are ignored. A completed record wins over a cancel or a timeout that
+    /// came at the same time. A fiber cancelled before it waits yields once
+    /// (as [`scheduler::block_cancellable`] does) and fails unqueued.
+    fn wait(
+        &self,
+        rec: &'a Waiter<T>,
+        timeout: Option<Duration>,
+        deadline: Option<Instant>,
+    ) -> Result<(), Fail> {
+        let first = scheduler::park_queued(timeout, |me| {
+            let mut st = self.ch.state.borrow_mut();
+            let ticket = st.next_ticket;
+            st.next_ticket += 1;
+            self.side.queue(&mut st).insert(ticket, Entry { fiber: me, rec });
+            self.ticket.set(Some(ticket));
+        })
+        .map_err(|_| Fail::NotInFiber)?;
+        let Some(mut r) = first else {
+            let _ = scheduler::block_cancellable(Some(Duration::ZERO));
+            return Err(Fail::Cancelled);
+        };
+        loop {
+            match self.outcome.get() {
+                Outcome::Done => return Ok(()),
+                Outcome::Closed => return Err(Fail::Closed),
+                Outcome::Waiting => {}
+            }
+            if r.cancelled {
+                return Err(Fail::Cancelled);
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if r.timed_out || left == Some(Duration::ZERO) {
+                return Err(Fail::TimedOut);
+            }
+            r = scheduler::park(left).map_err(|_| Fail::NotInFiber)?;
+        }
+    }
+}
+
 impl<T> Drop for Queued<'_, T> {
     fn drop(&mut self) {
-        if self.outcome.get() == Outcome::Waiting {
+        if let (Outcome::Waiting, Some(ticket)) = (self.outcome.get(), self.ticket.get()) {
             self.side
                 .queue(&mut self.ch.state.borrow_mut())
-                .remove(&self.ticket);
+                .remove(&ticket);
         }
     }
 }
