@@ -595,7 +595,9 @@ impl<'a, T> Queued<'a, T> {
             let mut st = self.ch.state.borrow_mut();
             let ticket = st.next_ticket;
             st.next_ticket += 1;
-            self.side.queue(&mut st).insert(ticket, Entry { fiber: me, rec });
+            self.side
+                .queue(&mut st)
+                .insert(ticket, Entry { fiber: me, rec });
             self.ticket.set(Some(ticket));
         })
         .map_err(|_| Fail::NotInFiber)?;

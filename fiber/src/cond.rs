@@ -40,7 +40,7 @@ enum Woken {
 /// into the cond's queue while it waits (state rule 5).
 struct Waiter {
     /// Set when the record is queued.
-    fiber: Cell<Handle>,
+    fiber: Cell<Option<Handle>>,
     /// Set by the waker that took the record off the queue.
     woken: Cell<Woken>,
     /// The neighbours in the queue (null at the ends).
@@ -138,7 +138,8 @@ impl Cond {
         // SAFETY: state rule 5: a queued record is valid.
         let w_ref = unsafe { w.as_ref()? };
         self.unlink(w_ref);
-        Some((w_ref.fiber.get(), w))
+        let fiber = w_ref.fiber.get().expect("a queued record has its fiber");
+        Some((fiber, w))
     }
 
     /// Blocks the current fiber until it is signalled, or until `timeout`
@@ -176,7 +177,7 @@ impl Cond {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         // Declared before `_queued`, so it outlives its place in the queue.
         let waiter = Waiter {
-            fiber: Cell::new(Handle::NONE),
+            fiber: Cell::new(None),
             woken: Cell::new(Woken::Out),
             prev: Cell::new(ptr::null()),
             next: Cell::new(ptr::null()),
@@ -187,7 +188,7 @@ impl Cond {
         };
         // Queued in the borrow that blocks the fiber.
         let first = scheduler::park_queued(timeout, |me| {
-            waiter.fiber.set(me);
+            waiter.fiber.set(Some(me));
             waiter.woken.set(Woken::No);
             self.push_back(&waiter);
         })?;

@@ -72,7 +72,7 @@ pub struct Config {
 
 pub(crate) struct Scheduler {
     slots: Slots,
-    by_fid: HashMap<u64, u32, BuildHasherDefault<IdHasher>>,
+    by_fid: HashMap<u64, Handle, BuildHasherDefault<IdHasher>>,
     ready: VecDeque<Handle>,
     timers: Timers,
     current: Option<Handle>,
@@ -147,21 +147,21 @@ impl Scheduler {
     }
 
     fn slot(&self, h: Handle) -> Option<&Slot> {
-        self.slots.get(h.key).filter(|s| s.fid == h.fid)
+        self.slots.get(h)
     }
 
     fn handle(&self, id: FiberId) -> Option<Handle> {
-        self.by_fid.get(&id.0).map(|&key| Handle { key, fid: id.0 })
+        self.by_fid.get(&id.0).copied()
     }
 
     fn live(&mut self, id: FiberId) -> Result<(Handle, &mut Slot), Error> {
         let h = self.handle(id).ok_or(Error::Dead(id))?;
-        Ok((h, &mut self.slots[h.key]))
+        Ok((h, &mut self.slots[h]))
     }
 
     fn current_slot(&mut self) -> Result<(Handle, &mut Slot), Error> {
         let h = self.current.ok_or(Error::NotInFiber)?;
-        Ok((h, &mut self.slots[h.key]))
+        Ok((h, &mut self.slots[h]))
     }
 
     /// State rule 3. A stale handle (its fiber is gone, e.g. a joiner that
@@ -169,12 +169,15 @@ impl Scheduler {
     /// fiber is gone or has ended.
     #[inline(always)]
     fn wake(&mut self, h: Handle) -> bool {
-        let Some(slot) = self.slots.get_mut(h.key).filter(|s| s.fid == h.fid) else {
+        let Some(slot) = self.slots.get_mut(h) else {
             return false;
         };
         match slot.status {
             Status::Suspended => {
-                tracing::trace!(id = h.fid, "wakeup");
+                // Only a load and a compare here: no frame for the event.
+                if tracing::level_enabled!(tracing::Level::TRACE) {
+                    trace_wakeup(h.fid);
+                }
                 slot.status = Status::Ready;
                 slot.wait += 1;
                 self.ready.push_back(h);
@@ -186,7 +189,7 @@ impl Scheduler {
     }
 
     fn remove(&mut self, h: Handle) {
-        self.slots.remove(h.key);
+        self.slots.remove(h);
         self.by_fid.remove(&h.fid);
     }
 
@@ -202,7 +205,7 @@ impl Scheduler {
             }
             self.timers.pop();
             if live {
-                self.slots[h.key].timed_out = true;
+                self.slots[h].timed_out = true;
                 self.wake(h);
             }
         }
@@ -214,21 +217,20 @@ impl Scheduler {
     fn prune_timers(&mut self) {
         let slots = &self.slots;
         self.timers.prune(|t| {
-            matches!(slots.get(t.handle.key), Some(s) if s.fid == t.handle.fid
-                && s.wait == t.token && s.status == Status::Suspended)
+            matches!(slots.get(t.handle), Some(s) if s.wait == t.token && s.status == Status::Suspended)
         });
     }
 
     fn finish(&mut self, h: Handle) {
         tracing::trace!(id = h.fid, "finish");
-        let slot = &mut self.slots[h.key];
+        let slot = &mut self.slots[h];
         let coro = slot
             .coro
             .take()
             .expect("a fiber that ends has its coroutine");
         slot.status = Status::Dead;
         let stack = coro.into_stack();
-        let slot = &mut self.slots[h.key];
+        let slot = &mut self.slots[h];
         let joiner = slot.joiner;
         if !slot.joinable {
             self.remove(h);
@@ -366,7 +368,7 @@ impl Builder {
         Ok(with(|s| {
             let fid = s.next_fid;
             s.next_fid += 1;
-            let key = s.slots.insert(Slot {
+            let h = s.slots.insert(Slot {
                 fid,
                 status: Status::Suspended,
                 coro: Some(coro),
@@ -383,9 +385,9 @@ impl Builder {
                 guard,
                 ext: self.ext,
             });
-            s.by_fid.insert(fid, key);
-            tracing::trace!(id = fid, name = &*s.slots[key].name, "spawn");
-            Handle { key, fid }
+            s.by_fid.insert(fid, h);
+            tracing::trace!(id = fid, name = &*s.slots[h].name, "spawn");
+            h
         }))
     }
 
@@ -473,14 +475,14 @@ impl Scheduler {
     fn switch_in(&mut self, h: Handle) -> SwitchIn {
         let prev = self.current.replace(h);
         if let Some(p) = prev {
-            let slot = &mut self.slots[p.key];
+            let slot = &mut self.slots[p];
             if slot.status == Status::Running {
                 slot.status = Status::Calling;
             }
         }
         self.switches += 1;
         tls_set(&EPOCH, self.switches);
-        let (coro, input) = self.slots[h.key].enter(prev);
+        let (coro, input) = self.slots[h].enter(prev);
         SwitchIn {
             coro,
             input,
@@ -493,13 +495,13 @@ impl Scheduler {
     /// ended fiber's stack goes back to the pool).
     fn switch_out(&mut self, ended: bool) {
         let h = self.current.expect("a fiber was switched in");
-        let prev = self.slots[h.key].resumer;
+        let prev = self.slots[h].resumer;
         self.current = prev;
         self.switches += 1;
         tls_set(&EPOCH, if prev.is_some() { self.switches } else { 0 });
         let outer = match prev {
             Some(p) => {
-                let slot = &mut self.slots[p.key];
+                let slot = &mut self.slots[p];
                 if slot.status == Status::Calling {
                     slot.status = Status::Running;
                 }
@@ -541,6 +543,12 @@ fn resume(h: Handle, sw: SwitchIn) {
     tls_set(&FIBER_WORD, word);
     drop(entered);
     with(|s| s.switch_out(ended));
+}
+
+#[cold]
+#[inline(never)]
+fn trace_wakeup(fid: u64) {
+    tracing::trace!(id = fid, "wakeup");
 }
 
 #[cold]
@@ -626,10 +634,10 @@ impl Scheduler {
             let Some(n) = self.ready.pop_front() else {
                 break;
             };
-            let Some(slot) = self.slots.get_mut(n.key) else {
+            let Some(slot) = self.slots.get_mut(n) else {
                 continue;
             };
-            if slot.fid != n.fid || slot.status != Status::Ready {
+            if slot.status != Status::Ready {
                 continue;
             }
             self.switches += 1;
@@ -889,7 +897,7 @@ impl Scheduler {
     /// subscriber traces fibers (the loop enters each fiber's span).
     #[inline(always)]
     fn may_run_batch(&self) -> bool {
-        self.budget > 0 && !tracing::enabled!(tracing::Level::TRACE)
+        self.budget > 0 && !tracing::level_enabled!(tracing::Level::TRACE)
     }
 }
 
@@ -1061,7 +1069,7 @@ pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
         if left == Some(Duration::ZERO) || block(left)? {
             let gave_up = with(|s| match s.slot(target) {
                 Some(slot) if slot.status != Status::Dead => {
-                    s.slots[target.key].joiner = None;
+                    s.slots[target].joiner = None;
                     true
                 }
                 _ => false,

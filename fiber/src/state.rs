@@ -38,6 +38,7 @@
 //!    switch each way instead of two through the loop.
 
 use std::borrow::Cow;
+use std::ptr::NonNull;
 
 use corosensei::{Coroutine, Yielder};
 
@@ -122,17 +123,10 @@ pub(crate) struct Slot {
     pub ext: usize,
 }
 
-/// A slot key with the fiber id as its generation tag.
+/// A fiber's slot entry with the fiber id as its generation tag: the slot
+/// is the fiber's while the entry holds that id (see `slots`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Handle {
-    pub key: u32,
+    pub entry: NonNull<crate::slots::Entry>,
     pub fid: u64,
-}
-
-impl Handle {
-    /// A handle of no fiber (ids start at `FIRST_FID`).
-    pub const NONE: Handle = Handle {
-        key: u32::MAX,
-        fid: 0,
-    };
 }
