@@ -85,13 +85,14 @@ pub(crate) struct Scheduler {
     budget: usize,
     /// Made on first use (its page rounding is not `const`).
     stacks: Option<StackPool>,
+    /// See [`set_switch_hook`].
+    hook: Option<fn()>,
 }
 
 thread_local! {
     // `const`: every access is a plain thread-local address, with no lazy
     // initialisation check on the switch path.
     static SCHED: RefCell<Scheduler> = const { RefCell::new(Scheduler::new()) };
-    static SWITCH_HOOK: Cell<Option<fn()>> = const { Cell::new(None) };
     static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
     /// [`switch_count`], or 0 outside any fiber.
     static EPOCH: Cell<u64> = const { Cell::new(0) };
@@ -138,6 +139,7 @@ impl Scheduler {
             switches: 0,
             budget: 0,
             stacks: None,
+            hook: None,
         }
     }
 
@@ -287,11 +289,11 @@ pub fn config() -> Config {
 /// when its function ends (the cord's buffers use it to take back what the
 /// fiber held). Returns the previous hook, which the new one should call.
 pub fn set_switch_hook(hook: Option<fn()>) -> Option<fn()> {
-    SWITCH_HOOK.with(|h| h.replace(hook))
+    with(|s| std::mem::replace(&mut s.hook, hook))
 }
 
 fn run_switch_hook() {
-    if let Some(hook) = tls_get(&SWITCH_HOOK) {
+    if let Some(hook) = with(|s| s.hook) {
         hook();
     }
 }
@@ -564,8 +566,10 @@ fn fiber_span(h: Handle) -> Option<tracing::Span> {
 /// batch itself (state rule 6). It comes back when it is switched in again,
 /// with the flags read from its slot.
 #[inline(always)]
-fn suspend(y: *const FiberYielder, hub: bool) -> Resume {
-    run_switch_hook();
+fn suspend(Blocked { y, hub, hook }: Blocked) -> Resume {
+    if let Some(hook) = hook {
+        hook();
+    }
     let word = tls_get(&FIBER_WORD);
     let input = if hub {
         run_batch(y)
@@ -577,6 +581,16 @@ fn suspend(y: *const FiberYielder, hub: bool) -> Resume {
     };
     tls_set(&FIBER_WORD, word);
     input
+}
+
+/// What a fiber that has just blocked or queued itself switches out with.
+struct Blocked {
+    /// Its yielder (state rule 2).
+    y: *const FiberYielder,
+    /// Whether it runs the loop's batch itself (state rule 6).
+    hub: bool,
+    /// The switch hook, called first.
+    hook: Option<fn()>,
 }
 
 /// What a blocked fiber that runs the loop's batch (state rule 6) does next.
@@ -809,14 +823,18 @@ pub fn has_pending() -> bool {
 /// [`Error::NotInFiber`] outside a fiber; [`Error::Cancelled`] after the
 /// yield when the fiber is cancelled.
 pub fn yield_now() -> Result<(), Error> {
-    let (y, hub) = with(|s| {
+    let blocked = with(|s| {
         let (h, slot) = s.current_slot()?;
         slot.status = Status::Ready;
         let (y, hub) = (slot.yielder, slot.resumer.is_none());
         s.ready.push_back(h);
-        Ok::<_, Error>((y, hub && s.may_run_batch()))
+        Ok::<_, Error>(Blocked {
+            y,
+            hub: hub && s.may_run_batch(),
+            hook: s.hook,
+        })
     })?;
-    match suspend(y, hub).cancelled {
+    match suspend(blocked).cancelled {
         true => Err(Error::Cancelled),
         false => Ok(()),
     }
@@ -836,8 +854,7 @@ pub fn block(timeout: Option<Duration>) -> Result<bool, Error> {
 /// [`block`], returning both flags the fiber was resumed with.
 pub(crate) fn park(timeout: Option<Duration>) -> Result<Resume, Error> {
     let blocked = with(|s| s.block_current(timeout, |_, _| true))?;
-    let (y, hub) = blocked.expect("a block that nothing refuses");
-    Ok(suspend(y, hub))
+    Ok(suspend(blocked.expect("a block that nothing refuses")))
 }
 
 /// [`park`] for a fiber that joins a wait queue: in the one borrow that
@@ -861,7 +878,7 @@ pub(crate) fn park_queued(
             true
         })
     })?;
-    Ok(blocked.map(|(y, hub)| suspend(y, hub)))
+    Ok(blocked.map(suspend))
 }
 
 impl Scheduler {
@@ -873,7 +890,7 @@ impl Scheduler {
         &mut self,
         timeout: Option<Duration>,
         admit: impl FnOnce(Handle, &Slot) -> bool,
-    ) -> Result<Option<(*const FiberYielder, bool)>, Error> {
+    ) -> Result<Option<Blocked>, Error> {
         let (h, slot) = self.current_slot()?;
         if !admit(h, slot) {
             return Ok(None);
@@ -889,7 +906,11 @@ impl Scheduler {
             }
             self.timers.push(deadline, h, token);
         }
-        Ok(Some((y, resumer.is_none() && self.may_run_batch())))
+        Ok(Some(Blocked {
+            y,
+            hub: resumer.is_none() && self.may_run_batch(),
+            hook: self.hook,
+        }))
     }
 
     /// Whether a fiber the loop resumed may run the loop's batch itself
