@@ -43,14 +43,32 @@ pub type LResult<T = c_int> = Result<T, Raise>;
 /// the last thing the C function does.
 #[inline(always)]
 pub unsafe fn protect(l: *mut ffi::lua_State, body: impl FnOnce() -> LResult) -> c_int {
-    let raise = match panic::catch_unwind(AssertUnwindSafe(|| {
+    match panic::catch_unwind(AssertUnwindSafe(|| {
         // Allocations inside the body never fail on the memory limit (see
         // `memory`): a Lua error must not cross catch_unwind.
         let _exempt = Exempt::enter();
         body()
     })) {
-        Ok(Ok(n)) => return n,
-        Ok(Err(raise)) => raise,
+        Ok(Ok(n)) => n,
+        // SAFETY: `l` is the calling state and this is the last thing the
+        // C function does (contract).
+        Ok(Err(e)) => unsafe { raise(l, Ok(e)) },
+        // SAFETY: as above.
+        Err(payload) => unsafe { raise(l, Err(payload)) },
+    }
+}
+
+/// The failure half of [`protect`], out of line so that the success path
+/// stays short: raises the body's error, or the message of its panic.
+///
+/// # Safety
+///
+/// As [`protect`].
+#[cold]
+#[inline(never)]
+unsafe fn raise(l: *mut ffi::lua_State, failed: std::thread::Result<Raise>) -> ! {
+    let raise = match failed {
+        Ok(raise) => raise,
         Err(payload) => {
             let msg = payload
                 .downcast_ref::<&str>()
@@ -69,20 +87,29 @@ pub unsafe fn protect(l: *mut ffi::lua_State, body: impl FnOnce() -> LResult) ->
 }
 
 /// Counts a bridge C function frame in the running fiber's word while it
-/// lives.
-struct Exempt(usize);
+/// lives, on a thread with a memory limit (`memory`, the word's only
+/// reader); elsewhere it costs one thread-local read, not a call to the
+/// fiber layer's.
+struct Exempt(Option<usize>);
 
 impl Exempt {
+    #[inline(always)]
     fn enter() -> Exempt {
+        if !crate::memory::limited() {
+            return Exempt(None);
+        }
         let depth = luafiber_fiber::fiber_word();
         luafiber_fiber::set_fiber_word(depth + 1);
-        Exempt(depth)
+        Exempt(Some(depth))
     }
 }
 
 impl Drop for Exempt {
+    #[inline(always)]
     fn drop(&mut self) {
-        luafiber_fiber::set_fiber_word(self.0);
+        if let Some(depth) = self.0 {
+            luafiber_fiber::set_fiber_word(depth);
+        }
     }
 }
 

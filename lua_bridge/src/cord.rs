@@ -83,7 +83,9 @@ pub(crate) struct Refs {
 }
 
 pub(crate) struct Cord {
-    pub lua: mlua::Lua,
+    /// In an `Rc` that stays put: `fast_entry` reads it without borrowing
+    /// the cord.
+    pub lua: std::rc::Rc<mlua::Lua>,
     pub main: *mut ffi::lua_State,
     pub registry: *const c_void,
     pub threads: Vec<LuaThread>,
@@ -140,6 +142,7 @@ pub(crate) fn install(cord: Cord, refs: Refs) {
 }
 
 pub(crate) fn uninstall() -> Option<Cord> {
+    crate::fast_entry::uninstall();
     CORD.with(|c| c.borrow_mut().take())
 }
 

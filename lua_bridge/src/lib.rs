@@ -78,6 +78,7 @@ mod channel_lib;
 mod clock_lib;
 mod cord;
 pub mod error;
+mod fast_entry;
 mod fiber_lib;
 mod lua;
 mod memory;
@@ -207,9 +208,10 @@ impl RuntimeBuilder {
         let refs = unsafe { setup(main) };
         // SAFETY: `main` is valid.
         let registry = unsafe { lua::registry_ptr(main) };
+        let cord_lua = std::rc::Rc::new(lua.clone());
         cord::install(
             cord::Cord {
-                lua: lua.clone(),
+                lua: cord_lua.clone(),
                 main,
                 registry,
                 threads: Vec::new(),
@@ -221,6 +223,9 @@ impl RuntimeBuilder {
             },
             refs,
         );
+        // SAFETY: `main` is the idle main thread of `cord_lua`'s state,
+        // which the cord keeps until `uninstall`.
+        unsafe { fast_entry::install(main, &cord_lua) };
         // SAFETY: the cord is installed; `main` is idle.
         unsafe { register_modules(main) };
         Ok(LuaRuntime { lua })

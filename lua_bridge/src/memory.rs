@@ -13,6 +13,21 @@ use std::ffi::c_void;
 use luafiber_fiber as fiber;
 use mlua::ffi;
 
+thread_local! {
+    /// A state of this thread has a limit ([`set_limit`] ran here); never
+    /// cleared. Only then does the per-fiber word of `cfunc::protect`
+    /// matter: [`limited_alloc`] is its only reader, and a state's
+    /// allocator runs on the state's own thread.
+    static LIMITED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a Lua state of this thread has a memory limit (then bridge C
+/// function bodies must be counted, see the module doc).
+#[inline(always)]
+pub(crate) fn limited() -> bool {
+    LIMITED.with(Cell::get)
+}
+
 struct Limit {
     inner: ffi::lua_Alloc,
     inner_ud: *mut c_void,
@@ -63,4 +78,5 @@ pub(crate) unsafe fn set_limit(main: *mut ffi::lua_State, used: usize, limit: us
         }));
         ffi::lua_setallocf(main, limited_alloc, (lim as *mut Limit).cast());
     }
+    LIMITED.with(|l| l.set(true));
 }

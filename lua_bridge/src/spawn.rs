@@ -270,20 +270,10 @@ pub(crate) unsafe fn join(
 /// `l` is a valid Lua state.
 #[inline(always)]
 pub(crate) unsafe fn check_switch(l: *mut ffi::lua_State, what: &str) -> LResult<()> {
-    // The common case first, in two lookups: `l` is the running Lua fiber's
-    // own thread (so this is a fiber, on the cord's state, off the main
-    // thread), the GC runs (no finalizer is running) and mlua holds no
-    // callback. Inlined into the blocking C functions; the rest is cold.
-    let own = fiber::current_ext().is_some_and(|ext| {
-        cord::with(|c| {
-            ext > 0
-                && c.fibers.get(ext - 1).is_some_and(|f| f.thread.l == l)
-                && !c.gc_stopped
-                && c.lua.state() == c.main
-        })
-    });
+    // The common case in a few loads, without the cord (`fast_entry`,
+    // rule 1): inlined into the blocking C functions; the rest is cold.
     // SAFETY: caller's contract.
-    if own && unsafe { gc_running(l) } {
+    if unsafe { crate::fast_entry::may_switch(l) } {
         return Ok(());
     }
     // SAFETY: caller's contract.
@@ -330,7 +320,11 @@ unsafe fn check_switch_slow(l: *mut ffi::lua_State, what: &str) -> LResult<()> {
 
 /// Whether the GC may run now: false inside a `__gc` finalizer, and (on
 /// LuaJIT, which cannot tell the two apart) after `collectgarbage("stop")`.
-unsafe fn gc_running(l: *mut ffi::lua_State) -> bool {
+///
+/// # Safety
+///
+/// `l` is a valid Lua state.
+pub(crate) unsafe fn gc_running(l: *mut ffi::lua_State) -> bool {
     #[cfg(feature = "luajit")]
     {
         // LuaJIT stops GC steps while a finalizer runs.

@@ -1,0 +1,360 @@
+//! The entry of the blocking C functions (`cond:wait`, `ch:get`, `ch:put`)
+//! without the C API or the cord's `RefCell`: argument 1's userdata and the
+//! "may this Lua code switch fibers now" test, read in place.
+//!
+//! Through the C API and the cord, each of those is a few calls: on LuaJIT
+//! `lua_touserdata` walks `index2adr`, `lua_gc(l, LUA_GCISRUNNING)` goes
+//! through the API's switch, and the cord's record of the running fiber sits
+//! behind a `RefCell` borrow and a `Slab` lookup. Here they are a few loads
+//! from a thread-local [`Fast`] and from the state itself.
+//!
+//! Rules the code keeps:
+//!
+//! 1. The fast test ([`may_switch`]) is only a sufficient condition for
+//!    what `spawn::check_switch_slow` accepts, read from the same facts: in
+//!    a fiber; on the cord's own state (LuaJIT: the same `global_State`;
+//!    Lua 5.4: the same registry); not the main thread; the GC may run (not
+//!    inside a `__gc` finalizer); mlua runs no callback (its current state
+//!    is the main thread). When it says no, the slow check decides and
+//!    words the refusal, so behaviour and errors are the slow check's.
+//! 2. Nothing is cached that can go stale: every fact is read at the call,
+//!    from the state or from mlua. [`Fast`] holds only what is fixed while
+//!    the cord is installed (its main thread, its state's identity, where its
+//!    `mlua::Lua` lives), set by [`install`] and cleared by [`uninstall`].
+//! 3. LuaJIT's layout is not taken on trust: [`install`] checks it against
+//!    the C API (a userdata argument read both ways inside a C function;
+//!    `LUA_GCISRUNNING` with the collector running and stopped). On any
+//!    mismatch the fast paths stay off: [`may_switch`] is always false and
+//!    [`arg1_udata`] calls `lua_touserdata`.
+//!
+//! The layout is LuaJIT 2.1's GC64 mode (`lj_obj.h`), the only mode of the
+//! vendored x86-64 and arm64 builds; Lua 5.4 keeps the C API for both.
+
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::rc::Rc;
+
+use mlua::ffi;
+
+/// What the fast paths read of the cord, fixed while it is installed
+/// (rule 2). All null when no cord is installed or the layout check
+/// failed.
+///
+/// No `bool` in here: a field with a niche makes every `FAST.with` test the
+/// niche for the "destroyed" case that a `const` thread-local never has.
+#[derive(Clone, Copy)]
+struct Fast {
+    /// The cord's main thread.
+    main: *mut ffi::lua_State,
+    /// The cord's state: `G(L)` on LuaJIT, the registry table on Lua 5.4.
+    /// Null turns the fast paths off: [`may_switch`] fails (no state has a
+    /// null identity) and [`arg1_udata`] calls `lua_touserdata`.
+    state: *const c_void,
+    /// The cord's `mlua::Lua`, kept alive by the cord's `Rc`; valid
+    /// whenever `state` is not null.
+    lua: *const mlua::Lua,
+}
+
+const OFF: Fast = Fast {
+    main: std::ptr::null_mut(),
+    state: std::ptr::null(),
+    lua: std::ptr::null(),
+};
+
+thread_local! {
+    static FAST: Cell<Fast> = const { Cell::new(OFF) };
+}
+
+/// The fields read of LuaJIT's objects (`lj_obj.h`, GC64).
+#[cfg(feature = "luajit")]
+mod lj {
+    use std::ffi::c_void;
+
+    /// The head of `lua_State`.
+    #[repr(C)]
+    #[allow(dead_code)] // Every field up to those read, for their offsets.
+    pub(super) struct State {
+        nextgc: u64,
+        marked: u8,
+        gct: u8,
+        dummy_ffid: u8,
+        status: u8,
+        /// `G(L)`, the `global_State`.
+        pub glref: *const Global,
+        gclist: u64,
+        /// The frame of the running function: its first argument in a C
+        /// function.
+        pub base: *const u64,
+    }
+
+    /// The head of `global_State`: the allocator, then `GCState`.
+    #[repr(C)]
+    #[allow(dead_code)] // Every field up to those read, for their offsets.
+    pub(super) struct Global {
+        /// The allocator (`lua_getallocf`), to check `glref`.
+        pub allocf: *const c_void,
+        /// Its data.
+        pub allocd: *const c_void,
+        total: u64,
+        /// [`MAX_MEM`] while the collector is stopped or a finalizer runs.
+        pub threshold: u64,
+    }
+
+    /// `GCudata`; the payload follows it.
+    #[repr(C)]
+    #[allow(dead_code)] // Every field, for the size.
+    pub(super) struct Udata {
+        nextgc: u64,
+        marked: u8,
+        gct: u8,
+        udtype: u8,
+        unused2: u8,
+        env: u64,
+        len: u32,
+        metatable: u64,
+        align1: u32,
+    }
+
+    /// `LJ_MAX_MEM` in GC64 mode: what `LUA_GCISRUNNING` compares the
+    /// threshold with.
+    pub(super) const MAX_MEM: u64 = 1 << 47;
+
+    /// The pointer bits of a GC object's `TValue`.
+    pub(super) const GC_MASK: u64 = (1 << 47) - 1;
+
+    /// The tag of a userdata `TValue` (`LJ_TUDATA`), in its top 17 bits.
+    pub(super) const UDATA: u32 = !12;
+
+    /// The tag of a `TValue` word.
+    pub(super) fn itype(v: u64) -> u32 {
+        ((v as i64) >> 47) as u32
+    }
+}
+
+/// The identity of `l`'s state that [`Fast::state`] holds.
+///
+/// # Safety
+///
+/// `l` is a valid state; on LuaJIT, its layout is the one checked.
+#[inline(always)]
+unsafe fn state_of(l: *mut ffi::lua_State) -> *const c_void {
+    #[cfg(feature = "luajit")]
+    {
+        // SAFETY: caller's contract; `glref` is in every `lua_State`.
+        unsafe { (*l.cast::<lj::State>()).glref.cast() }
+    }
+    #[cfg(not(feature = "luajit"))]
+    {
+        // SAFETY: caller's contract.
+        unsafe { crate::lua::registry_ptr(l) }
+    }
+}
+
+/// Whether the GC of the cord's state may run now: false inside a `__gc`
+/// finalizer, and on LuaJIT after `collectgarbage("stop")` too (see
+/// `spawn::gc_running`, which this is on LuaJIT, read in place).
+///
+/// # Safety
+///
+/// `f.state` is the state of `l`, not null (so the layout was checked).
+#[inline(always)]
+unsafe fn gc_running(f: &Fast, l: *mut ffi::lua_State) -> bool {
+    #[cfg(feature = "luajit")]
+    {
+        let _ = l;
+        // SAFETY: caller's contract: `f.state` is `G(l)`, a live
+        // `global_State` of the checked layout.
+        unsafe { (*f.state.cast::<lj::Global>()).threshold != lj::MAX_MEM }
+    }
+    #[cfg(not(feature = "luajit"))]
+    {
+        let _ = f;
+        // SAFETY: caller's contract.
+        unsafe { crate::spawn::gc_running(l) }
+    }
+}
+
+/// The fast test of rule 1: true only when `spawn::check_switch_slow` would
+/// let Lua code running on `l` switch fibers now. False whenever the layout
+/// check failed or no cord is installed.
+///
+/// # Safety
+///
+/// `l` is a valid state.
+#[inline(always)]
+pub(crate) unsafe fn may_switch(l: *mut ffi::lua_State) -> bool {
+    let f = FAST.with(Cell::get);
+    luafiber_fiber::switch_count().is_some()
+        && l != f.main
+        // SAFETY: caller's contract; `state_of` only reads `l`'s own
+        // fields, of the checked layout whenever `f.state` is not null (and
+        // the compare fails when it is).
+        && unsafe { state_of(l) } == f.state
+        // SAFETY: `f.state` is `l`'s state, not null (just compared).
+        && unsafe { gc_running(&f, l) }
+        // SAFETY: `f.state` is not null, so `f.lua` points into the
+        // installed cord's `Rc` (rule 2).
+        && unsafe { (*f.lua).state() } == f.main
+}
+
+/// The payload of the userdata at argument 1 of the running C function:
+/// `lua_touserdata(l, 1)`, read in place on LuaJIT when the layout checked
+/// (the fast paths are on).
+///
+/// # Safety
+///
+/// `l` is the state of the running C function, whose argument 1 is a full
+/// userdata.
+#[inline(always)]
+pub(crate) unsafe fn arg1_udata(l: *mut ffi::lua_State) -> *mut c_void {
+    #[cfg(feature = "luajit")]
+    if !FAST.with(Cell::get).state.is_null() {
+        // SAFETY: caller's contract: `base` is argument 1, a userdata
+        // `TValue`; its payload follows the `GCudata` header (rule 3).
+        unsafe {
+            let tv = *(*l.cast::<lj::State>()).base;
+            let ud = (tv & lj::GC_MASK) as *mut u8;
+            return ud.add(std::mem::size_of::<lj::Udata>()).cast();
+        }
+    }
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_touserdata(l, 1) }
+}
+
+/// Turns the fast paths on for the cord whose main thread is `main` and
+/// whose mlua handle is `lua` (kept by the cord until [`uninstall`]), after
+/// checking LuaJIT's layout (rule 3).
+///
+/// # Safety
+///
+/// `main` is the idle main thread of `lua`'s state, with room for 3 values;
+/// `lua` stays alive until [`uninstall`].
+pub(crate) unsafe fn install(main: *mut ffi::lua_State, lua: &Rc<mlua::Lua>) {
+    // SAFETY: caller's contract; the stack is left as it was.
+    let ok = unsafe {
+        let is_main = ffi::lua_pushthread(main) == 1;
+        ffi::lua_pop(main, 1);
+        is_main && check_state(main) && check_udata(main)
+    };
+    if ok {
+        FAST.with(|f| {
+            f.set(Fast {
+                main,
+                // SAFETY: `main` is valid, of the checked layout.
+                state: unsafe { state_of(main) },
+                lua: Rc::as_ptr(lua),
+            })
+        });
+    }
+}
+
+/// Turns the fast paths off (the cord is going away).
+pub(crate) fn uninstall() {
+    FAST.with(|f| f.set(OFF));
+}
+
+/// Whether [`state_of`] and [`gc_running`] read `main`'s state right: on
+/// LuaJIT, the threshold read in place agrees with `LUA_GCISRUNNING` while
+/// the collector runs and while it is stopped (the collector is left as it
+/// was).
+///
+/// # Safety
+///
+/// `main` is an idle main thread.
+unsafe fn check_state(main: *mut ffi::lua_State) -> bool {
+    #[cfg(feature = "luajit")]
+    // SAFETY: caller's contract. `glref` is read only once it points to a
+    // `global_State` whose allocator is the state's own.
+    unsafe {
+        const ISRUNNING: std::ffi::c_int = 9;
+        let g = state_of(main).cast::<lj::Global>();
+        let mut ud = std::ptr::null_mut();
+        let allocf = ffi::lua_getallocf(main, &mut ud);
+        let glref_ok = !g.is_null()
+            && (*g).allocf == allocf as *const c_void
+            && (*g).allocd == ud.cast_const();
+        if !glref_ok {
+            return false;
+        }
+        let agrees = || ((*g).threshold != lj::MAX_MEM) == (ffi::lua_gc(main, ISRUNNING, 0) != 0);
+        let was_running = ffi::lua_gc(main, ISRUNNING, 0) != 0;
+        let mut ok = agrees();
+        ffi::lua_gc(main, ffi::LUA_GCSTOP, 0);
+        ok &= agrees() && (*g).threshold == lj::MAX_MEM;
+        ffi::lua_gc(main, ffi::LUA_GCRESTART, -1);
+        ok &= agrees() && (*g).threshold != lj::MAX_MEM;
+        if !was_running {
+            ffi::lua_gc(main, ffi::LUA_GCSTOP, 0);
+        }
+        ok
+    }
+    #[cfg(not(feature = "luajit"))]
+    {
+        let _ = main;
+        true
+    }
+}
+
+/// Whether [`arg1_udata`] may read LuaJIT's layout: calls [`probe`] with a
+/// new userdata and asks it whether both reads agree (always true on Lua
+/// 5.4, where it does not).
+///
+/// # Safety
+///
+/// `main` is an idle state with room for 3 values.
+unsafe fn check_udata(main: *mut ffi::lua_State) -> bool {
+    #[cfg(feature = "luajit")]
+    // SAFETY: caller's contract; a failing call (out of memory) is caught
+    // and reads as a failed check.
+    unsafe {
+        ffi::lua_pushcfunction(main, crate::wide_cfn!(probe));
+        ffi::lua_newuserdata(main, 24);
+        let ok = ffi::lua_pcall(main, 1, 1, 0) == 0 && ffi::lua_toboolean(main, -1) != 0;
+        ffi::lua_pop(main, 1);
+        ok
+    }
+    #[cfg(not(feature = "luajit"))]
+    {
+        // Lua 5.4 reads it through the C API.
+        let _ = main;
+        true
+    }
+}
+
+/// The C function [`check_udata`] calls: pushes whether argument 1's
+/// payload read through the layout is `lua_touserdata`'s.
+#[cfg(feature = "luajit")]
+unsafe extern "C-unwind" fn probe(l: *mut ffi::lua_State) -> std::ffi::c_int {
+    // SAFETY: called by `check_udata` with a userdata as argument 1 (the
+    // type is checked before the layout is read) and room for one result.
+    unsafe {
+        let ok = ffi::lua_type(l, 1) == ffi::LUA_TUSERDATA && ffi::lua_gettop(l) == 1 && {
+            let base = (*l.cast::<lj::State>()).base;
+            let tv = *base;
+            let ud = (tv & lj::GC_MASK) as *mut u8;
+            lj::itype(tv) == lj::UDATA
+                && !ud.is_null()
+                && ud.add(std::mem::size_of::<lj::Udata>()).cast() == ffi::lua_touserdata(l, 1)
+        };
+        ffi::lua_pushboolean(l, std::ffi::c_int::from(ok));
+        1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::FAST;
+    use crate::LuaRuntime;
+
+    #[test]
+    fn on_while_a_runtime_lives() {
+        let rt = LuaRuntime::new().unwrap();
+        let f = FAST.with(Cell::get);
+        assert!(!f.state.is_null(), "the layout check failed");
+        assert_eq!(f.main, rt.lua().state());
+        drop(rt);
+        assert!(FAST.with(Cell::get).state.is_null());
+    }
+}
