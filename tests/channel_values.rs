@@ -127,3 +127,52 @@ fn buffered_put_and_get_allocate_no_lua_memory() {
         assert(grew < 64, ('200000 puts and gets grew the Lua heap by %.1f KB'):format(grew))
     "#);
 }
+
+#[test]
+fn blocked_puts_and_gets_keep_and_free_their_values() {
+    run(r#"
+        local weak = setmetatable({}, {__mode = 'v'})
+        -- a blocked put (its value in a reserved slot) on a channel that
+        -- gets closed returns false and lets the value go
+        local ch = fiber.channel(0)
+        local res = {}
+        fiber.create(function()
+            local v = {}
+            weak[1] = v
+            res[1] = ch:put(v)
+        end)
+        ch:close()
+        fiber.yield()
+        assert(res[1] == false)
+        -- a cancelled blocked put raises and lets its value go
+        ch = fiber.channel(0)
+        local f = fiber.create(function()
+            local v = {}
+            weak[2] = v
+            local ok, e = pcall(ch.put, ch, v)
+            res[2] = not ok and tostring(e)
+        end)
+        f:cancel()
+        fiber.yield()
+        assert(res[2] and res[2]:match('cancel'), tostring(res[2]))
+        collectgarbage(); collectgarbage()
+        assert(weak[1] == nil and weak[2] == nil, 'values of failed puts were freed')
+        -- a blocked get gets nil when the channel is closed
+        ch = fiber.channel(0)
+        fiber.create(function() res[3] = ch:get(); res[4] = 'got' end)
+        ch:close()
+        fiber.yield()
+        assert(res[3] == nil and res[4] == 'got')
+        -- more blocked writers than fast slots, read by blocked readers
+        local n = 3000
+        ch = fiber.channel(0)
+        for i = 1, n do fiber.create(function() assert(ch:put({i})) end) end
+        for i = 1, n do assert(ch:get()[1] == i, i) end
+        -- and the other way round: readers wait, writers hand over
+        local got = {}
+        for i = 1, n do fiber.create(function() got[i] = ch:get()[1] end) end
+        for i = 1, n do assert(ch:put({i})) end
+        fiber.yield()
+        for i = 1, n do assert(got[i] == i, i) end
+    "#);
+}

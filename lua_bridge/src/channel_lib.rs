@@ -67,6 +67,18 @@ impl Slots {
     }
 }
 
+/// Runs `f` on this thread's free slots.
+#[inline(always)]
+fn with_slots<R>(f: impl FnOnce(&mut Slots) -> R) -> R {
+    // Only the address is taken inside `LocalKey::with`, so `f` runs inline
+    // (as in the scheduler's `with`).
+    let cell: *const RefCell<Slots> = SLOTS.with(|s| s as *const _);
+    // SAFETY: a thread-local lives until the thread's destructors run, and
+    // `LocalKey::with` panics once they have; the reference does not
+    // outlive this call.
+    f(&mut unsafe { &*cell }.borrow_mut())
+}
+
 thread_local! {
     static CHANNEL_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
     static COND_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
@@ -86,7 +98,7 @@ fn vals(s: c_int) -> c_int {
 /// Called by one of the closures over the value tables, with a value on
 /// top.
 unsafe fn store(l: *mut ffi::lua_State) -> c_int {
-    let s = SLOTS.with(|s| s.borrow_mut().take());
+    let s = with_slots(Slots::take);
     // SAFETY: caller's contract. Inside a bridge C function, allocations do
     // not fail (see `memory`).
     unsafe { ffi::lua_rawseti(l, vals(s), s.into()) };
@@ -113,7 +125,7 @@ unsafe fn release(l: *mut ffi::lua_State, s: c_int, push: bool) {
         }
         ffi::lua_rawseti(l, vals(s), s.into());
     }
-    SLOTS.with(|slots| slots.borrow_mut().give(s));
+    with_slots(|slots| slots.give(s));
 }
 
 /// The `T` userdata at `idx` whose metatable is `mt`, or `None`.
@@ -219,19 +231,36 @@ unsafe fn put(
         }
         ffi::lua_pushvalue(l, 2);
         let s = store(l);
-        let ok = match ch.put(s, timeout) {
-            Ok(()) => true,
-            Err(e) => {
-                let cancel = matches!(e, PutError::Cancelled(_));
-                release(l, e.into_inner(), false);
-                if cancel {
-                    return Err(cancelled());
-                }
-                false
-            }
-        };
-        ffi::lua_pushboolean(l, c_int::from(ok));
+        put_stored(l, ch, s, timeout)
     }
+}
+
+/// Puts slot `s`, which holds the value, into `ch` and pushes whether it
+/// went in; a slot that did not is freed.
+///
+/// # Safety
+///
+/// As [`put`].
+unsafe fn put_stored(
+    l: *mut ffi::lua_State,
+    ch: &Channel<c_int>,
+    s: c_int,
+    timeout: Option<std::time::Duration>,
+) -> LResult {
+    let ok = match ch.put(s, timeout) {
+        Ok(()) => true,
+        Err(e) => {
+            let cancel = matches!(e, PutError::Cancelled(_));
+            // SAFETY: caller's contract.
+            unsafe { release(l, e.into_inner(), false) };
+            if cancel {
+                return Err(cancelled());
+            }
+            false
+        }
+    };
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_pushboolean(l, c_int::from(ok)) };
     Ok(1)
 }
 
@@ -242,6 +271,28 @@ crate::lua_fn! {
         // SAFETY: argument 1 is a channel userdata (the caller checked its
         // metatable), alive while it is on the stack; `v` is at 2.
         unsafe { put(l, &*fast_entry::arg1_udata(l).cast::<Channel<c_int>>(), None) }
+    }
+}
+
+crate::lua_fn! {
+    /// `ch:put(v)` for `lua/channel.lua`, which checked that argument 1 is a
+    /// channel and that no timeout is given, and stored `v` at slot `s`
+    /// (argument 2) that `try_put` reserved when it could not put.
+    fn channel_put_slot_unchecked(l) {
+        // SAFETY: argument 1 is a channel userdata (the caller checked its
+        // metatable), alive while it is on the stack; argument 2 is the
+        // reserved slot, which holds the value.
+        unsafe {
+            let ch = &*fast_entry::arg1_udata(l).cast::<Channel<c_int>>();
+            let s = ffi::lua_tointeger(l, 2) as c_int;
+            if !ch.is_closed() {
+                if let Err(refused) = spawn::check_switch(l, "channel:put") {
+                    release(l, s, false);
+                    return Err(refused);
+                }
+            }
+            put_stored(l, ch, s, None)
+        }
     }
 }
 
@@ -290,11 +341,32 @@ unsafe fn get(
 
 crate::lua_fn! {
     /// `ch:get()` for `lua/channel.lua`, which checked that argument 1 is a
-    /// channel and that no timeout is given.
+    /// channel and that no timeout is given, and found no value to take at
+    /// once: returns the slot of the value it waited for, freed (the caller
+    /// reads and clears it before anything else runs), or 0 once the channel
+    /// is closed and drained.
     fn channel_get_unchecked(l) {
         // SAFETY: argument 1 is a channel userdata (the caller checked its
-        // metatable), alive while it is on the stack.
-        unsafe { get(l, &*fast_entry::arg1_udata(l).cast::<Channel<c_int>>(), None) }
+        // metatable), alive while it is on the stack; room for one result.
+        unsafe {
+            let ch = &*fast_entry::arg1_udata(l).cast::<Channel<c_int>>();
+            if !ch.is_closed() {
+                spawn::check_switch(l, "channel:get")?;
+            }
+            let s = match ch.get(None) {
+                Ok(s) => {
+                    with_slots(|slots| slots.give(s));
+                    s
+                }
+                Err(GetError::Cancelled) => return Err(cancelled()),
+                Err(GetError::NotInFiber) => {
+                    return Err(error::from_fiber(luafiber_fiber::Error::NotInFiber))
+                }
+                Err(_) => 0,
+            };
+            ffi::lua_pushinteger(l, s.into());
+        }
+        Ok(1)
     }
 }
 
@@ -446,24 +518,28 @@ crate::lua_fn! {
     }
 }
 
-/// The primitive `try_put` of `lua/channel.lua`: puts a free slot of `VALS`
-/// into the channel when that neither blocks nor fails, and returns it (the
-/// caller stores the value there before anything else runs); else -1.
+/// The primitive `try_put` of `lua/channel.lua`: puts a free slot `s` of
+/// `VALS` into the channel when that neither blocks nor fails, and returns
+/// it (the caller stores the value there before anything else runs). Else,
+/// with `reserve`, returns `-s`, the slot kept for the caller to store the
+/// value in and pass to `channel_put_slot_unchecked`; else 0 (also when no
+/// slot of `VALS` is free).
 ///
 /// # Safety
 ///
 /// `ch` points to a live channel (the caller checked the metatable).
-unsafe extern "C" fn try_put(ch: *const Channel<c_int>) -> c_int {
+unsafe extern "C" fn try_put(ch: *const Channel<c_int>, reserve: c_int) -> c_int {
     // SAFETY: caller's contract.
     let ch = unsafe { &*ch };
-    let Some(s) = SLOTS.with(|s| s.borrow_mut().take_fast()) else {
-        return -1;
+    let Some(s) = with_slots(Slots::take_fast) else {
+        return 0;
     };
     match ch.try_put(s) {
         Ok(()) => s,
+        Err(e) if reserve != 0 => -e.into_inner(),
         Err(e) => {
-            SLOTS.with(|slots| slots.borrow_mut().give(e.into_inner()));
-            -1
+            with_slots(|slots| slots.give(e.into_inner()));
+            0
         }
     }
 }
@@ -479,7 +555,7 @@ unsafe extern "C" fn try_get(ch: *const Channel<c_int>) -> c_int {
     // SAFETY: caller's contract.
     match unsafe { &*ch }.try_get() {
         Ok(s) => {
-            SLOTS.with(|slots| slots.borrow_mut().give(s));
+            with_slots(|slots| slots.give(s));
             s
         }
         Err(_) => -1,
@@ -556,12 +632,16 @@ unsafe fn init_wrappers(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
                     ffi::lua_pushlightuserdata(l, p);
                 }
                 ffi::lua_pushcfunction(l, cond_wait_unchecked);
-                for f in [channel_put_unchecked, channel_get_unchecked] {
+                for f in [
+                    channel_put_unchecked,
+                    channel_get_unchecked,
+                    channel_put_slot_unchecked,
+                ] {
                     ffi::lua_pushvalue(l, top + 1);
                     ffi::lua_pushvalue(l, top + 2);
                     ffi::lua_pushcclosure(l, f, 2);
                 }
-                12
+                13
             });
         }
         ffi::lua_settop(l, top);

@@ -12,16 +12,20 @@
 -- FAST in VALS, whose array part holds all of them (no other key is ever
 -- stored there, so it is never rehashed), the rest in OVER. The primitive
 -- `try_put` hands out slots of VALS only, so storing the value never
--- allocates and cannot fail after the slot has gone to a reader.
+-- allocates and cannot fail after the slot has gone to a reader. When it
+-- cannot put and is asked to, it reserves the slot instead (a negative
+-- result): the value is stored there and the slot passed to `put_slot`,
+-- which blocks, so the C function need not move the value itself.
 local CH_MT, COND_MT, VALS, OVER, FAST,
-      try_put, try_get, signal, broadcast, wait, put, get = ...
+      try_put, try_get, signal, broadcast, wait, put, get, put_slot = ...
 local getmetatable, type, select = getmetatable, type, select
 
 local ok, ffi = pcall(require, 'ffi')
 if not ok or type(ffi) ~= 'table' or not ffi.cast then return end
 local slot_fn = ffi.typeof('int (*)(void *)')
+local reserve_fn = ffi.typeof('int (*)(void *, int)')
 local void_fn = ffi.typeof('void (*)(void *)')
-try_put, try_get = ffi.cast(slot_fn, try_put), ffi.cast(slot_fn, try_get)
+try_put, try_get = ffi.cast(reserve_fn, try_put), ffi.cast(slot_fn, try_get)
 signal, broadcast = ffi.cast(void_fn, signal), ffi.cast(void_fn, broadcast)
 
 local ch, cond = CH_MT.__index, COND_MT.__index
@@ -36,12 +40,19 @@ end
 function ch.put(self, ...)
     if getmetatable(self) == CH_MT and select('#', ...) ~= 0
             and timeout_ok((select(2, ...))) then
-        local s = try_put(self)
+        local blocking = (select(2, ...)) == nil
+        local s = try_put(self, blocking and 1 or 0)
         if s > 0 then
             VALS[s] = (...)
             return true
         end
-        if (select(2, ...)) == nil then return put(self, (...)) end
+        if blocking then
+            if s < 0 then
+                VALS[-s] = (...)
+                return put_slot(self, -s)
+            end
+            return put(self, (...))
+        end
     end
     return c_put(self, ...)
 end
@@ -65,8 +76,17 @@ function ch.get(self, timeout)
             return v
         end
         if timeout == nil then
-            local v = get(self)
-            return v
+            s = get(self)
+            if s > FAST then
+                local v = OVER[s]
+                OVER[s] = nil
+                return v
+            elseif s > 0 then
+                local v = VALS[s]
+                VALS[s] = false
+                return v
+            end
+            return nil
         end
     end
     return c_get(self, timeout)
