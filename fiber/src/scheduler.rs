@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
@@ -20,6 +20,7 @@ use corosensei::{Coroutine, CoroutineResult};
 use crate::error::Error;
 use crate::guard;
 use crate::pool::{StackPool, StackPoolConfig};
+use crate::queue::Ring;
 use crate::slots::Slots;
 use crate::state::{Coro, FiberYielder, Handle, Resume, Slot, Status};
 use crate::timer::Timers;
@@ -73,7 +74,7 @@ pub struct Config {
 pub(crate) struct Scheduler {
     slots: Slots,
     by_fid: HashMap<u64, Handle, BuildHasherDefault<IdHasher>>,
-    ready: VecDeque<Handle>,
+    ready: Ring<Handle>,
     timers: Timers,
     current: Option<Handle>,
     next_fid: u64,
@@ -132,7 +133,7 @@ impl Scheduler {
         Scheduler {
             slots: Slots::new(),
             by_fid: HashMap::with_hasher(BuildHasherDefault::new()),
-            ready: VecDeque::new(),
+            ready: Ring::new(),
             timers: Timers::new(),
             current: None,
             next_fid: FIRST_FID,
