@@ -93,6 +93,12 @@ impl<T: Copy> Ring<T> {
         Some(v)
     }
 
+    #[inline(always)]
+    pub fn front(&self) -> Option<T> {
+        // SAFETY: as in `pop_front`.
+        (self.len > 0).then(|| unsafe { self.buf[self.head].assume_init() })
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

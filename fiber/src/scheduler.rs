@@ -540,7 +540,7 @@ fn resume(h: Handle, sw: SwitchIn) {
     // move and is not removed while its fiber runs; nothing else touches it
     // meanwhile, and no borrow of the scheduler is held here.
     let ended = match unsafe { (*sw.coro.as_ptr()).resume(sw.input) } {
-        CoroutineResult::Yield(()) => false,
+        CoroutineResult::Yield(_) => false,
         CoroutineResult::Return(()) => true,
     };
     tls_set(&FIBER_WORD, word);
@@ -567,18 +567,18 @@ fn fiber_span(h: Handle) -> Option<tracing::Span> {
 /// batch itself (state rule 6). It comes back when it is switched in again,
 /// with the flags read from its slot.
 #[inline(always)]
-fn suspend(Blocked { y, hub, hook }: Blocked) -> Resume {
-    if let Some(hook) = hook {
+fn suspend(b: Blocked) -> Resume {
+    if let Some(hook) = b.hook {
         hook();
     }
     let word = tls_get(&FIBER_WORD);
-    let input = if hub {
-        run_batch(y)
+    let input = if b.hub {
+        run_batch(b.y)
     } else {
         // SAFETY: state rule 2: `y` is the current fiber's yielder, set by
         // it when it started; it points into its own stack, the one running
         // now.
-        unsafe { (*y).suspend(()) }
+        unsafe { (*b.y).suspend(b.back) }
     };
     tls_set(&FIBER_WORD, word);
     input
@@ -590,7 +590,11 @@ struct Blocked {
     y: *const FiberYielder,
     /// Whether it runs the loop's batch itself (state rule 6).
     hub: bool,
-    /// The switch hook, called first.
+    /// Set when its resumer runs the batch and is switched in again already
+    /// (state rule 6): the resumer's flags, yielded to it.
+    back: Option<Resume>,
+    /// The switch hook, called first (before any other fiber is made
+    /// current: the hook looks at the current fiber).
     hook: Option<fn()>,
 }
 
@@ -619,7 +623,8 @@ fn run_batch(y: *const FiberYielder) -> Resume {
                 tls_set(&FIBER_WORD, 0);
                 // SAFETY: state rule 1, as in `resume`.
                 let ended = match unsafe { (*coro.as_ptr()).resume(input) } {
-                    CoroutineResult::Yield(()) => false,
+                    CoroutineResult::Yield(Some(back)) => return back,
+                    CoroutineResult::Yield(None) => false,
                     CoroutineResult::Return(()) => true,
                 };
                 step = with(|s| {
@@ -633,8 +638,8 @@ fn run_batch(y: *const FiberYielder) -> Resume {
                 });
             }
             Step::Back(input) => return input,
-            // SAFETY: as in `suspend`.
-            Step::Yield => return unsafe { (*y).suspend(()) },
+            // SAFETY: as in `suspend`; the loop resumes it with its flags.
+            Step::Yield => return unsafe { (*y).suspend(None) },
         }
     }
 }
@@ -663,16 +668,63 @@ impl Scheduler {
                 return Step::Run(coro, input);
             }
             // It is `current` already.
-            slot.status = Status::Running;
-            slot.csw += 1;
-            tls_set(&CURRENT_EXT, Some(slot.ext));
-            guard::set_running(slot.running());
-            return Step::Back(Resume {
-                timed_out: slot.timed_out,
-                cancelled: slot.cancelled,
-            });
+            return Step::Back(slot.go_on());
         }
         Step::Yield
+    }
+
+    /// Makes `hub`, the resumer of the current fiber, current again when it
+    /// is the batch's next fiber (state rule 6); returns its flags, which
+    /// the current fiber, just blocked, yields to it. `None` when `hub` is
+    /// not next (a fiber in `spawn_now` never is: it is never ready).
+    #[inline(always)]
+    fn hand_back(&mut self, hub: Handle) -> Option<Resume> {
+        if self.budget == 0 || self.ready.front() != Some(hub) {
+            return None;
+        }
+        let slot = self.slots.get_mut(hub)?;
+        if slot.status != Status::Ready {
+            return None;
+        }
+        self.ready.pop_front();
+        self.budget -= 1;
+        self.current = Some(hub);
+        self.switches += 1;
+        tls_set(&EPOCH, self.switches);
+        Some(slot.go_on())
+    }
+
+    /// What the current fiber `me`, resumed by `resumer`, switches out with
+    /// now that it has blocked or queued itself.
+    #[inline(always)]
+    fn blocked(&mut self, y: *const FiberYielder, resumer: Option<Handle>) -> Blocked {
+        let (hub, back) = match resumer {
+            None => (self.may_run_batch(), None),
+            Some(r) if self.hook.is_none() => (false, self.hand_back(r)),
+            Some(_) => (false, None),
+        };
+        Blocked {
+            y,
+            hub,
+            back,
+            hook: self.hook,
+        }
+    }
+}
+
+impl Slot {
+    /// Marks this fiber, `current` already, running again and publishes it
+    /// to the thread-locals; returns its flags.
+    #[inline(always)]
+    fn go_on(&mut self) -> Resume {
+        self.status = Status::Running;
+        self.csw += 1;
+        tls_set(&CURRENT_EXT, Some(self.ext));
+        guard::set_running(self.running());
+        Resume {
+            timed_out: self.timed_out,
+            cancelled: self.cancelled,
+        }
     }
 }
 
@@ -827,13 +879,9 @@ pub fn yield_now() -> Result<(), Error> {
     let blocked = with(|s| {
         let (h, slot) = s.current_slot()?;
         slot.status = Status::Ready;
-        let (y, hub) = (slot.yielder, slot.resumer.is_none());
+        let (y, resumer) = (slot.yielder, slot.resumer);
         s.ready.push_back(h);
-        Ok::<_, Error>(Blocked {
-            y,
-            hub: hub && s.may_run_batch(),
-            hook: s.hook,
-        })
+        Ok::<_, Error>(s.blocked(y, resumer))
     })?;
     match suspend(blocked).cancelled {
         true => Err(Error::Cancelled),
@@ -907,11 +955,7 @@ impl Scheduler {
             }
             self.timers.push(deadline, h, token);
         }
-        Ok(Some(Blocked {
-            y,
-            hub: resumer.is_none() && self.may_run_batch(),
-            hook: self.hook,
-        }))
+        Ok(Some(self.blocked(y, resumer)))
     }
 
     /// Whether a fiber the loop resumed may run the loop's batch itself

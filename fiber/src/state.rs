@@ -44,11 +44,13 @@ use corosensei::{Coroutine, Yielder};
 
 use crate::stack::FiberStack;
 
-/// The coroutine type of every fiber: resumed with its flags.
-pub(crate) type Coro = Coroutine<Resume, (), (), FiberStack>;
+/// The coroutine type of every fiber: resumed with its flags; yields, when
+/// it made its resumer current again itself (state rule 6), that resumer's
+/// flags.
+pub(crate) type Coro = Coroutine<Resume, Option<Resume>, (), FiberStack>;
 
 /// A fiber's yielder (state rule 2).
-pub(crate) type FiberYielder = Yielder<Resume, ()>;
+pub(crate) type FiberYielder = Yielder<Resume, Option<Resume>>;
 
 /// What a fiber is resumed with: its slot's flags, read by the resumer in
 /// the borrow that switches to it, so the fiber needs no borrow of its own
