@@ -1015,6 +1015,7 @@ pub(crate) fn current_fiber() -> Option<(Handle, bool)> {
 
 /// Makes the fiber ready if it is suspended (as [`wakeup`] does, by handle,
 /// with no id lookup). Returns `false` when it has ended or is gone.
+#[inline(always)]
 pub(crate) fn wake_fiber(h: Handle) -> bool {
     with(|s| s.wake(h))
 }
