@@ -162,6 +162,7 @@ impl Scheduler {
         Ok((h, &mut self.slots[h]))
     }
 
+    #[inline(always)]
     fn current_slot(&mut self) -> Result<(Handle, &mut Slot), Error> {
         let h = self.current.ok_or(Error::NotInFiber)?;
         Ok((h, &mut self.slots[h]))
