@@ -29,9 +29,8 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::queue::TicketQueue;
 use crate::scheduler;
-use crate::state::Handle;
+use crate::waitlist::{Link, WaitList};
 
 /// Why [`Channel::put`] failed; each variant gives the value back.
 #[derive(Clone, PartialEq, Eq)]
@@ -132,32 +131,37 @@ enum Outcome {
 
 /// A blocked fiber's record, in the frame of its `get` or `put` (state
 /// rule 5).
+#[repr(C)]
 struct Waiter<T> {
+    /// First, so a pointer to it is a pointer to the record.
+    link: Link,
     /// A reader's received value, or a writer's value to hand over.
     value: Cell<Option<T>>,
     outcome: Cell<Outcome>,
 }
 
-/// A queue entry: the blocked fiber and its record.
-struct Entry<T> {
-    fiber: Handle,
-    rec: *const Waiter<T>,
+/// Unlinks the record that has waited longest in `list` (state rule 5, see
+/// `WaitList::pop_front`).
+fn pop_front<T>(list: &WaitList) -> Option<(crate::state::Handle, &Waiter<T>)> {
+    list.pop_front().map(|(fiber, l)| {
+        // SAFETY: a channel's queues link `Waiter<T>` records only, whose
+        // link is their first field; the record is valid while its fiber
+        // lives and has not run (the caller wakes it first).
+        (fiber, unsafe { &*l.cast::<Waiter<T>>() })
+    })
 }
-
-type Queue<T> = TicketQueue<Entry<T>>;
 
 struct State<T> {
     buf: VecDeque<T>,
-    /// Fibers blocked in `get`, by ticket: the first is the longest waiting.
-    readers: Queue<T>,
-    /// Fibers blocked in `put`, by ticket.
-    writers: Queue<T>,
-    next_ticket: u64,
     closed: bool,
 }
 
 struct Inner<T> {
     size: usize,
+    /// Fibers blocked in `get`: the first is the longest waiting.
+    readers: WaitList,
+    /// Fibers blocked in `put`.
+    writers: WaitList,
     state: RefCell<State<T>>,
 }
 
@@ -216,8 +220,8 @@ impl<T> fmt::Debug for Channel<T> {
         f.debug_struct("Channel")
             .field("size", &self.inner.size)
             .field("count", &st.buf.len())
-            .field("readers", &st.readers.len())
-            .field("writers", &st.writers.len())
+            .field("readers", &self.inner.readers.len())
+            .field("writers", &self.inner.writers.len())
             .field("closed", &st.closed)
             .finish()
     }
@@ -230,11 +234,10 @@ impl<T> Channel<T> {
         Channel {
             inner: Rc::new(Inner {
                 size,
+                readers: WaitList::new(),
+                writers: WaitList::new(),
                 state: RefCell::new(State {
                     buf: VecDeque::new(),
-                    readers: TicketQueue::new(),
-                    writers: TicketQueue::new(),
-                    next_ticket: 0,
                     closed: false,
                 }),
             }),
@@ -255,13 +258,12 @@ impl<T> Channel<T> {
         if st.closed {
             return Err(PutError::Closed(v));
         }
-        while let Some((_, r)) = st.readers.pop_first() {
+        while let Some((fiber, r)) = pop_front::<T>(&self.inner.readers) {
             // A waiter always leaves its queue before its fiber ends, so this
-            // fails only for a fiber that ended without unwinding its wait.
-            if scheduler::wake_fiber(r.fiber) {
-                // SAFETY: state rule 5: the entry was queued and its fiber
-                // lives, so the record's frame is still there.
-                let r = unsafe { &*r.rec };
+            // fails only for a fiber that ended without unwinding its wait;
+            // when it does not, the record's frame is still there (state
+            // rule 5).
+            if scheduler::wake_fiber(fiber) {
                 r.value.set(Some(v));
                 r.outcome.set(Outcome::Done);
                 return Ok(());
@@ -287,13 +289,11 @@ impl<T> Channel<T> {
     pub fn try_get(&self) -> Result<T, GetError> {
         let mut st = self.inner.state.borrow_mut();
         let buffered = st.buf.pop_front();
-        while let Some((_, w)) = st.writers.pop_first() {
+        while let Some((fiber, w)) = pop_front::<T>(&self.inner.writers) {
             // As in `try_put`: skips a writer whose fiber is gone.
-            if !scheduler::wake_fiber(w.fiber) {
+            if !scheduler::wake_fiber(fiber) {
                 continue;
             }
-            // SAFETY: state rule 5, as in `try_put`.
-            let w = unsafe { &*w.rec };
             let wv = w.value.take().expect("a queued writer holds its value");
             w.outcome.set(Outcome::Done);
             match buffered {
@@ -351,6 +351,7 @@ impl<T> Channel<T> {
         }
         // Declared before `queued`, so it outlives the queue entry.
         let w = Waiter {
+            link: Link::new(),
             value: Cell::new(Some(v)),
             outcome: Cell::new(Outcome::Waiting),
         };
@@ -406,6 +407,7 @@ impl<T> Channel<T> {
         }
         // Declared before `queued`, so it outlives the queue entry.
         let r = Waiter {
+            link: Link::new(),
             value: Cell::new(None),
             outcome: Cell::new(Outcome::Waiting),
         };
@@ -435,21 +437,19 @@ impl<T> Channel<T> {
     /// assert_eq!(ch.try_get(), Err(GetError::Closed));
     /// ```
     pub fn close(&self) {
-        let (readers, writers) = {
+        {
             let mut st = self.inner.state.borrow_mut();
             if st.closed {
                 return;
             }
             st.closed = true;
-            (
-                std::mem::take(&mut st.readers),
-                std::mem::take(&mut st.writers),
-            )
-        };
-        for w in readers.into_values().chain(writers.into_values()) {
-            if scheduler::wake_fiber(w.fiber) {
-                // SAFETY: state rule 5, as in `try_put`.
-                unsafe { (*w.rec).outcome.set(Outcome::Closed) };
+        }
+        for list in [&self.inner.readers, &self.inner.writers] {
+            while let Some((fiber, w)) = pop_front::<T>(list) {
+                // As in `try_put`.
+                if scheduler::wake_fiber(fiber) {
+                    w.outcome.set(Outcome::Closed);
+                }
             }
         }
     }
@@ -481,12 +481,12 @@ impl<T> Channel<T> {
 
     /// Whether fibers are blocked in [`get`](Channel::get).
     pub fn has_readers(&self) -> bool {
-        !self.inner.state.borrow().readers.is_empty()
+        !self.inner.readers.is_empty()
     }
 
     /// Whether fibers are blocked in [`put`](Channel::put).
     pub fn has_writers(&self) -> bool {
-        !self.inner.state.borrow().writers.is_empty()
+        !self.inner.writers.is_empty()
     }
 }
 
@@ -498,10 +498,10 @@ enum Side {
 }
 
 impl Side {
-    fn queue<T>(self, st: &mut State<T>) -> &mut Queue<T> {
+    fn list<T>(self, ch: &Inner<T>) -> &WaitList {
         match self {
-            Side::Readers => &mut st.readers,
-            Side::Writers => &mut st.writers,
+            Side::Readers => &ch.readers,
+            Side::Writers => &ch.writers,
         }
     }
 }
@@ -562,8 +562,8 @@ fn would_not_wait() -> Fail {
 struct Queued<'a, T> {
     ch: &'a Inner<T>,
     side: Side,
-    /// Set when the record is queued.
-    ticket: Cell<Option<u64>>,
+    /// The record's link, once queued.
+    link: Cell<Option<&'a Link>>,
     /// Left `Waiting` only while the record is queued.
     outcome: &'a Cell<Outcome>,
 }
@@ -574,7 +574,7 @@ impl<'a, T> Queued<'a, T> {
         Queued {
             ch,
             side,
-            ticket: Cell::new(None),
+            link: Cell::new(None),
             outcome,
         }
     }
@@ -592,13 +592,8 @@ impl<'a, T> Queued<'a, T> {
         deadline: Option<Instant>,
     ) -> Result<(), Fail> {
         let first = scheduler::park_queued(timeout, |me| {
-            let mut st = self.ch.state.borrow_mut();
-            let ticket = st.next_ticket;
-            st.next_ticket += 1;
-            self.side
-                .queue(&mut st)
-                .insert(ticket, Entry { fiber: me, rec });
-            self.ticket.set(Some(ticket));
+            self.side.list(self.ch).push_back(&rec.link, me);
+            self.link.set(Some(&rec.link));
         })
         .map_err(|_| Fail::NotInFiber)?;
         let Some(mut r) = first else {
@@ -625,10 +620,8 @@ impl<'a, T> Queued<'a, T> {
 
 impl<T> Drop for Queued<'_, T> {
     fn drop(&mut self) {
-        if let (Outcome::Waiting, Some(ticket)) = (self.outcome.get(), self.ticket.get()) {
-            self.side
-                .queue(&mut self.ch.state.borrow_mut())
-                .remove(&ticket);
+        if let (Outcome::Waiting, Some(link)) = (self.outcome.get(), self.link.get()) {
+            self.side.list(self.ch).unlink(link);
         }
     }
 }

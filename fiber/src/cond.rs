@@ -15,12 +15,11 @@
 
 use std::cell::Cell;
 use std::fmt;
-use std::ptr;
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::scheduler;
-use crate::state::Handle;
+use crate::waitlist::{Link, WaitList};
 
 /// How a waiter left the queue, set by the waker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,14 +37,23 @@ enum Woken {
 
 /// A waiter's record: it lives in the frame of its `wait` and is linked
 /// into the cond's queue while it waits (state rule 5).
+#[repr(C)]
 struct Waiter {
-    /// Set when the record is queued.
-    fiber: Cell<Option<Handle>>,
+    /// First, so a pointer to it is a pointer to the record.
+    link: Link,
     /// Set by the waker that took the record off the queue.
     woken: Cell<Woken>,
-    /// The neighbours in the queue (null at the ends).
-    prev: Cell<*const Waiter>,
-    next: Cell<*const Waiter>,
+}
+
+impl Waiter {
+    /// The record whose link `l` is.
+    ///
+    /// # Safety
+    ///
+    /// `l` is the link of a live `Waiter` (a cond's queue links no other).
+    unsafe fn of(l: *const Link) -> *const Waiter {
+        l.cast()
+    }
 }
 
 /// A condition variable for the fibers of one thread (Tarantool's
@@ -81,65 +89,25 @@ struct Waiter {
 /// fiber::run();
 /// ```
 pub struct Cond {
-    /// The queue of waiter records, a doubly linked list in wait order:
-    /// `head` has waited longest. Null when no fiber waits.
-    head: Cell<*const Waiter>,
-    tail: Cell<*const Waiter>,
-    len: Cell<usize>,
+    /// The waiter records, in wait order.
+    waiters: WaitList,
 }
 
 impl Cond {
     /// A cond with no waiters.
     pub fn new() -> Cond {
         Cond {
-            head: Cell::new(ptr::null()),
-            tail: Cell::new(ptr::null()),
-            len: Cell::new(0),
+            waiters: WaitList::new(),
         }
     }
 
-    /// Links `w` at the back of the queue.
-    fn push_back(&self, w: &Waiter) {
-        let tail = self.tail.replace(w);
-        w.prev.set(tail);
-        w.next.set(ptr::null());
-        if tail.is_null() {
-            self.head.set(w);
-        } else {
-            // SAFETY: state rule 5: a queued record is valid.
-            unsafe { (*tail).next.set(w) };
-        }
-        self.len.set(self.len.get() + 1);
-    }
-
-    /// Unlinks `w`, which is queued.
-    fn unlink(&self, w: &Waiter) {
-        let (prev, next) = (w.prev.get(), w.next.get());
-        // SAFETY: state rule 5: the neighbours of a queued record are
-        // queued, so valid.
-        unsafe {
-            match prev.is_null() {
-                true => self.head.set(next),
-                false => (*prev).next.set(next),
-            }
-            match next.is_null() {
-                true => self.tail.set(prev),
-                false => (*next).prev.set(prev),
-            }
-        }
-        self.len.set(self.len.get() - 1);
-    }
-
-    /// Unlinks the record that has waited longest and returns its fiber
-    /// with the record, which stays valid only while that fiber lives and
-    /// has not run since (state rule 5).
-    fn pop_front(&self) -> Option<(Handle, *const Waiter)> {
-        let w = self.head.get();
-        // SAFETY: state rule 5: a queued record is valid.
-        let w_ref = unsafe { w.as_ref()? };
-        self.unlink(w_ref);
-        let fiber = w_ref.fiber.get().expect("a queued record has its fiber");
-        Some((fiber, w))
+    /// Unlinks the record that has waited longest; returns its fiber and
+    /// the record (state rule 5, see `WaitList::pop_front`).
+    fn pop_front(&self) -> Option<(crate::state::Handle, *const Waiter)> {
+        // SAFETY: a cond's queue links `Waiter` records only.
+        self.waiters
+            .pop_front()
+            .map(|(fiber, l)| (fiber, unsafe { Waiter::of(l) }))
     }
 
     /// Blocks the current fiber until it is signalled, or until `timeout`
@@ -177,10 +145,8 @@ impl Cond {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         // Declared before `_queued`, so it outlives its place in the queue.
         let waiter = Waiter {
-            fiber: Cell::new(None),
+            link: Link::new(),
             woken: Cell::new(Woken::Out),
-            prev: Cell::new(ptr::null()),
-            next: Cell::new(ptr::null()),
         };
         let _queued = Queued {
             cond: self,
@@ -188,9 +154,8 @@ impl Cond {
         };
         // Queued in the borrow that blocks the fiber.
         let first = scheduler::park_queued(timeout, |me| {
-            waiter.fiber.set(Some(me));
             waiter.woken.set(Woken::No);
-            self.push_back(&waiter);
+            self.waiters.push_back(&waiter.link, me);
         })?;
         let Some(mut r) = first else {
             // Cancelled, not queued: yields once, then fails.
@@ -242,7 +207,7 @@ impl Cond {
 
     /// How many fibers wait now.
     pub fn waiters(&self) -> usize {
-        self.len.get()
+        self.waiters.len()
     }
 }
 
@@ -270,7 +235,7 @@ struct Queued<'a> {
 impl Drop for Queued<'_> {
     fn drop(&mut self) {
         if self.waiter.woken.get() == Woken::No {
-            self.cond.unlink(self.waiter);
+            self.cond.waiters.unlink(&self.waiter.link);
         }
     }
 }

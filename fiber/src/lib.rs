@@ -37,6 +37,7 @@ mod slots;
 pub mod stack;
 mod state;
 mod timer;
+mod waitlist;
 
 pub use channel::{Channel, GetError, PutError};
 pub use cond::Cond;

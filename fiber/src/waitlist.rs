@@ -1,0 +1,105 @@
+//! An intrusive FIFO of blocked fibers' waiter records (state rule 5), for
+//! [`Cond`](crate::Cond) and [`Channel`](crate::Channel).
+//!
+//! A record lives in the frame of the fiber that waits and starts with a
+//! [`Link`]; the list holds raw pointers to those links. Linking, unlinking
+//! and popping are a few pointer writes, with no allocation and no search:
+//! a waiter that gives up (timeout, cancel) unlinks itself in place.
+
+use std::cell::Cell;
+use std::ptr;
+
+use crate::state::Handle;
+
+/// The list's part of a waiter record: the fiber and its neighbours.
+pub(crate) struct Link {
+    /// Set when the record is linked.
+    fiber: Cell<Option<Handle>>,
+    /// The neighbours while linked (null at the ends).
+    prev: Cell<*const Link>,
+    next: Cell<*const Link>,
+}
+
+impl Link {
+    pub const fn new() -> Link {
+        Link {
+            fiber: Cell::new(None),
+            prev: Cell::new(ptr::null()),
+            next: Cell::new(ptr::null()),
+        }
+    }
+}
+
+/// A FIFO of linked records: `head` has waited longest.
+pub(crate) struct WaitList {
+    head: Cell<*const Link>,
+    tail: Cell<*const Link>,
+    len: Cell<usize>,
+}
+
+impl WaitList {
+    pub const fn new() -> WaitList {
+        WaitList {
+            head: Cell::new(ptr::null()),
+            tail: Cell::new(ptr::null()),
+            len: Cell::new(0),
+        }
+    }
+
+    /// Links `l`, the record of `fiber`, at the back. The record must stay
+    /// where it is until it is unlinked or popped (state rule 5).
+    #[inline(always)]
+    pub fn push_back(&self, l: &Link, fiber: Handle) {
+        l.fiber.set(Some(fiber));
+        let tail = self.tail.replace(l);
+        l.prev.set(tail);
+        l.next.set(ptr::null());
+        if tail.is_null() {
+            self.head.set(l);
+        } else {
+            // SAFETY: state rule 5: a linked record is valid.
+            unsafe { (*tail).next.set(l) };
+        }
+        self.len.set(self.len.get() + 1);
+    }
+
+    /// Unlinks `l`, which is linked in this list.
+    #[inline(always)]
+    pub fn unlink(&self, l: &Link) {
+        let (prev, next) = (l.prev.get(), l.next.get());
+        // SAFETY: state rule 5: the neighbours of a linked record are
+        // linked, so valid.
+        unsafe {
+            match prev.is_null() {
+                true => self.head.set(next),
+                false => (*prev).next.set(next),
+            }
+            match next.is_null() {
+                true => self.tail.set(prev),
+                false => (*next).prev.set(prev),
+            }
+        }
+        self.len.set(self.len.get() - 1);
+    }
+
+    /// Unlinks the record that has waited longest and returns its fiber
+    /// with the record, which stays valid only while that fiber lives and
+    /// has not run since (state rule 5).
+    #[inline(always)]
+    pub fn pop_front(&self) -> Option<(Handle, *const Link)> {
+        let l = self.head.get();
+        // SAFETY: state rule 5: a linked record is valid.
+        let l_ref = unsafe { l.as_ref()? };
+        self.unlink(l_ref);
+        let fiber = l_ref.fiber.get().expect("a linked record has its fiber");
+        Some((fiber, l))
+    }
+
+    pub fn len(&self) -> usize {
+        self.len.get()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.head.get().is_null()
+    }
+}
