@@ -260,7 +260,7 @@ unsafe fn put_stored(
         }
     };
     // SAFETY: caller's contract.
-    unsafe { ffi::lua_pushboolean(l, c_int::from(ok)) };
+    unsafe { fast_entry::push_bool(l, ok) };
     Ok(1)
 }
 
@@ -284,7 +284,7 @@ crate::lua_fn! {
         // reserved slot, which holds the value.
         unsafe {
             let ch = &*fast_entry::arg1_udata(l).cast::<Channel<c_int>>();
-            let s = ffi::lua_tointeger(l, 2) as c_int;
+            let s = fast_entry::arg2_int(l);
             if !ch.is_closed() {
                 if let Err(refused) = spawn::check_switch(l, "channel:put") {
                     release(l, s, false);
@@ -364,7 +364,7 @@ crate::lua_fn! {
                 }
                 Err(_) => 0,
             };
-            ffi::lua_pushinteger(l, s.into());
+            fast_entry::push_int(l, s);
         }
         Ok(1)
     }

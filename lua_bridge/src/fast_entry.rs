@@ -1,6 +1,7 @@
 //! The entry of the blocking C functions (`cond:wait`, `ch:get`, `ch:put`)
-//! without the C API or the cord's `RefCell`: argument 1's userdata and the
-//! "may this Lua code switch fibers now" test, read in place.
+//! without the C API or the cord's `RefCell`: argument 1's userdata, a
+//! number argument, the result (a boolean or a number) and the "may this
+//! Lua code switch fibers now" test, read and written in place.
 //!
 //! Through the C API and the cord, each of those is a few calls: on LuaJIT
 //! `lua_touserdata` walks `index2adr`, `lua_gc(l, LUA_GCISRUNNING)` goes
@@ -25,7 +26,8 @@
 //!    the C API (a userdata argument read both ways inside a C function;
 //!    `LUA_GCISRUNNING` with the collector running and stopped). On any
 //!    mismatch the fast paths stay off: [`may_switch`] is always false and
-//!    [`arg1_udata`] calls `lua_touserdata`.
+//!    the other helpers call the C API. The boolean words written are the
+//!    ones `lua_pushboolean` wrote in the check, not constants.
 //!
 //! The layout is LuaJIT 2.1's GC64 mode (`lj_obj.h`), the only mode of the
 //! vendored x86-64 and arm64 builds; Lua 5.4 keeps the C API for both.
@@ -53,16 +55,23 @@ struct Fast {
     /// The cord's `mlua::Lua`, kept alive by the cord's `Rc`; valid
     /// whenever `state` is not null.
     lua: *const mlua::Lua,
+    /// The `TValue` words of `false` and `true`, as `lua_pushboolean`
+    /// wrote them in the check.
+    bools: [u64; 2],
 }
 
 const OFF: Fast = Fast {
     main: std::ptr::null_mut(),
     state: std::ptr::null(),
     lua: std::ptr::null(),
+    bools: [0; 2],
 };
 
 thread_local! {
     static FAST: Cell<Fast> = const { Cell::new(OFF) };
+    /// What [`probe`] learnt: the words of `false` and `true`, or `None`
+    /// when its checks failed.
+    static PROBED: Cell<Option<[u64; 2]>> = const { Cell::new(None) };
 }
 
 /// The fields read of LuaJIT's objects (`lj_obj.h`, GC64).
@@ -85,6 +94,8 @@ mod lj {
         /// The frame of the running function: its first argument in a C
         /// function.
         pub base: *const u64,
+        /// The first free slot: one past the last argument or result.
+        pub top: *mut u64,
     }
 
     /// The head of `global_State`: the allocator, then `GCState`.
@@ -221,6 +232,80 @@ pub(crate) unsafe fn arg1_udata(l: *mut ffi::lua_State) -> *mut c_void {
     unsafe { ffi::lua_touserdata(l, 1) }
 }
 
+/// Argument 2 of the running C function, a number, as a `c_int` (the
+/// caller knows it is an integer in range): read in place on LuaJIT, where
+/// a number `TValue` is its `f64` bits.
+///
+/// # Safety
+///
+/// `l` is the state of the running C function, whose argument 2 is a
+/// number.
+#[inline(always)]
+pub(crate) unsafe fn arg2_int(l: *mut ffi::lua_State) -> std::ffi::c_int {
+    #[cfg(feature = "luajit")]
+    if !FAST.with(Cell::get).state.is_null() {
+        // SAFETY: caller's contract; rule 3.
+        return unsafe { f64::from_bits(*(*l.cast::<lj::State>()).base.add(1)) } as _;
+    }
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_tointeger(l, 2) as _ }
+}
+
+/// Pushes `b` onto `l` (`lua_pushboolean`, written in place on LuaJIT).
+///
+/// # Safety
+///
+/// `l` is the state of the running C function, with room for one value.
+#[inline(always)]
+pub(crate) unsafe fn push_bool(l: *mut ffi::lua_State, b: bool) {
+    #[cfg(feature = "luajit")]
+    {
+        let f = FAST.with(Cell::get);
+        if !f.state.is_null() {
+            // SAFETY: caller's contract; rule 3.
+            unsafe { push_word(l, f.bools[usize::from(b)]) };
+            return;
+        }
+    }
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_pushboolean(l, std::ffi::c_int::from(b)) }
+}
+
+/// Pushes the integer `n` onto `l` (`lua_pushinteger`, written in place on
+/// LuaJIT as its `f64`).
+///
+/// # Safety
+///
+/// As [`push_bool`].
+#[inline(always)]
+pub(crate) unsafe fn push_int(l: *mut ffi::lua_State, n: std::ffi::c_int) {
+    #[cfg(feature = "luajit")]
+    if !FAST.with(Cell::get).state.is_null() {
+        // SAFETY: caller's contract; rule 3.
+        unsafe { push_word(l, f64::from(n).to_bits()) };
+        return;
+    }
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_pushinteger(l, n.into()) }
+}
+
+/// Writes `word` at `l`'s top and moves the top up.
+///
+/// # Safety
+///
+/// `l` is of the checked layout, with room for one value; `word` is a
+/// valid `TValue` that holds no GC object.
+#[cfg(feature = "luajit")]
+#[inline(always)]
+unsafe fn push_word(l: *mut ffi::lua_State, word: u64) {
+    // SAFETY: caller's contract.
+    unsafe {
+        let st = &mut *l.cast::<lj::State>();
+        *st.top = word;
+        st.top = st.top.add(1);
+    }
+}
+
 /// Turns the fast paths on for the cord whose main thread is `main` and
 /// whose mlua handle is `lua` (kept by the cord until [`uninstall`]), after
 /// checking LuaJIT's layout (rule 3).
@@ -236,13 +321,14 @@ pub(crate) unsafe fn install(main: *mut ffi::lua_State, lua: &Rc<mlua::Lua>) {
         ffi::lua_pop(main, 1);
         is_main && check_state(main) && check_udata(main)
     };
-    if ok {
+    if let (true, Some(bools)) = (ok, PROBED.with(Cell::get)) {
         FAST.with(|f| {
             f.set(Fast {
                 main,
                 // SAFETY: `main` is valid, of the checked layout.
                 state: unsafe { state_of(main) },
                 lua: Rc::as_ptr(lua),
+                bools,
             })
         });
     }
@@ -295,9 +381,10 @@ unsafe fn check_state(main: *mut ffi::lua_State) -> bool {
     }
 }
 
-/// Whether [`arg1_udata`] may read LuaJIT's layout: calls [`probe`] with a
-/// new userdata and asks it whether both reads agree (always true on Lua
-/// 5.4, where it does not).
+/// Whether [`arg1_udata`], [`arg2_int`], [`push_bool`] and [`push_int`]
+/// may use LuaJIT's layout: calls [`probe`] with a new userdata and a
+/// number and asks it whether every read and write agrees with the C API
+/// (always true on Lua 5.4, which uses the C API).
 ///
 /// # Safety
 ///
@@ -307,9 +394,11 @@ unsafe fn check_udata(main: *mut ffi::lua_State) -> bool {
     // SAFETY: caller's contract; a failing call (out of memory) is caught
     // and reads as a failed check.
     unsafe {
+        PROBED.with(|p| p.set(None));
         ffi::lua_pushcfunction(main, crate::wide_cfn!(probe));
         ffi::lua_newuserdata(main, 24);
-        let ok = ffi::lua_pcall(main, 1, 1, 0) == 0 && ffi::lua_toboolean(main, -1) != 0;
+        ffi::lua_pushnumber(main, 7.0);
+        let ok = ffi::lua_pcall(main, 2, 1, 0) == 0 && ffi::lua_toboolean(main, -1) != 0;
         ffi::lua_pop(main, 1);
         ok
     }
@@ -317,28 +406,75 @@ unsafe fn check_udata(main: *mut ffi::lua_State) -> bool {
     {
         // Lua 5.4 reads it through the C API.
         let _ = main;
+        PROBED.with(|p| p.set(Some([0; 2])));
         true
     }
 }
 
-/// The C function [`check_udata`] calls: pushes whether argument 1's
-/// payload read through the layout is `lua_touserdata`'s.
+/// The C function [`check_udata`] calls with a userdata and 7: checks
+/// that argument 1's payload and argument 2 read through the layout are
+/// what the C API reads, learns the words of `false` and `true` from
+/// `lua_pushboolean`, and checks that values written at the top through
+/// the layout read back through the C API; pushes whether all of it held
+/// (and keeps the words in [`PROBED`] when it did).
 #[cfg(feature = "luajit")]
 unsafe extern "C-unwind" fn probe(l: *mut ffi::lua_State) -> std::ffi::c_int {
-    // SAFETY: called by `check_udata` with a userdata as argument 1 (the
-    // type is checked before the layout is read) and room for one result.
+    // SAFETY: called by `check_udata` with a userdata and a number (the
+    // types and the frame are checked before the layout is read, and the
+    // top is checked before anything is written through it); C functions
+    // have room for 20 values.
     unsafe {
-        let ok = ffi::lua_type(l, 1) == ffi::LUA_TUSERDATA && ffi::lua_gettop(l) == 1 && {
-            let base = (*l.cast::<lj::State>()).base;
-            let tv = *base;
-            let ud = (tv & lj::GC_MASK) as *mut u8;
-            lj::itype(tv) == lj::UDATA
-                && !ud.is_null()
-                && ud.add(std::mem::size_of::<lj::Udata>()).cast() == ffi::lua_touserdata(l, 1)
+        let st = l.cast::<lj::State>();
+        let reads = ffi::lua_type(l, 1) == ffi::LUA_TUSERDATA
+            && ffi::lua_type(l, 2) == ffi::LUA_TNUMBER
+            && ffi::lua_gettop(l) == 2
+            && {
+                let base = (*st).base;
+                let tv = *base;
+                let ud = (tv & lj::GC_MASK) as *mut u8;
+                lj::itype(tv) == lj::UDATA
+                    && !ud.is_null()
+                    && ud.add(std::mem::size_of::<lj::Udata>()).cast() == ffi::lua_touserdata(l, 1)
+                    && (*st).top.cast_const() == base.add(2)
+                    && arg_word(l, 1) == ffi::lua_tonumber(l, 2).to_bits()
+            };
+        let ok = reads && {
+            let mut bools = [0; 2];
+            for (b, word) in bools.iter_mut().enumerate() {
+                ffi::lua_pushboolean(l, b as std::ffi::c_int);
+                *word = *(*st).top.sub(1);
+                ffi::lua_settop(l, 2);
+            }
+            push_word(l, bools[1]);
+            push_word(l, bools[0]);
+            push_word(l, 5f64.to_bits());
+            let ok = ffi::lua_gettop(l) == 5
+                && ffi::lua_type(l, 3) == ffi::LUA_TBOOLEAN
+                && ffi::lua_toboolean(l, 3) == 1
+                && ffi::lua_type(l, 4) == ffi::LUA_TBOOLEAN
+                && ffi::lua_toboolean(l, 4) == 0
+                && ffi::lua_type(l, 5) == ffi::LUA_TNUMBER
+                && ffi::lua_tonumber(l, 5) == 5.0;
+            if ok {
+                PROBED.with(|p| p.set(Some(bools)));
+            }
+            ok
         };
+        ffi::lua_settop(l, 0);
         ffi::lua_pushboolean(l, std::ffi::c_int::from(ok));
         1
     }
+}
+
+/// The word of argument `i` (0-based) of the running C function.
+///
+/// # Safety
+///
+/// `l` is of the checked layout and has at least `i + 1` arguments.
+#[cfg(feature = "luajit")]
+unsafe fn arg_word(l: *mut ffi::lua_State, i: usize) -> u64 {
+    // SAFETY: caller's contract.
+    unsafe { *(*l.cast::<lj::State>()).base.add(i) }
 }
 
 #[cfg(test)]
