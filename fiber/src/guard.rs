@@ -2,44 +2,52 @@
 //! signal stack, that recognises a fault inside the running fiber's guard and
 //! names the fiber before ending the process.
 //!
-//! The running fiber's guard range, id and name are kept in plain
-//! thread-local cells, set on every switch, so the handler reads them without
-//! locks or allocation. A fault anywhere else goes to the handler that was
+//! The running fiber's guard range, id and name are kept in a record in
+//! its slot, and a thread-local pointer to that record is set on every
+//! switch (one store), so the handler reads them without locks or
+//! allocation. Slots never move and their memory is never freed while the
+//! thread's scheduler lives, and the pointer is moved off a slot before the
+//! slot is freed. A fault anywhere else goes to the handler that was
 //! installed before (Rust's own, or the default action).
 
 use std::cell::Cell;
 use std::sync::{Once, OnceLock};
 
-/// What the handler needs to know about the running fiber.
+/// What the handler (and [`current_ext`](crate::current_ext)) needs to
+/// know about a fiber while it runs; kept in its slot.
 #[derive(Clone, Copy)]
 pub(crate) struct Running {
-    /// Guard start and end addresses (0, 0 outside fibers).
+    /// Guard start and end addresses.
     pub guard: (usize, usize),
     pub fid: u64,
-    /// The name's bytes (valid while the fiber runs; see `set_name`).
+    /// The name's bytes (kept in step with the slot's name by `set_name`).
     pub name: (*const u8, usize),
-}
-
-impl Running {
-    pub const NONE: Running = Running {
-        guard: (0, 0),
-        fid: 0,
-        name: (std::ptr::null(), 0),
-    };
+    /// The embedder's word.
+    pub ext: usize,
 }
 
 thread_local! {
-    static RUNNING: Cell<Running> = const { Cell::new(Running::NONE) };
+    /// The running fiber's record, or null outside fibers.
+    static RUNNING: Cell<*const Running> = const { Cell::new(std::ptr::null()) };
     static ALT_STACK: Cell<bool> = const { Cell::new(false) };
 }
 
 static INSTALL: Once = Once::new();
 static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
 
-/// Records the fiber switched to.
-#[inline]
-pub(crate) fn set_running(r: Running) {
+/// Records the fiber switched to (null: none). The record must stay where
+/// it is, unchanged but for its name, until another is set.
+#[inline(always)]
+pub(crate) fn set_running(r: *const Running) {
     RUNNING.with(|c| c.set(r));
+}
+
+/// The running fiber's record, if any.
+#[inline(always)]
+pub(crate) fn running() -> Option<&'static Running> {
+    // SAFETY: `set_running`'s contract: a record set stays valid until it
+    // is replaced; the reference is used at once by the callers.
+    unsafe { RUNNING.with(Cell::get).as_ref() }
 }
 
 /// Bytes of machine stack left below the caller's frame before the running
@@ -48,10 +56,7 @@ pub(crate) fn set_running(r: Running) {
 /// would otherwise fault in the guard.
 #[inline]
 pub fn stack_left() -> Option<usize> {
-    let (_, end) = RUNNING.with(Cell::get).guard;
-    if end == 0 {
-        return None;
-    }
+    let (_, end) = running()?.guard;
     let here = 0u8;
     Some((std::ptr::addr_of!(here) as usize).saturating_sub(end))
 }
@@ -102,8 +107,10 @@ fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
 extern "C" fn on_segv(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo for SIGSEGV.
     let addr = unsafe { (*info).si_addr() } as usize;
-    let r = RUNNING.with(Cell::get);
-    if addr >= r.guard.0 && addr < r.guard.1 {
+    // SAFETY: as in `running`; a fault never happens in the few
+    // instructions that replace the record.
+    let r = unsafe { RUNNING.with(Cell::get).as_ref() };
+    if let Some(r) = r.filter(|r| addr >= r.guard.0 && addr < r.guard.1) {
         let mut num = [0u8; 20];
         let write = |b: &[u8]| {
             // SAFETY: write(2) is async-signal-safe; `b` is valid.

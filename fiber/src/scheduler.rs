@@ -97,8 +97,6 @@ thread_local! {
     static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
     /// [`switch_count`], or 0 outside any fiber.
     static EPOCH: Cell<u64> = const { Cell::new(0) };
-    /// [`current_ext`]: the current fiber's `ext`, set on every switch.
-    static CURRENT_EXT: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
 /// Sets a thread-local cell with a plain store (`LocalKey::set` goes
@@ -372,13 +370,16 @@ impl Builder {
         Ok(with(|s| {
             let fid = s.next_fid;
             s.next_fid += 1;
+            let name = self.name.unwrap_or(Cow::Borrowed("lua"));
+            // The bytes stay where they are when the slot moves.
+            let name_bytes = (name.as_ptr(), name.len());
             let h = s.slots.insert(Slot {
                 fid,
                 status: Status::Suspended,
                 coro: Some(coro),
                 resumer: None,
                 yielder: std::ptr::null(),
-                name: self.name.unwrap_or(Cow::Borrowed("lua")),
+                name,
                 cancelled: false,
                 joinable: self.joinable,
                 timed_out: false,
@@ -386,8 +387,12 @@ impl Builder {
                 joiner: None,
                 csw: 0,
                 stack_size,
-                guard,
-                ext: self.ext,
+                running: guard::Running {
+                    guard,
+                    fid,
+                    name: name_bytes,
+                    ext: self.ext,
+                },
             });
             s.by_fid.insert(fid, h);
             tracing::trace!(id = fid, name = &*s.slots[h].name, "spawn");
@@ -439,16 +444,15 @@ struct SwitchIn {
 }
 
 impl Slot {
-    /// Marks this fiber running, resumed by `resumer`, and publishes it to
-    /// the thread-locals (ext, stack guard); returns its coroutine and what
+    /// Marks this fiber running, resumed by `resumer`, and publishes its
+    /// record (ext, stack guard) to the thread-local; returns its coroutine and what
     /// it is resumed with (state rule 1).
     #[inline(always)]
     fn enter(&mut self, resumer: Option<Handle>) -> (NonNull<Coro>, Resume) {
         self.status = Status::Running;
         self.resumer = resumer;
         self.csw += 1;
-        tls_set(&CURRENT_EXT, Some(self.ext));
-        guard::set_running(self.running());
+        guard::set_running(&self.running);
         let coro = NonNull::from(
             self.coro
                 .as_mut()
@@ -459,15 +463,6 @@ impl Slot {
             cancelled: self.cancelled,
         };
         (coro, input)
-    }
-
-    /// What the stack overflow handler reports while this fiber runs.
-    fn running(&self) -> guard::Running {
-        guard::Running {
-            guard: self.guard,
-            fid: self.fid,
-            name: (self.name.as_ptr(), self.name.len()),
-        }
     }
 }
 
@@ -503,19 +498,15 @@ impl Scheduler {
         self.current = prev;
         self.switches += 1;
         tls_set(&EPOCH, if prev.is_some() { self.switches } else { 0 });
-        let outer = match prev {
+        let outer: *const guard::Running = match prev {
             Some(p) => {
                 let slot = &mut self.slots[p];
                 if slot.status == Status::Calling {
                     slot.status = Status::Running;
                 }
-                tls_set(&CURRENT_EXT, Some(slot.ext));
-                slot.running()
+                &slot.running
             }
-            None => {
-                tls_set(&CURRENT_EXT, None);
-                guard::Running::NONE
-            }
+            None => std::ptr::null(),
         };
         guard::set_running(outer);
         if ended {
@@ -633,6 +624,8 @@ fn run_batch(y: *const FiberYielder) -> Resume {
                     // (in between only this code runs, on its stack).
                     let h = s.current.replace(hub).expect("a fiber of the batch ran");
                     if ended {
+                        // The record must not point into a freed slot.
+                        guard::set_running(&s.slots[hub].running);
                         s.finish(h);
                     }
                     s.next_of_batch(hub)
@@ -720,8 +713,7 @@ impl Slot {
     fn go_on(&mut self) -> Resume {
         self.status = Status::Running;
         self.csw += 1;
-        tls_set(&CURRENT_EXT, Some(self.ext));
-        guard::set_running(self.running());
+        guard::set_running(&self.running);
         Resume {
             timed_out: self.timed_out,
             cancelled: self.cancelled,
@@ -851,7 +843,7 @@ pub fn current() -> Option<FiberId> {
 /// fiber to their own record.
 #[inline]
 pub fn current_ext() -> Option<usize> {
-    tls_get(&CURRENT_EXT)
+    guard::running().map(|r| r.ext)
 }
 
 /// Switches into and out of fibers so far on this thread, or `None` outside
@@ -1116,7 +1108,7 @@ pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
                 return Err(Error::NotJoinable(id));
             }
             if slot.status == Status::Dead {
-                let ext = slot.ext;
+                let ext = slot.running.ext;
                 s.remove(h);
                 return Ok(Err(ext));
             }
@@ -1190,15 +1182,14 @@ pub fn set_name(id: FiberId, name: &str) -> Result<(), Error> {
         return Err(Error::NameTooLong);
     }
     with(|s| {
-        let current = s.current.map(|h| h.fid) == Some(id.0);
         let (_, slot) = s.live(id)?;
         if slot.status == Status::Dead {
             return Err(Error::Dead(id));
         }
-        slot.name = Cow::Owned(name.to_owned());
-        if current {
-            guard::set_running(slot.running());
-        }
+        let old = std::mem::replace(&mut slot.name, Cow::Owned(name.to_owned()));
+        // The record points at the new bytes before the old ones are freed.
+        slot.running.name = (slot.name.as_ptr(), slot.name.len());
+        drop(old);
         Ok(())
     })
 }
@@ -1245,7 +1236,7 @@ pub fn is_cancelled(id: FiberId) -> Result<bool, Error> {
 ///
 /// [`Error::Dead`].
 pub fn ext(id: FiberId) -> Result<usize, Error> {
-    with(|s| s.live(id).map(|(_, slot)| slot.ext))
+    with(|s| s.live(id).map(|(_, slot)| slot.running.ext))
 }
 
 /// The ids of every fiber on this thread, in no particular order.

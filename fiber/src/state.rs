@@ -119,10 +119,10 @@ pub(crate) struct Slot {
     pub csw: u64,
     /// Usable stack size.
     pub stack_size: usize,
-    /// The stack guard's address range.
-    pub guard: (usize, usize),
-    /// A word owned by the embedder (the Lua bridge keeps its index here).
-    pub ext: usize,
+    /// What the stack overflow handler reports, and the embedder's word
+    /// (`ext`; the Lua bridge keeps its index there): the thread-local
+    /// record of the running fiber points here.
+    pub running: crate::guard::Running,
 }
 
 /// A fiber's slot entry with the fiber id as its generation tag: the slot
