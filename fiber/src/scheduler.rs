@@ -605,36 +605,67 @@ enum Step {
 /// own stack, as the loop would, until it comes to itself in the ready queue
 /// or the batch runs out (then it yields to the loop).
 fn run_batch(y: *const FiberYielder) -> Resume {
-    let (hub, mut step) = with(|s| {
+    let (hub, step) = with(|s| {
         let hub = s.current.expect("a fiber runs the batch");
         (hub, s.next_of_batch(hub))
     });
+    // The common case first: one fiber runs and hands the thread back.
+    let Step::Run(coro, input) = step else {
+        return batch_step(y, hub, step);
+    };
+    match run_in_batch(coro, input) {
+        CoroutineResult::Yield(Some(back)) => back,
+        ran => batch_loop(y, hub, ran),
+    }
+}
+
+/// Resumes a fiber of the batch, switched in by `next_of_batch`.
+#[inline(always)]
+fn run_in_batch(coro: NonNull<Coro>, input: Resume) -> CoroutineResult<Option<Resume>, ()> {
+    tls_set(&FIBER_WORD, 0);
+    // SAFETY: state rule 1, as in `resume`.
+    unsafe { (*coro.as_ptr()).resume(input) }
+}
+
+/// [`run_batch`] after a fiber of the batch yielded without handing the
+/// thread back, or ended (`ran`): the hub takes the next steps itself.
+#[inline(never)]
+fn batch_loop(
+    y: *const FiberYielder,
+    hub: Handle,
+    mut ran: CoroutineResult<Option<Resume>, ()>,
+) -> Resume {
     loop {
-        match step {
-            Step::Run(coro, input) => {
-                tls_set(&FIBER_WORD, 0);
-                // SAFETY: state rule 1, as in `resume`.
-                let ended = match unsafe { (*coro.as_ptr()).resume(input) } {
-                    CoroutineResult::Yield(Some(back)) => return back,
-                    CoroutineResult::Yield(None) => false,
-                    CoroutineResult::Return(()) => true,
-                };
-                step = with(|s| {
-                    // The hub's thread-locals are set again when it goes on
-                    // (in between only this code runs, on its stack).
-                    let h = s.current.replace(hub).expect("a fiber of the batch ran");
-                    if ended {
-                        // The record must not point into a freed slot.
-                        guard::set_running(&s.slots[hub].running);
-                        s.finish(h);
-                    }
-                    s.next_of_batch(hub)
-                });
+        let ended = match ran {
+            CoroutineResult::Yield(Some(back)) => return back,
+            CoroutineResult::Yield(None) => false,
+            CoroutineResult::Return(()) => true,
+        };
+        let step = with(|s| {
+            // The hub's thread-local record is set again when it goes on
+            // (in between only this code runs, on its stack).
+            let h = s.current.replace(hub).expect("a fiber of the batch ran");
+            if ended {
+                // The record must not point into a freed slot.
+                guard::set_running(&s.slots[hub].running);
+                s.finish(h);
             }
-            Step::Back(input) => return input,
-            // SAFETY: as in `suspend`; the loop resumes it with its flags.
-            Step::Yield => return unsafe { (*y).suspend(None) },
-        }
+            s.next_of_batch(hub)
+        });
+        ran = match step {
+            Step::Run(coro, input) => run_in_batch(coro, input),
+            step => return batch_step(y, hub, step),
+        };
+    }
+}
+
+/// [`run_batch`]'s end: the hub goes on, or yields to the loop.
+fn batch_step(y: *const FiberYielder, _hub: Handle, step: Step) -> Resume {
+    match step {
+        Step::Back(input) => input,
+        // SAFETY: as in `suspend`; the loop resumes it with its flags.
+        Step::Yield => unsafe { (*y).suspend(None) },
+        Step::Run(..) => unreachable!("a fiber to run is resumed by the caller"),
     }
 }
 
