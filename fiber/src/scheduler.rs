@@ -611,7 +611,7 @@ fn run_batch(y: *const FiberYielder) -> Resume {
     });
     // The common case first: one fiber runs and hands the thread back.
     let Step::Run(coro, input) = step else {
-        return batch_step(y, hub, step);
+        return batch_step(y, step);
     };
     match run_in_batch(coro, input) {
         CoroutineResult::Yield(Some(back)) => back,
@@ -654,13 +654,13 @@ fn batch_loop(
         });
         ran = match step {
             Step::Run(coro, input) => run_in_batch(coro, input),
-            step => return batch_step(y, hub, step),
+            step => return batch_step(y, step),
         };
     }
 }
 
 /// [`run_batch`]'s end: the hub goes on, or yields to the loop.
-fn batch_step(y: *const FiberYielder, _hub: Handle, step: Step) -> Resume {
+fn batch_step(y: *const FiberYielder, step: Step) -> Resume {
     match step {
         Step::Back(input) => input,
         // SAFETY: as in `suspend`; the loop resumes it with its flags.
