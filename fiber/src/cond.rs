@@ -157,11 +157,27 @@ impl Cond {
             waiter.woken.set(Woken::No);
             self.waiters.push_back(&waiter.link, me);
         })?;
-        let Some(mut r) = first else {
+        let Some(r) = first else {
             // Cancelled, not queued: yields once, then fails.
             scheduler::block_cancellable(Some(Duration::ZERO))?;
             return Err(Error::Cancelled);
         };
+        // The common case first: signalled.
+        match (waiter.woken.get(), r.cancelled) {
+            (Woken::Signal | Woken::Broadcast, false) => Ok(true),
+            _ => self.wait_on(&waiter, r, deadline),
+        }
+    }
+
+    /// The rest of [`wait`](Cond::wait) once the fiber woke up, with `r`,
+    /// queued (or taken off by a waker) as `waiter`.
+    #[inline(never)]
+    fn wait_on(
+        &self,
+        waiter: &Waiter,
+        mut r: crate::state::Resume,
+        deadline: Option<Instant>,
+    ) -> Result<bool, Error> {
         loop {
             match (waiter.woken.get(), r.cancelled) {
                 (Woken::Signal, true) => {
