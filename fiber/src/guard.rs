@@ -14,8 +14,10 @@ use std::cell::Cell;
 use std::sync::{Once, OnceLock};
 
 /// What the handler (and [`current_ext`](crate::current_ext)) needs to
-/// know about a fiber while it runs; kept in its slot.
-#[derive(Clone, Copy)]
+/// know about a fiber while it runs, and its [`fiber_word`]; kept in its
+/// slot.
+///
+/// [`fiber_word`]: crate::fiber_word
 pub(crate) struct Running {
     /// Guard start and end addresses.
     pub guard: (usize, usize),
@@ -24,6 +26,8 @@ pub(crate) struct Running {
     pub name: (*const u8, usize),
     /// The embedder's word.
     pub ext: usize,
+    /// The fiber's [`fiber_word`](crate::fiber_word).
+    pub word: Cell<usize>,
 }
 
 thread_local! {

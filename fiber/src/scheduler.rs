@@ -94,6 +94,7 @@ thread_local! {
     // `const`: every access is a plain thread-local address, with no lazy
     // initialisation check on the switch path.
     static SCHED: RefCell<Scheduler> = const { RefCell::new(Scheduler::new()) };
+    /// [`fiber_word`] outside fibers.
     static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
     /// [`switch_count`], or 0 outside any fiber.
     static EPOCH: Cell<u64> = const { Cell::new(0) };
@@ -392,6 +393,7 @@ impl Builder {
                     fid,
                     name: name_bytes,
                     ext: self.ext,
+                    word: Cell::new(0),
                 },
             });
             s.by_fid.insert(fid, h);
@@ -526,8 +528,6 @@ fn resume(h: Handle, sw: SwitchIn) {
     // or ends, so no guard is ever held across a switch inside the fiber.
     let span = if sw.traced { fiber_span(h) } else { None };
     let entered = span.as_ref().map(tracing::Span::enter);
-    let word = tls_get(&FIBER_WORD);
-    tls_set(&FIBER_WORD, 0);
     // SAFETY: state rule 1: the coroutine stays in its slot, which does not
     // move and is not removed while its fiber runs; nothing else touches it
     // meanwhile, and no borrow of the scheduler is held here.
@@ -535,7 +535,6 @@ fn resume(h: Handle, sw: SwitchIn) {
         CoroutineResult::Yield(_) => false,
         CoroutineResult::Return(()) => true,
     };
-    tls_set(&FIBER_WORD, word);
     drop(entered);
     with(|s| s.switch_out(ended));
 }
@@ -563,17 +562,14 @@ fn suspend(b: Blocked) -> Resume {
     if let Some(hook) = b.hook {
         hook();
     }
-    let word = tls_get(&FIBER_WORD);
-    let input = if b.hub {
+    if b.hub {
         run_batch(b.y)
     } else {
         // SAFETY: state rule 2: `y` is the current fiber's yielder, set by
         // it when it started; it points into its own stack, the one running
         // now.
         unsafe { (*b.y).suspend(b.back) }
-    };
-    tls_set(&FIBER_WORD, word);
-    input
+    }
 }
 
 /// What a fiber that has just blocked or queued itself switches out with.
@@ -622,7 +618,6 @@ fn run_batch(y: *const FiberYielder) -> Resume {
 /// Resumes a fiber of the batch, switched in by `next_of_batch`.
 #[inline(always)]
 fn run_in_batch(coro: NonNull<Coro>, input: Resume) -> CoroutineResult<Option<Resume>, ()> {
-    tls_set(&FIBER_WORD, 0);
     // SAFETY: state rule 1, as in `resume`.
     unsafe { (*coro.as_ptr()).resume(input) }
 }
@@ -754,17 +749,24 @@ impl Slot {
 
 /// A word of the running context (a fiber, or the thread outside fibers)
 /// that the scheduler keeps per fiber: each fiber starts with 0, and the
-/// value survives its switches. The Lua bridge counts its C function frames
-/// in it.
+/// value survives its switches (it lives in the fiber's record, so a switch
+/// costs nothing for it). The Lua bridge counts its C function frames in
+/// it.
 #[inline]
 pub fn fiber_word() -> usize {
-    tls_get(&FIBER_WORD)
+    match guard::running() {
+        Some(r) => r.word.get(),
+        None => tls_get(&FIBER_WORD),
+    }
 }
 
 /// Sets the running context's [`fiber_word`].
 #[inline]
 pub fn set_fiber_word(word: usize) {
-    tls_set(&FIBER_WORD, word);
+    match guard::running() {
+        Some(r) => r.word.set(word),
+        None => tls_set(&FIBER_WORD, word),
+    }
 }
 
 /// Runs ready fibers and fires timers until no fiber is ready or sleeping.
