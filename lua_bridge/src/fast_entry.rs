@@ -56,7 +56,8 @@ struct Fast {
     /// whenever `state` is not null.
     lua: *const mlua::Lua,
     /// The `TValue` words of `false` and `true`, as `lua_pushboolean`
-    /// wrote them in the check.
+    /// wrote them in the check (LuaJIT only).
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
     bools: [u64; 2],
 }
 
