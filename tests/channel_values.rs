@@ -176,3 +176,43 @@ fn blocked_puts_and_gets_keep_and_free_their_values() {
         for i = 1, n do assert(got[i] == i, i) end
     "#);
 }
+
+#[test]
+fn blocked_puts_past_the_fast_slots_fail_cleanly_on_cancel_and_close() {
+    run(r#"
+        local weak = setmetatable({}, {__mode = 'k'})
+        local n, third = 1500, 500
+        local ch = fiber.channel(0)
+        local writers, res = {}, {}
+        -- The first 1024 reserve a slot of VALS, the rest go the C way.
+        for i = 1, n do
+            writers[i] = fiber.create(function()
+                local v = {i}
+                weak[v] = true
+                local ok, r = pcall(ch.put, ch, v)
+                res[i] = ok and tostring(r) or 'raised'
+            end)
+        end
+        assert(ch:has_writers())
+        -- every third is cancelled, the rest see the close
+        for i = 3, n, 3 do writers[i]:cancel() end
+        fiber.yield()
+        -- one of the survivors is still handed over
+        local got = ch:get()
+        assert(type(got) == 'table' and got[1] % 3 ~= 0, tostring(got and got[1]))
+        ch:close()
+        fiber.yield()
+        local counts = {}
+        for i = 1, n do counts[res[i]] = (counts[res[i]] or 0) + 1 end
+        assert(counts.raised == third, tostring(counts.raised))
+        assert(counts['true'] == 1, tostring(counts['true']))
+        assert(counts['false'] == n - third - 1, tostring(counts['false']))
+        got = nil
+        collectgarbage(); collectgarbage()
+        assert(next(weak) == nil, 'every value was let go')
+        -- and the slots they held are free again: the channel works on
+        local ch2 = fiber.channel(2000)
+        for i = 1, 2000 do assert(ch2:put(i)) end
+        for i = 1, 2000 do assert(ch2:get(0) == i) end
+    "#);
+}

@@ -841,7 +841,12 @@ fn run_loop(hand_over: bool, mut done: impl FnMut() -> bool) {
             let next = with(|s| {
                 while s.budget > 0 {
                     s.budget -= 1;
-                    let h = s.ready.pop_front()?;
+                    let Some(h) = s.ready.pop_front() else {
+                        // The batch ends with the queue: none is left for
+                        // a fiber resumed outside the loop (state rule 6).
+                        s.budget = 0;
+                        return None;
+                    };
                     if matches!(s.slot(h), Some(slot) if slot.status == Status::Ready) {
                         if !hand_over {
                             // Kept from fibers, which hand over only in `run`.
@@ -855,12 +860,14 @@ fn run_loop(hand_over: bool, mut done: impl FnMut() -> bool) {
             });
             let Some((h, sw, left)) = next else { break };
             resume(h, sw);
-            if left > 0 {
-                with(|s| s.budget = left);
-            }
+            // `done` runs outside any fiber with no batch to give away: a
+            // fiber it starts with `spawn_now` yields back to it.
             if done() {
                 with(|s| s.budget = 0);
                 return;
+            }
+            if left > 0 {
+                with(|s| s.budget = left);
             }
         }
     }

@@ -35,7 +35,10 @@
 //!    batch runs out it yields to the loop, which polls the timers. So FIFO
 //!    order, the batch and the timer polls stay as if the loop had switched,
 //!    and a wakeup of a fiber that waits for the one running costs one
-//!    switch each way instead of two through the loop.
+//!    switch each way instead of two through the loop. Outside the loop's
+//!    batches (before and after `run`, and in `run_until`'s `done`) no
+//!    batch is left, so a fiber started there by `spawn_now` yields back to
+//!    its creator, as in a fiber.
 
 use std::borrow::Cow;
 use std::ptr::NonNull;

@@ -232,3 +232,57 @@ fn chains_the_previous_switch_hook() {
         "once at the yield, once at the end"
     );
 }
+
+#[test]
+fn given_back_by_a_fiber_that_runs_others_and_by_the_fibers_it_runs() {
+    // The first fiber blocks on a cond, so it runs the second from its own
+    // stack (the scheduler's hub); each one's buffer comes back when it
+    // blocks, before the other runs, and the nested `spawn_now` of the
+    // second gives its own back when it yields.
+    let cond = Rc::new(fiber::Cond::new());
+    let taken = Rc::new(Cell::new(None));
+    let (c, t) = (cond.clone(), taken.clone());
+    fiber::Builder::new()
+        .spawn_ready(move || {
+            let b = ibuf::cord_ibuf_take();
+            fill(b, 3);
+            t.set(Some(b));
+            c.wait(None).unwrap();
+            assert!(
+                ibuf::with_cord_ibuf(b, |_| ()).is_none(),
+                "given back at the wait"
+            );
+            let mine = t.get().unwrap();
+            assert_ne!(mine, b);
+            assert!(
+                ibuf::with_cord_ibuf(mine, |_| ()).is_none(),
+                "the second's too"
+            );
+        })
+        .unwrap();
+    let (c, t) = (cond.clone(), taken.clone());
+    fiber::Builder::new()
+        .spawn_ready(move || {
+            let first = t.get().expect("the first fiber took a buffer");
+            assert!(ibuf::with_cord_ibuf(first, |_| ()).is_none());
+            let b = ibuf::cord_ibuf_take();
+            fill(b, 4);
+            t.set(Some(b));
+            let nested = fiber::Builder::new()
+                .spawn_now(|| {
+                    let n = ibuf::cord_ibuf_take();
+                    fill(n, 5);
+                    fiber::yield_now().unwrap();
+                    assert!(ibuf::with_cord_ibuf(n, |_| ()).is_none());
+                })
+                .unwrap();
+            // Still ours: the nested fiber's yield gave back only its own.
+            assert_eq!(ibuf::with_cord_ibuf(b, |b| b.used()), Some(4));
+            c.signal();
+            fiber::yield_now().unwrap();
+            assert!(!fiber::exists(nested));
+        })
+        .unwrap();
+    fiber::run();
+    assert_eq!(ibuf::stats().taken, 0);
+}
