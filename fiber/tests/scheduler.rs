@@ -32,6 +32,27 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// A fiber that sleeps 10 ms, then sets `stop`; returns where it puts how
+/// long it slept.
+fn spawn_sleeper(stop: Rc<Cell<bool>>) -> Rc<Cell<Option<Duration>>> {
+    let woke = Rc::new(Cell::new(None));
+    let w = woke.clone();
+    spawn(move || {
+        let start = Instant::now();
+        fiber::sleep(ms(10)).unwrap();
+        w.set(Some(start.elapsed()));
+        stop.set(true);
+    });
+    woke
+}
+
+/// The sleeper woke after its 10 ms, and not starved for long.
+fn assert_slept_10ms(woke: &Rc<Cell<Option<Duration>>>) {
+    let woke = woke.get().expect("the sleeper woke");
+    assert!(woke >= ms(10));
+    assert!(woke < Duration::from_secs(2), "slept {woke:?}");
+}
+
 #[test]
 fn create_runs_the_child_at_once_and_its_yield_returns_to_the_creator() {
     let log = Log::default();
@@ -432,18 +453,9 @@ fn timers_are_not_starved_by_busy_yielders() {
             }
         });
     }
-    let woke = Rc::new(Cell::new(None));
-    let w = woke.clone();
-    spawn(move || {
-        let start = Instant::now();
-        fiber::sleep(ms(10)).unwrap();
-        w.set(Some(start.elapsed()));
-        stop.set(true);
-    });
+    let woke = spawn_sleeper(stop);
     fiber::run();
-    let woke = woke.get().unwrap();
-    assert!(woke >= ms(10));
-    assert!(woke < Duration::from_secs(2), "slept {woke:?}");
+    assert_slept_10ms(&woke);
     assert!(spins.get() > 4);
 }
 
@@ -610,19 +622,10 @@ fn fibers_that_wake_each_other_take_turns_and_leave_room_for_timers() {
         });
         ids.borrow_mut().push(id);
     }
-    let woke = Rc::new(Cell::new(None));
-    let w = woke.clone();
-    spawn(move || {
-        let start = Instant::now();
-        fiber::sleep(ms(10)).unwrap();
-        w.set(Some(start.elapsed()));
-        stop.set(true);
-    });
+    let woke = spawn_sleeper(stop);
     fiber::run();
     assert_eq!(entries(&log), ["0:0", "1:0", "2:0", "0:1", "1:1", "2:1"]);
-    let woke = woke.get().unwrap();
-    assert!(woke >= ms(10));
-    assert!(woke < Duration::from_secs(2), "slept {woke:?}");
+    assert_slept_10ms(&woke);
     assert!(
         seen_blocked.get() > 3,
         "a blocked fiber reports itself suspended"

@@ -57,6 +57,19 @@ function ch.put(self, ...)
     return c_put(self, ...)
 end
 
+-- The value at slot `s`, freed: a `get` reads it before anything else
+-- runs.
+local function take(s)
+    if s > FAST then
+        local v = OVER[s]
+        OVER[s] = nil
+        return v
+    end
+    local v = VALS[s]
+    VALS[s] = false
+    return v
+end
+
 -- `get` and `wait` take fixed arguments (the C methods ignore any beyond
 -- the timeout) and call the C function that may block with one result, not
 -- as a tail call: a trace then stitches around it and goes on in the
@@ -66,26 +79,10 @@ end
 function ch.get(self, timeout)
     if getmetatable(self) == CH_MT and timeout_ok(timeout) then
         local s = try_get(self)
-        if s > FAST then
-            local v = OVER[s]
-            OVER[s] = nil
-            return v
-        elseif s > 0 then
-            local v = VALS[s]
-            VALS[s] = false
-            return v
-        end
+        if s > 0 then return take(s) end
         if timeout == nil then
             s = get(self)
-            if s > FAST then
-                local v = OVER[s]
-                OVER[s] = nil
-                return v
-            elseif s > 0 then
-                local v = VALS[s]
-                VALS[s] = false
-                return v
-            end
+            if s > 0 then return take(s) end
             return nil
         end
     end
