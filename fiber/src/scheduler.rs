@@ -879,8 +879,8 @@ pub fn current() -> Option<FiberId> {
 }
 
 /// The embedder's word ([`ext`]) of the current fiber, or `None` outside
-/// any fiber: one thread-local read, for hot paths that map the running
-/// fiber to their own record.
+/// any fiber: a thread-local read and a load from the fiber's record, for
+/// hot paths that map the running fiber to their own record.
 #[inline]
 pub fn current_ext() -> Option<usize> {
     guard::running().map(|r| r.ext)
