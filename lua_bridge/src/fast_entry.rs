@@ -131,16 +131,7 @@ mod lj {
     /// threshold with.
     pub(super) const MAX_MEM: u64 = 1 << 47;
 
-    /// The pointer bits of a GC object's `TValue`.
-    pub(super) const GC_MASK: u64 = (1 << 47) - 1;
-
-    /// The tag of a userdata `TValue` (`LJ_TUDATA`), in its top 17 bits.
-    pub(super) const UDATA: u32 = !12;
-
-    /// The tag of a `TValue` word.
-    pub(super) fn itype(v: u64) -> u32 {
-        ((v as i64) >> 47) as u32
-    }
+    pub(super) use crate::lj_obj::{itype, GC_MASK, UDATA};
 }
 
 /// The identity of `l`'s state that [`Fast::state`] holds.

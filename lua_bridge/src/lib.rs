@@ -80,6 +80,8 @@ mod cord;
 pub mod error;
 mod fast_entry;
 mod fiber_lib;
+#[cfg(feature = "luajit")]
+mod lj_obj;
 mod lua;
 mod memory;
 mod msgpack;

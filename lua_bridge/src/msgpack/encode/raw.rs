@@ -33,31 +33,7 @@ use mlua::ffi;
 use rmp::encode as mp;
 
 use super::{Encoder, Shape, MAX_NESTING};
-
-/// LuaJIT's type tags (`itype` of a `TValue`, `lj_obj.h`).
-const NIL: u32 = !0;
-const FALSE: u32 = !1;
-const TRUE: u32 = !2;
-const LIGHTUD: u32 = !3;
-const STR: u32 = !4;
-const CDATA: u32 = !10;
-const TAB: u32 = !11;
-/// Tags up to this one are numbers (the word is a double).
-const ISNUM: u32 = !13;
-
-/// The pointer bits of a GC object's `TValue` in GC64 mode.
-const GC_MASK: u64 = (1 << 47) - 1;
-
-/// The tag of a `TValue` word.
-#[inline(always)]
-fn itype(v: u64) -> u32 {
-    ((v as i64) >> 47) as u32
-}
-
-#[inline(always)]
-fn gcptr<T>(v: u64) -> *const T {
-    (v & GC_MASK) as *const T
-}
+use crate::lj_obj::{gcptr, itype, CDATA, FALSE, GC_MASK, ISNUM, LIGHTUD, NIL, STR, TAB, TRUE};
 
 /// `GCstr` (`lj_obj.h`); the bytes follow it.
 #[repr(C)]
