@@ -113,6 +113,15 @@ fn tls_get<T: Copy + 'static>(key: &'static std::thread::LocalKey<Cell<T>>) -> T
     key.with(Cell::get)
 }
 
+/// Counts a switch in `switches` and publishes the count as
+/// [`switch_count`] when the thread goes on in a fiber (`in_fiber`), 0 when
+/// it leaves them.
+#[inline(always)]
+fn count_switch(switches: &mut u64, in_fiber: bool) {
+    *switches += 1;
+    tls_set(&EPOCH, if in_fiber { *switches } else { 0 });
+}
+
 /// Runs `f` on this thread's scheduler.
 #[inline(always)]
 fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
@@ -375,7 +384,6 @@ impl Builder {
             // The bytes stay where they are when the slot moves.
             let name_bytes = (name.as_ptr(), name.len());
             let h = s.slots.insert(Slot {
-                fid,
                 status: Status::Suspended,
                 coro: Some(coro),
                 resumer: None,
@@ -481,8 +489,7 @@ impl Scheduler {
                 slot.status = Status::Calling;
             }
         }
-        self.switches += 1;
-        tls_set(&EPOCH, self.switches);
+        count_switch(&mut self.switches, true);
         let (coro, input) = self.slots[h].enter(prev);
         SwitchIn {
             coro,
@@ -498,8 +505,7 @@ impl Scheduler {
         let h = self.current.expect("a fiber was switched in");
         let prev = self.slots[h].resumer;
         self.current = prev;
-        self.switches += 1;
-        tls_set(&EPOCH, if prev.is_some() { self.switches } else { 0 });
+        count_switch(&mut self.switches, prev.is_some());
         let outer: *const guard::Running = match prev {
             Some(p) => {
                 let slot = &mut self.slots[p];
@@ -549,7 +555,7 @@ fn trace_wakeup(fid: u64) {
 fn fiber_span(h: Handle) -> Option<tracing::Span> {
     with(|s| {
         s.slot(h)
-            .map(|slot| tracing::trace_span!("fiber", id = slot.fid, name = &*slot.name))
+            .map(|slot| tracing::trace_span!("fiber", id = slot.running.fid, name = &*slot.name))
     })
 }
 
@@ -680,8 +686,7 @@ impl Scheduler {
             if slot.status != Status::Ready {
                 continue;
             }
-            self.switches += 1;
-            tls_set(&EPOCH, self.switches);
+            count_switch(&mut self.switches, true);
             if n != me {
                 self.current = Some(n);
                 let (coro, input) = slot.enter(Some(me));
@@ -709,8 +714,7 @@ impl Scheduler {
         self.ready.pop_front();
         self.budget -= 1;
         self.current = Some(hub);
-        self.switches += 1;
-        tls_set(&EPOCH, self.switches);
+        count_switch(&mut self.switches, true);
         Some(slot.go_on())
     }
 
@@ -1281,7 +1285,12 @@ pub fn ext(id: FiberId) -> Result<usize, Error> {
 
 /// The ids of every fiber on this thread, in no particular order.
 pub fn all() -> Vec<FiberId> {
-    with(|s| s.slots.iter().map(|slot| FiberId(slot.fid)).collect())
+    with(|s| {
+        s.slots
+            .iter()
+            .map(|slot| FiberId(slot.running.fid))
+            .collect()
+    })
 }
 
 /// Counters of this thread's scheduler.

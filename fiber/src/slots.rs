@@ -78,9 +78,9 @@ impl Slots {
         // SAFETY: an entry of a live chunk; `&mut self` excludes every other
         // access to it for this call.
         let entry = unsafe { &mut *ptr.as_ptr() };
-        debug_assert!(entry.slot.is_none() && slot.fid > 0);
+        debug_assert!(entry.slot.is_none() && slot.running.fid > 0);
         self.free = entry.next_free;
-        entry.fid = slot.fid;
+        entry.fid = slot.running.fid;
         entry.slot = Some(slot);
         self.len += 1;
         Handle {

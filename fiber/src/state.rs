@@ -97,8 +97,6 @@ impl Status {
 
 /// One fiber's slot in the scheduler's `Slots`.
 pub(crate) struct Slot {
-    /// The fiber's id; also the generation tag of handles to this slot.
-    pub fid: u64,
     pub status: Status,
     /// Rule 1. `None` once the fiber has ended.
     pub coro: Option<Coro>,
@@ -122,7 +120,8 @@ pub(crate) struct Slot {
     pub csw: u64,
     /// Usable stack size.
     pub stack_size: usize,
-    /// What the stack overflow handler reports, and the embedder's word
+    /// The fiber's id (also the generation tag of handles to this slot),
+    /// what the stack overflow handler reports, and the embedder's word
     /// (`ext`; the Lua bridge keeps its index there): the thread-local
     /// record of the running fiber points here.
     pub running: crate::guard::Running,
