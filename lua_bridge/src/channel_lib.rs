@@ -203,35 +203,18 @@ crate::lua_fn! {
                 return Err(Raise::illegal(USAGE));
             }
             let timeout = lua::opt_timeout(l, 3, USAGE)?;
-            put(l, ch, timeout)
+            if ch.is_closed() {
+                ffi::lua_pushboolean(l, 0);
+                return Ok(1);
+            }
+            let blocks = !ch.has_readers() && ch.count() >= ch.size();
+            if blocks && timeout != Some(std::time::Duration::ZERO) {
+                spawn::check_switch(l, "channel:put")?;
+            }
+            ffi::lua_pushvalue(l, 2);
+            let s = store(l);
+            put_stored(l, ch, s, timeout)
         }
-    }
-}
-
-/// The body of `ch:put(v [, timeout])` once its arguments are checked: `v`
-/// at 2.
-///
-/// # Safety
-///
-/// Called by a closure over the value tables, with room for two values.
-unsafe fn put(
-    l: *mut ffi::lua_State,
-    ch: &Channel<c_int>,
-    timeout: Option<std::time::Duration>,
-) -> LResult {
-    // SAFETY: caller's contract.
-    unsafe {
-        if ch.is_closed() {
-            ffi::lua_pushboolean(l, 0);
-            return Ok(1);
-        }
-        let blocks = !ch.has_readers() && ch.count() >= ch.size();
-        if blocks && timeout != Some(std::time::Duration::ZERO) {
-            spawn::check_switch(l, "channel:put")?;
-        }
-        ffi::lua_pushvalue(l, 2);
-        let s = store(l);
-        put_stored(l, ch, s, timeout)
     }
 }
 
@@ -240,7 +223,7 @@ unsafe fn put(
 ///
 /// # Safety
 ///
-/// As [`put`].
+/// Called by a closure over the value tables, with room for two values.
 unsafe fn put_stored(
     l: *mut ffi::lua_State,
     ch: &Channel<c_int>,
@@ -262,16 +245,6 @@ unsafe fn put_stored(
     // SAFETY: caller's contract.
     unsafe { fast_entry::push_bool(l, ok) };
     Ok(1)
-}
-
-crate::lua_fn! {
-    /// `ch:put(v)` for `lua/channel.lua`, which checked that argument 1 is a
-    /// channel, that `v` is given and that no timeout is.
-    fn channel_put_unchecked(l) {
-        // SAFETY: argument 1 is a channel userdata (the caller checked its
-        // metatable), alive while it is on the stack; `v` is at 2.
-        unsafe { put(l, &*fast_entry::arg1_udata(l).cast::<Channel<c_int>>(), None) }
-    }
 }
 
 crate::lua_fn! {
@@ -632,16 +605,12 @@ unsafe fn init_wrappers(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
                     ffi::lua_pushlightuserdata(l, p);
                 }
                 ffi::lua_pushcfunction(l, cond_wait_unchecked);
-                for f in [
-                    channel_put_unchecked,
-                    channel_get_unchecked,
-                    channel_put_slot_unchecked,
-                ] {
+                for f in [channel_get_unchecked, channel_put_slot_unchecked] {
                     ffi::lua_pushvalue(l, top + 1);
                     ffi::lua_pushvalue(l, top + 2);
                     ffi::lua_pushcclosure(l, f, 2);
                 }
-                13
+                12
             });
         }
         ffi::lua_settop(l, top);

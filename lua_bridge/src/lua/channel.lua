@@ -5,8 +5,8 @@
 -- call that cannot raise, compiled into the caller's trace. Anything else (a
 -- wrong argument, a closed or full channel, a wait) goes to the C method,
 -- which checks, blocks and raises; with no timeout, the arguments checked
--- here are not checked again (`put`, `get` and `wait` are C functions that
--- check only whether they may block).
+-- here are not checked again (`put_slot`, `get` and `wait` are C functions
+-- that check only whether they may block).
 --
 -- A value in a channel lives at the slot the channel holds: slots up to
 -- FAST in VALS, whose array part holds all of them (no other key is ever
@@ -17,7 +17,7 @@
 -- result): the value is stored there and the slot passed to `put_slot`,
 -- which blocks, so the C function need not move the value itself.
 local CH_MT, COND_MT, VALS, OVER, FAST,
-      try_put, try_get, signal, broadcast, wait, put, get, put_slot = ...
+      try_put, try_get, signal, broadcast, wait, get, put_slot = ...
 local getmetatable, type, select = getmetatable, type, select
 
 local ok, ffi = pcall(require, 'ffi')
@@ -46,12 +46,9 @@ function ch.put(self, ...)
             VALS[s] = (...)
             return true
         end
-        if blocking then
-            if s < 0 then
-                VALS[-s] = (...)
-                return put_slot(self, -s)
-            end
-            return put(self, (...))
+        if s < 0 then
+            VALS[-s] = (...)
+            return put_slot(self, -s)
         end
     end
     return c_put(self, ...)
