@@ -162,6 +162,16 @@ fn cond<'a>(l: *mut ffi::lua_State, usage: &str) -> LResult<&'a Cond> {
     unsafe { check_udata(l, 1, COND_MT.with(Cell::get).1) }.ok_or_else(|| Raise::illegal(usage))
 }
 
+/// What a failed get raises: a cancel or a get outside a fiber; `Ok` for
+/// a timeout or a closed channel, which give nil.
+fn get_failed(e: GetError) -> LResult<()> {
+    match e {
+        GetError::Cancelled => Err(cancelled()),
+        GetError::NotInFiber => Err(error::from_fiber(luafiber_fiber::Error::NotInFiber)),
+        GetError::TimedOut | GetError::Closed => Ok(()),
+    }
+}
+
 fn cancelled() -> Raise {
     Raise::Error(ErrorKind::FiberIsCancelled, "fiber is cancelled".into())
 }
@@ -302,11 +312,10 @@ unsafe fn get(
         }
         match ch.get(timeout) {
             Ok(s) => release(l, s, true),
-            Err(GetError::Cancelled) => return Err(cancelled()),
-            Err(GetError::NotInFiber) => {
-                return Err(error::from_fiber(luafiber_fiber::Error::NotInFiber))
+            Err(e) => {
+                get_failed(e)?;
+                ffi::lua_pushnil(l);
             }
-            Err(_) => ffi::lua_pushnil(l),
         }
     }
     Ok(1)
@@ -331,11 +340,10 @@ crate::lua_fn! {
                     with_slots(|slots| slots.give(s));
                     s
                 }
-                Err(GetError::Cancelled) => return Err(cancelled()),
-                Err(GetError::NotInFiber) => {
-                    return Err(error::from_fiber(luafiber_fiber::Error::NotInFiber))
+                Err(e) => {
+                    get_failed(e)?;
+                    0
                 }
-                Err(_) => 0,
             };
             fast_entry::push_int(l, s);
         }
