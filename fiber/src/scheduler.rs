@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::mem::ManuallyDrop;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::time::{Duration, Instant};
@@ -93,11 +94,32 @@ pub(crate) struct Scheduler {
 thread_local! {
     // `const`: every access is a plain thread-local address, with no lazy
     // initialisation check on the switch path.
-    static SCHED: RefCell<Scheduler> = const { RefCell::new(Scheduler::new()) };
+    // `ManuallyDrop`: with no destructor of its own, an access is not
+    // preceded by the check of the thread-local's destructor state;
+    // `SCHED_DROP` drops what it holds instead.
+    static SCHED: ManuallyDrop<RefCell<Scheduler>> =
+        const { ManuallyDrop::new(RefCell::new(Scheduler::new())) };
+    /// Registered by the first fiber made on the thread (see [`DropSched`]).
+    static SCHED_DROP: DropSched = const { DropSched };
     /// [`fiber_word`] outside fibers.
     static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
     /// [`switch_count`], or 0 outside any fiber.
     static EPOCH: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Drops what the thread's scheduler holds when the thread ends, leaving an
+/// empty scheduler in its place: one that a later access (from another
+/// thread-local's destructor) finds valid, and that holds no memory.
+struct DropSched;
+
+impl Drop for DropSched {
+    fn drop(&mut self) {
+        let cell: *const RefCell<Scheduler> = SCHED.with(|s| &**s as *const _);
+        // SAFETY: as in `with`.
+        if let Ok(mut s) = unsafe { &*cell }.try_borrow_mut() {
+            drop(std::mem::replace(&mut *s, Scheduler::new()));
+        }
+    }
 }
 
 /// Sets a thread-local cell with a plain store (`LocalKey::set` goes
@@ -129,7 +151,7 @@ fn with<R>(f: impl FnOnce(&mut Scheduler) -> R) -> R {
     // small enough to inline, so `f` runs inline too (inside it, a large
     // `f` made the whole `with` out of line, called through the key's
     // accessor).
-    let cell: *const RefCell<Scheduler> = SCHED.with(|s| s as *const _);
+    let cell: *const RefCell<Scheduler> = SCHED.with(|s| &**s as *const _);
     // SAFETY: a thread-local lives until the thread's destructors run, and
     // `LocalKey::with` panics once they have; the reference does not
     // outlive this call.
@@ -354,6 +376,8 @@ impl Builder {
 
     fn build(self, body: impl FnOnce() + 'static) -> Result<Handle, Error> {
         guard::install();
+        // Registers the scheduler's destructor (a no-op once it is).
+        SCHED_DROP.with(|_| ());
         let stack = with(|s| s.stacks().take(self.stack_size))?;
         let stack_size = stack.size();
         let limit = corosensei::stack::Stack::limit(&stack).get();
