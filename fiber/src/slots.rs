@@ -116,7 +116,8 @@ impl Slots {
         if entry.fid != h.fid {
             return None;
         }
-        entry.slot.as_ref()
+        // SAFETY: an entry with a fiber id holds a slot (`insert`, `remove`).
+        Some(unsafe { entry.slot.as_ref().unwrap_unchecked() })
     }
 
     /// `h`'s slot, or `None` once its fiber is gone.
@@ -127,7 +128,8 @@ impl Slots {
         if entry.fid != h.fid {
             return None;
         }
-        entry.slot.as_mut()
+        // SAFETY: as in `get`.
+        Some(unsafe { entry.slot.as_mut().unwrap_unchecked() })
     }
 
     pub fn len(&self) -> usize {
