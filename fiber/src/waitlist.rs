@@ -34,7 +34,6 @@ impl Link {
 pub(crate) struct WaitList {
     head: Cell<*const Link>,
     tail: Cell<*const Link>,
-    len: Cell<usize>,
 }
 
 impl WaitList {
@@ -42,7 +41,6 @@ impl WaitList {
         WaitList {
             head: Cell::new(ptr::null()),
             tail: Cell::new(ptr::null()),
-            len: Cell::new(0),
         }
     }
 
@@ -60,7 +58,6 @@ impl WaitList {
             // SAFETY: state rule 5: a linked record is valid.
             unsafe { (*tail).next.set(l) };
         }
-        self.len.set(self.len.get() + 1);
     }
 
     /// Unlinks `l`, which is linked in this list.
@@ -79,7 +76,6 @@ impl WaitList {
                 false => (*next).prev.set(prev),
             }
         }
-        self.len.set(self.len.get() - 1);
     }
 
     /// Unlinks the record that has waited longest and returns its fiber
@@ -95,8 +91,17 @@ impl WaitList {
         Some((fiber, l))
     }
 
+    /// How many records are linked: a walk of the list (only reports
+    /// need it).
     pub fn len(&self) -> usize {
-        self.len.get()
+        let mut n = 0;
+        let mut l = self.head.get();
+        while !l.is_null() {
+            n += 1;
+            // SAFETY: state rule 5: a linked record is valid.
+            l = unsafe { (*l).next.get() };
+        }
+        n
     }
 
     pub fn is_empty(&self) -> bool {
