@@ -637,13 +637,18 @@ unsafe fn make_mt(
 ) -> (c_int, *const c_void) {
     // SAFETY: the cord's main state at setup (caller).
     unsafe {
-        ffi::lua_createtable(l, 0, meta.len() as c_int + 2);
+        ffi::lua_createtable(l, 0, meta.len() as c_int + 3);
         crate::fiber_lib::set_funcs(l, meta);
         ffi::lua_createtable(l, 0, methods.len() as c_int);
         crate::fiber_lib::set_funcs(l, methods);
         ffi::lua_setfield(l, -2, c"__index".as_ptr());
         ffi::lua_pushstring(l, name.as_ptr());
         ffi::lua_setfield(l, -2, c"__name".as_ptr());
+        // `getmetatable` gives the metatable itself, as without the field,
+        // but finds it at a known place (a trace then looks it up by its
+        // slot, not by walking a hash chain that the string seed changes).
+        ffi::lua_pushvalue(l, -1);
+        ffi::lua_setfield(l, -2, c"__metatable".as_ptr());
         let p = ffi::lua_topointer(l, -1);
         (ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX), p)
     }
