@@ -199,6 +199,21 @@ impl Cond {
     /// Wakes the fiber that has waited longest, if any; a no-op when no
     /// fiber waits (the signal is not kept for a later waiter).
     pub fn signal(&self) {
+        let Some((fiber, w)) = self.pop_front() else {
+            return;
+        };
+        if scheduler::wake_fiber(fiber) {
+            // SAFETY: as below.
+            unsafe { (*w).woken.set(Woken::Signal) };
+            return;
+        }
+        self.signal_next();
+    }
+
+    /// [`signal`](Cond::signal) after the first waiter's fiber was gone.
+    #[cold]
+    #[inline(never)]
+    fn signal_next(&self) {
         while let Some((fiber, w)) = self.pop_front() {
             // A waiter always leaves the queue before its fiber ends, so this
             // fails only for a fiber that ended without unwinding its wait.
