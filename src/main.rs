@@ -1,28 +1,29 @@
-//! `luafiber script.lua [args...]`: runs a Lua script whose main chunk is a
-//! fiber, with Tarantool's `fiber` and `clock` modules.
+//! `luafiber [-e CODE]... [SCRIPT [ARGS...]]`: runs Lua chunks and a script
+//! in one main fiber, with Tarantool's `fiber`, `clock`, `buffer` and
+//! `msgpack` modules.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-/// Runs Lua scripts on luafiber: the main chunk is a fiber named after the
-/// script; the process exits when no fiber is ready or sleeping.
+/// Runs Lua scripts on luafiber: the `-e` chunks, then the script, in one
+/// main fiber named after the script; the process exits when no fiber is
+/// ready or sleeping.
 #[derive(Parser)]
 #[command(name = "luafiber", version = luafiber::VERSION_STRING, about)]
 struct Cli {
-    /// Run this chunk instead of a script (the main fiber is named "-e").
+    /// Run CODE before the script, in the same fiber (repeatable: in order;
+    /// `arg` is set, `...` is empty). Alone, the main fiber is named "-e".
     #[arg(short = 'e', value_name = "CODE")]
-    eval: Option<String>,
-    /// The script to run.
-    #[arg(value_name = "SCRIPT", required_unless_present = "eval")]
-    script: Option<String>,
-    /// Arguments for the script: `arg[1..]` and the chunk's `...`.
+    eval: Vec<String>,
+    /// The script (`-`: read from stdin), then its arguments: `arg[1..]`
+    /// and the script's `...`. All after the script goes to it, `-e` too.
     #[arg(
-        value_name = "ARGS",
-        trailing_var_arg = true,
-        allow_hyphen_values = true
+        value_names = ["SCRIPT", "ARGS"],
+        required_unless_present = "eval",
+        trailing_var_arg = true
     )]
-    args: Vec<String>,
+    script_and_args: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -35,11 +36,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = match (&cli.eval, &cli.script) {
-        (Some(code), _) => rt.run_chunk(code, "-e"),
-        (None, Some(script)) => rt.run_script(script, &cli.args, &interpreter),
-        (None, None) => unreachable!("clap requires a script or -e"),
+    let (script, args) = match cli.script_and_args.split_first() {
+        Some((script, args)) => (Some(script.as_str()), args),
+        None => (None, &[][..]),
     };
+    let result = rt.run_main(&cli.eval, script, args, &interpreter);
     let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -4,7 +4,7 @@
 //!
 //! [`LuaRuntime`] owns the cord's Lua state (one per OS thread), sets up the
 //! registry refs every hot path uses, and installs Tarantool's Lua modules:
-//! `fiber`, `clock`, `buffer` and `msgpack`. [`LuaRuntime::run_script`] is
+//! `fiber`, `clock`, `buffer` and `msgpack`. [`LuaRuntime::run_main`] is
 //! what the `luafiber` binary runs.
 //!
 //! ```
@@ -333,7 +333,9 @@ impl LuaRuntime {
     /// Runs the script at `path` as the main fiber, named after the file,
     /// with `arg` set as `lua` does (`arg[0]` = `path`, `arg[1..]` = `args`,
     /// `arg[-1]` = `interpreter`) and `...` = `args`; then runs the scheduler
-    /// until no fiber is ready or sleeping.
+    /// until no fiber is ready or sleeping. A `path` of `-` reads the script
+    /// from stdin (chunk name `stdin`, fiber name `-`), as `lua` and
+    /// `tarantool` do.
     ///
     /// An error in the main chunk prints the message and traceback to
     /// stderr and ends the process with status 1.
@@ -342,39 +344,109 @@ impl LuaRuntime {
     ///
     /// [`Error::Load`] when the file cannot be read or compiled.
     pub fn run_script(&self, path: &str, args: &[String], interpreter: &str) -> Result<(), Error> {
-        let name = std::path::Path::new(path)
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| path.to_owned());
+        self.run_main(&[], Some(path), args, interpreter)
+    }
+
+    /// What the `luafiber` binary runs: the `chunks` (its `-e` options), in
+    /// order, then the script at `script` as [`run_script`] runs it, all in
+    /// one main fiber, as Tarantool does; then the scheduler until no fiber
+    /// is ready or sleeping.
+    ///
+    /// `arg` is set before the first chunk runs; the chunks get no `...` and
+    /// their chunk name is `(command line)`, as in Tarantool. After the
+    /// chunks the fiber yields once (Tarantool sleeps 0 there), so fibers
+    /// they made ready start before the script. Without a script the main
+    /// fiber is named `-e`, `arg[0]` is `interpreter` and `args` are only in
+    /// `arg[1..]`.
+    ///
+    /// Everything is loaded before anything runs: when a chunk or the script
+    /// does not compile, or the script cannot be read, nothing runs
+    /// (Tarantool reads the script after running the chunks). An error
+    /// raised by a chunk or the script prints the message and traceback to
+    /// stderr and ends the process with status 1.
+    ///
+    /// [`run_script`]: LuaRuntime::run_script
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Load`] when a chunk or the script cannot be read or
+    /// compiled; [`Error::Runtime`] when the main fiber cannot be made.
+    pub fn run_main(
+        &self,
+        chunks: &[String],
+        script: Option<&str>,
+        args: &[String],
+        interpreter: &str,
+    ) -> Result<(), Error> {
+        // how many chunks run before the fiber's function: without a
+        // script, the last chunk is that function
+        let prelude = match (script, chunks.len()) {
+            (Some(_), n) => n,
+            (None, 0) => return Ok(()),
+            (None, n) => n - 1,
+        };
+        let (name, arg0) = match script {
+            Some(path) => (
+                std::path::Path::new(path)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| path.to_owned()),
+                path,
+            ),
+            None => ("-e".to_owned(), interpreter),
+        };
+        let cpath = match script {
+            Some("-") | None => None,
+            Some(path) => {
+                Some(CString::new(path).map_err(|_| Error::Load(format!("bad path {path:?}")))?)
+            }
+        };
         let l = self.lua.state();
-        let cpath = CString::new(path).map_err(|_| Error::Load(format!("bad path {path:?}")))?;
         // SAFETY: `l` is the idle main state; every push is balanced below.
         unsafe {
+            let top = ffi::lua_gettop(l);
+            // the chunks, the script, its arguments, and 3 for the arg
+            // table and spawn
+            let room = c_int::try_from(chunks.len() + args.len() + 4).unwrap_or(c_int::MAX);
+            if ffi::lua_checkstack(l, room) == 0 {
+                return Err(Error::Load("too many chunks and arguments".into()));
+            }
             ffi::lua_createtable(l, args.len() as c_int, 2);
             lua::push_str(l, interpreter);
             ffi::lua_rawseti(l, -2, -1);
-            lua::push_str(l, path);
+            lua::push_str(l, arg0);
             ffi::lua_rawseti(l, -2, 0);
             for (i, a) in args.iter().enumerate() {
                 lua::push_str(l, a);
                 ffi::lua_rawseti(l, -2, (i + 1) as ffi::lua_Integer);
             }
             ffi::lua_setglobal(l, c"arg".as_ptr());
-            let top = ffi::lua_gettop(l);
-            if ffi::luaL_loadfile(l, cpath.as_ptr()) != 0 {
-                let msg = spawn::describe(l, -1);
-                ffi::lua_settop(l, top);
-                return Err(Error::Load(msg));
+            for code in chunks {
+                let name = c"=(command line)".as_ptr();
+                if ffi::luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), name) != 0 {
+                    let msg = spawn::describe(l, -1);
+                    ffi::lua_settop(l, top);
+                    return Err(Error::Load(msg));
+                }
             }
-            for a in args {
-                lua::push_str(l, a);
+            if script.is_some() {
+                // a null path: stdin
+                let path = cpath.as_ref().map_or(std::ptr::null(), |p| p.as_ptr());
+                if ffi::luaL_loadfile(l, path) != 0 {
+                    let msg = spawn::describe(l, -1);
+                    ffi::lua_settop(l, top);
+                    return Err(Error::Load(msg));
+                }
+                for a in args {
+                    lua::push_str(l, a);
+                }
             }
-            self.spawn_main(l, top + 1, name)
+            self.spawn_main(l, top + 1, prelude as c_int, name)
         }
     }
 
     /// Runs `code` as the main fiber named `name`, then the scheduler until
-    /// no fiber is ready or sleeping (the binary's `-e`).
+    /// no fiber is ready or sleeping.
     ///
     /// # Errors
     ///
@@ -424,22 +496,25 @@ impl LuaRuntime {
         }
     }
 
+    /// Spawns the main fiber, which runs the `prelude` chunks from `func`,
+    /// then the function above them with the arguments above it; then runs
+    /// the scheduler.
+    ///
+    /// # Safety
+    ///
+    /// `l` is the idle main state; `func` to `func + prelude` are functions,
+    /// the values above them arguments.
     unsafe fn spawn_main(
         &self,
         l: *mut ffi::lua_State,
         func: c_int,
+        prelude: c_int,
         name: String,
     ) -> Result<(), Error> {
-        // SAFETY: caller's contract: the chunk and its arguments from `func`.
+        // SAFETY: caller's contract.
         unsafe {
-            spawn::spawn(
-                l,
-                func,
-                spawn::Start::Ready,
-                Builder::new().name(name),
-                true,
-            )
-            .map_err(|e| Error::Runtime(format!("{e:?}")))?;
+            spawn::spawn_main(l, func, prelude, Builder::new().name(name))
+                .map_err(|e| Error::Runtime(format!("{e:?}")))?;
         }
         fiber::run();
         Ok(())

@@ -3,7 +3,8 @@
 //!
 //! A Lua fiber's thread stack while it runs: `[msgh, fn, args...]`; after its
 //! function returns: `[msgh, results...]` or `[msgh, error]`, kept there for
-//! `join` when the fiber is joinable.
+//! `join` when the fiber is joinable. A script's main fiber may start with
+//! chunks to run first (the binary's `-e`): `[msgh, chunk1.., fn, args...]`.
 
 use std::ffi::c_int;
 use std::io::Write;
@@ -39,6 +40,43 @@ pub(crate) unsafe fn spawn(
     builder: Builder,
     exit_on_error: bool,
 ) -> LResult<FiberId> {
+    // SAFETY: caller's contract.
+    unsafe { spawn_with(l, func, start, builder, exit_on_error, entry) }
+}
+
+/// Creates a script's main fiber (ready; an error ends the process): the
+/// `prelude` values from `func` are chunks it runs first, in order, each with
+/// no arguments; the next value is the script's function, the values above
+/// it the script's arguments.
+///
+/// # Safety
+///
+/// As [`spawn`]; `func + prelude` is also a valid index, of a function.
+pub(crate) unsafe fn spawn_main(
+    l: *mut ffi::lua_State,
+    func: c_int,
+    prelude: c_int,
+    builder: Builder,
+) -> LResult<FiberId> {
+    let body = move |idx| main_entry(idx, prelude);
+    // SAFETY: caller's contract.
+    unsafe { spawn_with(l, func, Start::Ready, builder, true, body) }
+}
+
+/// [`spawn`] with the fiber's body: `body(idx)` runs on the new fiber, `idx`
+/// its index in the cord's fibers.
+///
+/// # Safety
+///
+/// As [`spawn`].
+unsafe fn spawn_with(
+    l: *mut ffi::lua_State,
+    func: c_int,
+    start: Start,
+    builder: Builder,
+    exit_on_error: bool,
+    body: impl FnOnce(usize) + 'static,
+) -> LResult<FiberId> {
     // SAFETY: caller's contract; every call keeps the stacks balanced.
     unsafe {
         let n = ffi::lua_gettop(l) - func + 1;
@@ -67,10 +105,10 @@ pub(crate) unsafe fn spawn(
             })
         });
         let builder = builder.ext(idx + 1);
-        let body = move || entry(idx);
+        let run = move || body(idx);
         let spawned = match start {
-            Start::Now => builder.spawn_now(body),
-            Start::Ready => builder.spawn_ready(body),
+            Start::Now => builder.spawn_now(run),
+            Start::Ready => builder.spawn_ready(run),
         };
         if pushed {
             ffi::lua_pop(l, 1);
@@ -104,11 +142,7 @@ fn entry(idx: usize) {
     // SAFETY: `l` is this fiber's thread; unref does not allocate.
     unsafe { cord::unref(l, storage) };
     if rc != 0 && exit_on_error {
-        report_error(me, idx, "error");
-        let _ = std::io::stdout().flush();
-        // SAFETY: flushing C stdio has no preconditions.
-        unsafe { libc::fflush(std::ptr::null_mut()) };
-        std::process::exit(1);
+        exit_with_error(me, idx);
     }
     if fiber::is_joinable(me).unwrap_or(false) {
         return;
@@ -117,6 +151,44 @@ fn entry(idx: usize) {
         report_error(me, idx, "fiber error");
     }
     release(idx);
+}
+
+/// The body of a script's main fiber ([`spawn_main`]): runs the `prelude`
+/// chunks, then goes on as [`entry`]. An error in a chunk ends the process
+/// as one in the script does.
+fn main_entry(idx: usize, prelude: c_int) {
+    let l = cord::with(|c| c.fibers[idx].thread.l);
+    for _ in 0..prelude {
+        // SAFETY: `l` is this fiber's own thread, `[msgh, chunk, ...]`; the
+        // chunk moves to the top and is called with no arguments and no
+        // results; lua_pcall catches every Lua error.
+        let rc = unsafe {
+            ffi::lua_pushvalue(l, 2);
+            ffi::lua_remove(l, 2);
+            ffi::lua_pcall(l, 0, 0, 1)
+        };
+        if rc != 0 {
+            let me = fiber::current().expect("a Lua fiber runs as current");
+            exit_with_error(me, idx);
+        }
+    }
+    if prelude > 0 {
+        // Tarantool sleeps 0 between the `-e` chunks and the script, so
+        // fibers those chunks made ready run first. Not a cancellation
+        // point: a cancel is seen by the script.
+        let _ = fiber::yield_now();
+    }
+    entry(idx);
+}
+
+/// Reports the error on top of a main fiber's thread and ends the process
+/// with status 1.
+fn exit_with_error(me: FiberId, idx: usize) -> ! {
+    report_error(me, idx, "error");
+    let _ = std::io::stdout().flush();
+    // SAFETY: flushing C stdio has no preconditions.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    std::process::exit(1);
 }
 
 /// Frees a finished Lua fiber's Lua data.
