@@ -342,9 +342,14 @@ impl<T> Channel<T> {
     /// ```
     pub fn put(&self, v: T, timeout: Option<Duration>) -> Result<(), PutError<T>> {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        let v = match self.try_put(v) {
-            Err(PutError::TimedOut(v)) => v,
-            done => return done,
+        // `try_put` would fail with `TimedOut` (a blocking put in Lua comes
+        // here after its own try).
+        let v = match self.no_room() {
+            true => v,
+            false => match self.try_put(v) {
+                Err(PutError::TimedOut(v)) => v,
+                done => return done,
+            },
         };
         if timeout == Some(Duration::ZERO) {
             return Err(would_not_wait().with(v));
@@ -398,9 +403,13 @@ impl<T> Channel<T> {
     /// ```
     pub fn get(&self, timeout: Option<Duration>) -> Result<T, GetError> {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
-        match self.try_get() {
-            Err(GetError::TimedOut) => {}
-            done => return done,
+        // `try_get` would fail with `TimedOut` (a blocking get in Lua comes
+        // here after its own try).
+        if !self.no_value() {
+            match self.try_get() {
+                Err(GetError::TimedOut) => {}
+                done => return done,
+            }
         }
         if timeout == Some(Duration::ZERO) {
             return Err(would_not_wait().with(()));
@@ -416,6 +425,22 @@ impl<T> Channel<T> {
             Ok(()) => Ok(r.value.take().expect("a completed reader holds its value")),
             Err(e) => Err(e.with(())),
         }
+    }
+
+    /// Whether [`try_put`](Channel::try_put) would find the channel open
+    /// and full, with no reader queued: a few loads.
+    #[inline(always)]
+    fn no_room(&self) -> bool {
+        let st = self.inner.state.borrow();
+        !st.closed && st.buf.len() >= self.inner.size && self.inner.readers.is_empty()
+    }
+
+    /// Whether [`try_get`](Channel::try_get) would find the channel open and
+    /// empty, with no writer queued: a few loads.
+    #[inline(always)]
+    fn no_value(&self) -> bool {
+        let st = self.inner.state.borrow();
+        !st.closed && st.buf.is_empty() && self.inner.writers.is_empty()
     }
 
     /// Closes the channel (Tarantool master's graceful close): later puts
