@@ -301,6 +301,8 @@ impl Drop for Scheduler {
 ///
 /// Fails (returning `false`) when fibers already exist on this thread.
 pub fn configure(config: Config) -> bool {
+    // Registers the scheduler's destructor, which drops the pool made here.
+    SCHED_DROP.with(|_| ());
     with(|s| {
         if !s.slots.is_empty() || s.current.is_some() {
             return false;

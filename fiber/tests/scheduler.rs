@@ -441,6 +441,35 @@ fn ids_start_at_101_and_grow() {
 }
 
 #[test]
+fn a_thread_ends_with_fibers_left_and_a_late_scheduler_access() {
+    // Made before any fiber, so its destructor runs after the scheduler's
+    // (thread-locals are destroyed in reverse order of registration): it
+    // finds an empty scheduler, not a dropped one.
+    struct Late;
+    impl Drop for Late {
+        fn drop(&mut self) {
+            assert_eq!(fiber::current(), None);
+            assert!(fiber::wakeup(FiberId(101)).is_err());
+        }
+    }
+    thread_local! {
+        static LATE: Late = const { Late };
+    }
+    std::thread::spawn(|| {
+        LATE.with(|_| ());
+        // one fiber blocked forever, one ended, one never run
+        spawn(|| {
+            fiber::block(None).unwrap();
+        });
+        spawn(|| {});
+        fiber::run();
+        spawn(|| unreachable!("never run"));
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
 fn timers_are_not_starved_by_busy_yielders() {
     let stop = Rc::new(Cell::new(false));
     let spins = Rc::new(Cell::new(0u64));
