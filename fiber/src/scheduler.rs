@@ -99,7 +99,7 @@ thread_local! {
     // `SCHED_DROP` drops what it holds instead.
     static SCHED: ManuallyDrop<RefCell<Scheduler>> =
         const { ManuallyDrop::new(RefCell::new(Scheduler::new())) };
-    /// Registered by the first fiber made on the thread (see [`DropSched`]).
+    /// Registered when the thread's stack pool is made (see [`new_pool`]).
     static SCHED_DROP: DropSched = const { DropSched };
     /// [`fiber_word`] outside fibers.
     static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
@@ -120,6 +120,14 @@ impl Drop for DropSched {
             drop(std::mem::replace(&mut *s, Scheduler::new()));
         }
     }
+}
+
+/// The thread's stack pool; registers [`DropSched`] first, since the
+/// scheduler holds nothing to drop before it has a pool (every fiber's stack
+/// comes from it).
+fn new_pool(config: StackPoolConfig) -> StackPool {
+    SCHED_DROP.with(|_| ());
+    StackPool::new(config)
 }
 
 /// Sets a thread-local cell with a plain store (`LocalKey::set` goes
@@ -176,7 +184,7 @@ impl Scheduler {
 
     fn stacks(&mut self) -> &mut StackPool {
         self.stacks
-            .get_or_insert_with(|| StackPool::new(Config::default().stacks))
+            .get_or_insert_with(|| new_pool(Config::default().stacks))
     }
 
     fn slot(&self, h: Handle) -> Option<&Slot> {
@@ -301,13 +309,11 @@ impl Drop for Scheduler {
 ///
 /// Fails (returning `false`) when fibers already exist on this thread.
 pub fn configure(config: Config) -> bool {
-    // Registers the scheduler's destructor, which drops the pool made here.
-    SCHED_DROP.with(|_| ());
     with(|s| {
         if !s.slots.is_empty() || s.current.is_some() {
             return false;
         }
-        s.stacks = Some(StackPool::new(config.stacks));
+        s.stacks = Some(new_pool(config.stacks));
         true
     })
 }
@@ -378,8 +384,6 @@ impl Builder {
 
     fn build(self, body: impl FnOnce() + 'static) -> Result<Handle, Error> {
         guard::install();
-        // Registers the scheduler's destructor (a no-op once it is).
-        SCHED_DROP.with(|_| ());
         let stack = with(|s| s.stacks().take(self.stack_size))?;
         let stack_size = stack.size();
         let limit = corosensei::stack::Stack::limit(&stack).get();
