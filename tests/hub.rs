@@ -17,6 +17,10 @@
 
 use luafiber::{fiber, LuaRuntime};
 
+#[path = "../fiber/tests/support/quiet.rs"]
+mod quiet;
+use quiet::Quiet;
+
 /// How a program is run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -237,27 +241,6 @@ fn random_lua_programs_run_the_same_with_and_without_the_hub() {
         }
     }
     assert!(lines > 5000, "only {lines} lines");
-}
-
-/// A subscriber that wants every span and event at every level, and keeps
-/// nothing.
-struct Quiet;
-
-impl tracing::Subscriber for Quiet {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
-        Some(tracing::level_filters::LevelFilter::TRACE)
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, _: &tracing::Event<'_>) {}
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 #[test]

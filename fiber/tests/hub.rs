@@ -22,6 +22,10 @@ use std::time::Duration;
 
 use luafiber_fiber::{self as fiber, Builder, Channel, Cond, FiberId};
 
+#[path = "support/quiet.rs"]
+mod quiet;
+use quiet::Quiet;
+
 /// A small deterministic generator (SplitMix64).
 struct Rng(u64);
 
@@ -367,27 +371,6 @@ fn random_programs_run_the_same_with_a_switch_hook_that_sees_the_blocking_fiber(
 #[test]
 fn random_programs_run_the_same_when_tracing_turns_on_mid_run() {
     check_seeds(2000..2200, Mode::Loop, &[Mode::HubTraceMidRun]);
-}
-
-/// A subscriber that wants every span and event at every level, and keeps
-/// nothing.
-struct Quiet;
-
-impl tracing::Subscriber for Quiet {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
-        Some(tracing::level_filters::LevelFilter::TRACE)
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, _: &tracing::Event<'_>) {}
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 type Log = Rc<RefCell<Vec<&'static str>>>;
