@@ -423,20 +423,16 @@ impl LuaRuntime {
             ffi::lua_setglobal(l, c"arg".as_ptr());
             for code in chunks {
                 let name = c"=(command line)".as_ptr();
-                if ffi::luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), name) != 0 {
-                    let msg = spawn::describe(l, -1);
-                    ffi::lua_settop(l, top);
-                    return Err(Error::Load(msg));
-                }
+                loaded(
+                    l,
+                    ffi::luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), name),
+                    top,
+                )?;
             }
             if script.is_some() {
                 // a null path: stdin
                 let path = cpath.as_ref().map_or(std::ptr::null(), |p| p.as_ptr());
-                if ffi::luaL_loadfile(l, path) != 0 {
-                    let msg = spawn::describe(l, -1);
-                    ffi::lua_settop(l, top);
-                    return Err(Error::Load(msg));
-                }
+                loaded(l, ffi::luaL_loadfile(l, path), top)?;
                 for a in args {
                     lua::push_str(l, a);
                 }
@@ -458,11 +454,8 @@ impl LuaRuntime {
         // SAFETY: `l` is the idle main state; every push is balanced.
         unsafe {
             let top = ffi::lua_gettop(l);
-            if ffi::luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), cname.as_ptr()) != 0 {
-                let msg = spawn::describe(l, -1);
-                ffi::lua_settop(l, top);
-                return Err(Error::Load(msg));
-            }
+            let rc = ffi::luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), cname.as_ptr());
+            loaded(l, rc, top)?;
             let id = spawn::spawn(
                 l,
                 top + 1,
@@ -568,5 +561,25 @@ impl LuaRuntime {
 impl Drop for LuaRuntime {
     fn drop(&mut self) {
         cord::uninstall();
+    }
+}
+
+/// The result of a `luaL_load*` call that returned `rc` on `l`: on failure,
+/// the message it left on top, as [`Error::Load`], with the stack set back
+/// to `top`.
+///
+/// # Safety
+///
+/// `l` is the state the chunk was loaded on, `top` an index at or below its
+/// top.
+unsafe fn loaded(l: *mut ffi::lua_State, rc: c_int, top: c_int) -> Result<(), Error> {
+    if rc == 0 {
+        return Ok(());
+    }
+    // SAFETY: caller's contract; a failed load leaves its message on top.
+    unsafe {
+        let msg = spawn::describe(l, -1);
+        ffi::lua_settop(l, top);
+        Err(Error::Load(msg))
     }
 }
