@@ -8,6 +8,7 @@
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub use luafiber_fiber as fiber;
+pub use luafiber_lua::capi;
 pub use luafiber_lua::{
     mlua, CallHandle, Error, LuaHandle, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig,
     Value,

@@ -27,6 +27,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // The C modules `require` loads call into the binary (build.rs).
+    luafiber::capi::keep_exports();
     let cli = Cli::parse();
     let interpreter = std::env::args().next().unwrap_or_else(|| "luafiber".into());
     let rt = match luafiber::LuaRuntime::new() {

@@ -73,6 +73,7 @@
 
 mod buffer;
 mod call;
+pub mod capi;
 pub mod cfunc;
 mod channel_lib;
 mod clock_lib;

@@ -61,7 +61,7 @@
 //! - `msgpack.new()`, `ibuf_decode` and the header helpers are not provided.
 
 #[cfg(feature = "luajit")]
-mod cdata;
+pub(crate) mod cdata;
 mod decode;
 mod encode;
 #[cfg(test)]
