@@ -19,6 +19,8 @@ pub use luafiber_runtime::{
     FiberId, GetError, JoinHandle, PutError, Runtime,
 };
 
+pub mod paths;
+
 /// `luafiber --version`: the crate version and the Lua engine.
 #[cfg(not(feature = "lua54"))]
 pub const VERSION_STRING: &str = concat!(env!("CARGO_PKG_VERSION"), " (LuaJIT 2.1)");

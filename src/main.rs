@@ -38,6 +38,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Err(e) = luafiber::paths::install(rt.lua()) {
+        eprintln!("luafiber: package paths: {e}");
+    }
     let (script, args) = match cli.script_and_args.split_first() {
         Some((script, args)) => (Some(script.as_str()), args),
         None => (None, &[][..]),
