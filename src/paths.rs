@@ -110,7 +110,10 @@ fn env(names: &[&str]) -> Option<String> {
 pub fn install(lua: &crate::mlua::Lua) -> crate::mlua::Result<()> {
     let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
     let (path_vars, cpath_vars): (&[&str], &[&str]) = if cfg!(feature = "lua54") {
-        (&["LUA_PATH_5_4", "LUA_PATH"], &["LUA_CPATH_5_4", "LUA_CPATH"])
+        (
+            &["LUA_PATH_5_4", "LUA_PATH"],
+            &["LUA_CPATH_5_4", "LUA_CPATH"],
+        )
     } else {
         (&["LUA_PATH"], &["LUA_CPATH"])
     };

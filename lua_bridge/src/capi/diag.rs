@@ -49,7 +49,8 @@ pub(crate) fn set_fiber_error(e: luafiber_fiber::Error) {
     use luafiber_fiber::Error as E;
     let kind = match e {
         E::Cancelled => ErrorKind::FiberIsCancelled,
-        E::TimedOut => ErrorKind::TimedOut,
+        // Tarantool's message for a C API wait that timed out.
+        E::TimedOut => return set(ErrorKind::TimedOut, "Timeout exceeded"),
         E::Stack(_) => ErrorKind::OutOfMemory,
         _ => ErrorKind::IllegalParams,
     };
