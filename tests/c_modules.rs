@@ -153,21 +153,22 @@ fn a_local_rock_installed_by_luarocks_make_loads() {
         "return { hello = function() return 'hello from a rock' end }\n",
     )
     .unwrap();
-    let with_c = luarocks_has_headers(&dir);
-    let mut modules = String::from("lfrock = 'lfrock.lua',");
-    if with_c {
-        std::fs::write(
-            dir.join("lfrock_c.c"),
-            "#include <lua.h>\n#include <lauxlib.h>\n\
-             static int twice(lua_State *L) { lua_pushnumber(L, 2 * luaL_checknumber(L, 1)); return 1; }\n\
-             int luaopen_lfrock_c(lua_State *L) { lua_createtable(L, 0, 1);\n\
-             lua_pushcfunction(L, twice); lua_setfield(L, -2, \"twice\"); return 1; }\n",
-        )
-        .unwrap();
-        modules.push_str(" lfrock_c = 'lfrock_c.c',");
-    } else {
-        eprintln!("note: LuaRocks finds no Lua {LUA_VERSION} headers: the rock has no C module");
+    if !luarocks_has_headers(&dir) {
+        // `luarocks make` refuses every rock then, C or not.
+        eprintln!(
+            "skipped: LuaRocks finds no Lua {LUA_VERSION} headers (Debian: liblua{LUA_VERSION}-dev)"
+        );
+        return;
     }
+    std::fs::write(
+        dir.join("lfrock_c.c"),
+        "#include <lua.h>\n#include <lauxlib.h>\n\
+         static int twice(lua_State *L) { lua_pushnumber(L, 2 * luaL_checknumber(L, 1)); return 1; }\n\
+         int luaopen_lfrock_c(lua_State *L) { lua_createtable(L, 0, 1);\n\
+         lua_pushcfunction(L, twice); lua_setfield(L, -2, \"twice\"); return 1; }\n",
+    )
+    .unwrap();
+    let modules = "lfrock = 'lfrock.lua', lfrock_c = 'lfrock_c.c'";
     std::fs::write(
         dir.join("lfrock-0.1-1.rockspec"),
         format!(
@@ -184,19 +185,18 @@ fn a_local_rock_installed_by_luarocks_make_loads() {
     let path = luarocks(&dir, &["--tree", tree, "path", "--lr-path"]).unwrap();
     let cpath = luarocks(&dir, &["--tree", tree, "path", "--lr-cpath"]).unwrap();
     let (path, cpath) = (format!("{path};;"), format!("{cpath};;"));
-    let mut code = String::from("print(require('lfrock').hello())");
-    let mut want = String::from("hello from a rock\n");
-    if with_c {
-        code.push_str(" print(require('lfrock_c').twice(21))");
-        want.push_str("42\n");
-    }
+    let code = "print(require('lfrock').hello(), require('lfrock_c').twice(21))";
     let vars = [
         ("LUA_PATH", path.as_str()),
         ("LUA_CPATH", cpath.as_str()),
         ("LUA_PATH_5_4", path.as_str()),
         ("LUA_CPATH_5_4", cpath.as_str()),
     ];
-    let run = luafiber(&code, &vars);
-    assert_eq!(run.stdout, want, "stderr: {}", run.stderr);
+    let run = luafiber(code, &vars);
+    assert_eq!(
+        run.stdout, "hello from a rock\t42\n",
+        "stderr: {}",
+        run.stderr
+    );
     assert_eq!(run.status, 0);
 }
