@@ -34,9 +34,8 @@ pub extern "C" fn fiber_cond_new() -> *mut FiberCond {
 pub unsafe extern "C" fn fiber_cond_delete(cond: *mut FiberCond) {
     if !cond.is_null() {
         // SAFETY: made by `Box::into_raw` in `fiber_cond_new` (contract).
-        guard("fiber_cond_delete", (), || {
-            drop(unsafe { Box::from_raw(cond) })
-        });
+        let c = unsafe { Box::from_raw(cond) };
+        guard("fiber_cond_delete", (), || drop(c));
     }
 }
 

@@ -218,6 +218,8 @@ pub unsafe extern "C" fn box_ibuf_write_range(
 /// The cord's C buffers: free ones, and taken ones with the fiber that took
 /// them (`None`: outside any fiber, never given back by itself).
 #[derive(Default)]
+// Boxed: C holds the buffers' addresses while they move between the lists.
+#[allow(clippy::vec_box)]
 struct Stash {
     free: Vec<Box<CIbuf>>,
     taken: Vec<(Box<CIbuf>, Option<FiberId>)>,

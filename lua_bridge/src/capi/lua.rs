@@ -183,7 +183,7 @@ unsafe fn convert(l: *mut ffi::lua_State, idx: c_int, unsigned: bool) -> Option<
                     return Some(ffi::lua_tointeger(l, idx) as i64);
                 }
                 let n = ffi::lua_tonumber(l, idx);
-                Some(if unsigned && n >= 9.223_372_036_854_775_807e18 {
+                Some(if unsigned && n >= i64::MAX as f64 {
                     n as u64 as i64
                 } else {
                     n as i64
