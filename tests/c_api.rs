@@ -150,6 +150,16 @@ fn a_wait_inside_a_gc_finalizer_is_refused() {
     );
 }
 
+#[test]
+fn a_wait_on_the_main_lua_thread_is_refused() {
+    let dir = cmod::build("fibers");
+    assert_prints(
+        &dir,
+        "print(require('fibers').on_main_thread())",
+        "fiber_cond_wait: cannot yield on the main Lua thread\n",
+    );
+}
+
 #[cfg(feature = "luajit")]
 #[test]
 fn the_c_api_is_reachable_through_ffi_c() {

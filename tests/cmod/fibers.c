@@ -226,6 +226,46 @@ clocks(lua_State *L)
 	return 3;
 }
 
+static char main_err[256];
+
+/* A wait that raises its failure. */
+static int
+waits(lua_State *L)
+{
+	struct fiber_cond *cond = fiber_cond_new();
+	int rc = fiber_cond_wait_timeout(cond, 0.001);
+	fiber_cond_delete(cond);
+	if (rc != 0)
+		return luaT_error(L);
+	return 0;
+}
+
+/* Calls waits() on the cord's main Lua thread, keeping its error. */
+static int
+main_runner(va_list ap)
+{
+	lua_State *L = luaT_state();
+	int top = lua_gettop(L);
+	(void)ap;
+	lua_pushcfunction(L, waits);
+	if (luaT_call(L, 0, 0) != 0)
+		snprintf(main_err, sizeof(main_err), "%s", luaT_tolstring(L, -1, NULL));
+	lua_settop(L, top);
+	return 0;
+}
+
+/* on_main_thread(): what a wait on luaT_state() from a C fiber gives. */
+static int
+on_main_thread(lua_State *L)
+{
+	struct fiber *f = fiber_new("main-runner", main_runner);
+	fiber_set_joinable(f, true);
+	fiber_start(f);
+	fiber_join(f);
+	lua_pushstring(L, main_err);
+	return 1;
+}
+
 int
 luaopen_fibers(lua_State *L)
 {
@@ -242,6 +282,7 @@ luaopen_fibers(lua_State *L)
 		{"buffers", buffers},
 		{"self", self},
 		{"clocks", clocks},
+		{"on_main_thread", on_main_thread},
 	};
 	size_t i;
 	lua_createtable(L, 0, sizeof(fns) / sizeof(fns[0]));

@@ -26,31 +26,29 @@ const DBL_INT_MAX: i64 = (1 << 53) - 1;
 
 #[cfg(feature = "luajit")]
 mod cdata {
-    //! The cord's FFI handles, made on first use (per Lua state).
+    //! The FFI handles of a Lua state, made on first use and kept in its
+    //! registry (at `registry[&KEY]`, a userdata), so a later runtime on
+    //! the same thread never sees another state's refs.
 
-    use std::cell::Cell;
     use std::ffi::{c_int, c_void};
 
     use mlua::ffi;
 
     use crate::msgpack::cdata::{probe, CTypes};
 
-    /// What the helpers need of the FFI, for the state whose registry is
-    /// `registry`.
+    /// What the helpers need of the FFI.
     #[derive(Clone, Copy)]
     pub(super) struct Ffi {
-        registry: *const c_void,
         /// `ffi.cast('void *', 0)`, or `LUA_NOREF`.
         pub null: c_int,
         pub ctypes: Option<CTypes>,
-        /// `ffi.typeof('int64_t')` and `ffi.typeof('uint64_t')`.
+        /// `ffi.typeof('int64_t')` and `ffi.typeof('uint64_t')`, or
+        /// `LUA_NOREF`.
         pub int64: c_int,
         pub uint64: c_int,
     }
 
-    thread_local! {
-        static FFI: Cell<Option<Ffi>> = const { Cell::new(None) };
-    }
+    static KEY: u8 = 0;
 
     const TYPES: &str =
         "local ffi = require('ffi') return ffi.typeof('int64_t'), ffi.typeof('uint64_t')";
@@ -61,37 +59,44 @@ mod cdata {
     ///
     /// `l` is a valid state (Lua code runs on it, under `lua_pcall`).
     pub(super) unsafe fn get(l: *mut ffi::lua_State) -> Ffi {
-        // SAFETY: caller's contract.
-        let registry = unsafe { crate::lua::registry_ptr(l) };
-        if let Some(f) = FFI.with(Cell::get).filter(|f| f.registry == registry) {
-            return f;
-        }
-        // SAFETY: caller's contract; the probe and the chunk run under
-        // lua_pcall and leave the stack as it was.
-        let f = unsafe {
+        let key = (&raw const KEY).cast_mut().cast::<c_void>();
+        // SAFETY: caller's contract; the registry entry, when there, is a
+        // userdata holding an `Ffi`; every push is popped. The probe and
+        // the chunk run under lua_pcall and leave the stack as it was.
+        unsafe {
             let mut f = Ffi {
-                registry,
                 null: ffi::LUA_NOREF,
                 ctypes: None,
                 int64: ffi::LUA_NOREF,
                 uint64: ffi::LUA_NOREF,
             };
-            if ffi::lua_checkstack(l, 8) != 0 {
-                (f.null, f.ctypes) = probe(l);
-                let top = ffi::lua_gettop(l);
-                let name = c"=luaL_pushint64".as_ptr();
-                if ffi::luaL_loadbuffer(l, TYPES.as_ptr().cast(), TYPES.len(), name) == 0
-                    && ffi::lua_pcall(l, 0, 2, 0) == 0
-                {
-                    f.uint64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-                    f.int64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-                }
-                ffi::lua_settop(l, top);
+            if ffi::lua_checkstack(l, 8) == 0 {
+                return f;
             }
+            ffi::lua_pushlightuserdata(l, key);
+            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
+            if ffi::lua_type(l, -1) == ffi::LUA_TUSERDATA {
+                let kept = ffi::lua_touserdata(l, -1).cast::<Ffi>().read();
+                ffi::lua_pop(l, 1);
+                return kept;
+            }
+            ffi::lua_pop(l, 1);
+            (f.null, f.ctypes) = probe(l);
+            let top = ffi::lua_gettop(l);
+            let name = c"=luaL_pushint64".as_ptr();
+            if ffi::luaL_loadbuffer(l, TYPES.as_ptr().cast(), TYPES.len(), name) == 0
+                && ffi::lua_pcall(l, 0, 2, 0) == 0
+            {
+                f.uint64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+                f.int64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+            }
+            ffi::lua_settop(l, top);
+            ffi::lua_pushlightuserdata(l, key);
+            let u = ffi::lua_newuserdata(l, std::mem::size_of::<Ffi>()).cast::<Ffi>();
+            u.write(f);
+            ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
             f
-        };
-        FFI.with(|c| c.set(Some(f)));
-        f
+        }
     }
 }
 

@@ -67,8 +67,7 @@ pub(crate) fn guard<R>(what: &str, failed: R, f: impl FnOnce() -> R) -> R {
 pub(crate) fn may_switch(what: &str) -> bool {
     let refusal = match sched::current_ext() {
         None => Some("outside a fiber"),
-        Some(0) => None,
-        Some(ext) => lua_refusal(ext - 1),
+        Some(ext) => lua_refusal(ext.checked_sub(1)),
     };
     match refusal {
         None => true,
@@ -83,15 +82,28 @@ pub(crate) fn may_switch(what: &str) -> bool {
     }
 }
 
-/// Why Lua fiber number `idx` may not switch now, if it may not (the checks
-/// of `spawn::check_switch` that do not need the calling Lua state).
-fn lua_refusal(idx: usize) -> Option<&'static str> {
-    let (l, gc_stopped, under_mlua) = crate::cord::try_with(|c| {
-        let l = c.fibers.get(idx).map(|f| f.thread.l);
-        (l, c.gc_stopped, c.lua.state() != c.main)
+/// Why the current fiber (Lua fiber number `lua`, if it is one) may not
+/// switch now, if it may not: the checks of `spawn::check_switch` that need
+/// no calling Lua state. Any fiber, a C module's too, is refused under an
+/// mlua callback and while the cord's main Lua thread runs a function (C
+/// code calling Lua on `luaT_state()`: other fibers would find that
+/// thread's stack in use); a Lua fiber also inside a `__gc` finalizer.
+fn lua_refusal(lua: Option<usize>) -> Option<&'static str> {
+    let (main, l, gc_stopped, under_mlua) = crate::cord::try_with(|c| {
+        let l = lua.and_then(|i| c.fibers.get(i)).map(|f| f.thread.l);
+        (c.main, l, c.gc_stopped, c.lua.state() != c.main)
     })?;
     if under_mlua {
         return Some("under an mlua callback");
+    }
+    // SAFETY: `main` is the cord's live main thread; lua_getstack only
+    // reads its call frames (no switch happens between).
+    let main_busy = unsafe {
+        let mut ar: mlua::ffi::lua_Debug = std::mem::zeroed();
+        mlua::ffi::lua_getstack(main, 0, &mut ar) != 0
+    };
+    if main_busy {
+        return Some("on the main Lua thread");
     }
     // SAFETY: the thread of a live Lua fiber of this cord.
     let gc_running = l.is_some_and(|l| unsafe { crate::spawn::gc_running(l) });
