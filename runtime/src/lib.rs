@@ -1,6 +1,6 @@
 //! The cord layer of luafiber, with no Lua: a fiber runtime for Rust
-//! programs, its event loop and sockets, clocks and per-cord buffers over the fibers of
-//! [`luafiber_fiber`] (re-exported as [`fiber`]).
+//! programs, its event loop and sockets, clocks and per-cord buffers over
+//! the fibers of [`luafiber_fiber`] (re-exported as [`fiber`]).
 //!
 //! Fibers are stackful coroutines on one OS thread, scheduled cooperatively:
 //! a fiber runs until it yields, sleeps or blocks on a [`Channel`] or a

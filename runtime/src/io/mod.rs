@@ -56,6 +56,18 @@
 //! - Never call a blocking syscall (`getaddrinfo`, a blocking `connect`)
 //!   on the cord: put it in [`run_blocking`].
 
+//! # For a Lua binding (`socket`)
+//!
+//! A socket object holds an [`Fd`]; `s:read`/`s:write` and friends are
+//! [`Fd::io`] around `recv`/`send`; `s:readable(t)`, `s:writable(t)`,
+//! `s:wait(t)` are [`Fd::wait`]; `socket.iowait(fd, ev, t)` is [`wait_fd`];
+//! `socket.getaddrinfo` is [`getaddrinfo`] (its [`GaiError`] gives the
+//! message Tarantool returns). `s:close()` is [`Fd::close`], and so is a
+//! `__gc` finalizer: a close never yields. Each wait is a cancellation
+//! point: map [`is_cancelled`] to `FiberIsCancelled`, `TimedOut` to
+//! `ETIMEDOUT`, and take `raw_os_error()` for `s:errno()` from the error
+//! the call returned (it was read before any switch).
+
 mod blocking;
 pub(crate) mod error;
 mod fd;
