@@ -49,6 +49,8 @@ thread_local! {
     static REACTOR: OnceCell<Reactor> = const { OnceCell::new() };
     /// Fibers parked in the event loop (fd waits, wake and job waits).
     static WAITERS: Cell<usize> = const { Cell::new(0) };
+    /// Set by a blocking poll, cleared by the next poll of a batch.
+    static JUST_POLLED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Counts a fiber that parks in the event loop (`true`) or leaves it.
@@ -171,6 +173,9 @@ impl Reactor {
 /// for at most `timeout`, and says whether fibers still wait on it. With no
 /// fiber waiting, no event could wake anyone: it only sleeps out the
 /// timeout (a timer's deadline), without a syscall for a zero one.
+///
+/// The zero-timeout poll of a batch that follows a blocking poll at once
+/// (the fibers it woke are that batch) is skipped: nothing ran since.
 pub(crate) fn turn(timeout: Option<Duration>) -> bool {
     if waiters() == 0 {
         if let Some(t) = timeout.filter(|t| !t.is_zero()) {
@@ -178,6 +183,10 @@ pub(crate) fn turn(timeout: Option<Duration>) -> bool {
         }
         return false;
     }
-    with_existing(|r| r.poll_events(timeout));
+    let zero = timeout == Some(Duration::ZERO);
+    if !(zero && JUST_POLLED.replace(false)) {
+        with_existing(|r| r.poll_events(timeout));
+        JUST_POLLED.set(!zero);
+    }
     waiters() > 0
 }
