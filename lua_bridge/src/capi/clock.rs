@@ -5,7 +5,7 @@
 
 use luafiber_runtime::clock;
 
-use crate::clock_lib;
+use crate::modules::clock as clock_lib;
 
 /// `clock_realtime()`: wall-clock time since the Unix epoch, in seconds.
 #[no_mangle]

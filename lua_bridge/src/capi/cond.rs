@@ -11,7 +11,7 @@ use std::ffi::c_int;
 use luafiber_fiber::{Cond, Error};
 
 use super::{diag, guard, may_switch};
-use crate::error::ErrorKind;
+use crate::raw::error::ErrorKind;
 
 /// `struct fiber_cond`, opaque to C.
 pub struct FiberCond(Cond);

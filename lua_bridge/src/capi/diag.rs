@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 
-use crate::error::ErrorKind;
+use crate::raw::error::ErrorKind;
 
 /// One error: its kind (the error object's `type`) and message.
 #[derive(Clone, Debug)]

@@ -22,7 +22,7 @@ use luafiber_fiber::{self as fiber, Builder, FiberId};
 use super::diag;
 use super::handle::{self, Fiber, FiberFunc, Record, State, Target};
 use super::{guard, may_switch};
-use crate::error::ErrorKind;
+use crate::raw::error::ErrorKind;
 
 /// The arguments of one `fiber_start` call (`struct luafiber_va` of
 /// `shim.c`), only ever handled by address.
@@ -55,7 +55,7 @@ pub(crate) fn timeout(t: f64) -> Option<Duration> {
     if t.is_nan() || t >= TIMEOUT_INFINITY {
         return None;
     }
-    crate::lua::seconds(t)
+    crate::raw::api::seconds(t)
 }
 
 /// `fiber_attr_new()`: attributes with the default stack size.

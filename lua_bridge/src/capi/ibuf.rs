@@ -18,7 +18,7 @@ use luafiber_fiber::{self as fiber, FiberId};
 use luafiber_runtime::ibuf::{stash_config, StashConfig, CORD_IBUF_START_CAPACITY};
 
 use super::{diag, guard};
-use crate::error::ErrorKind;
+use crate::raw::error::ErrorKind;
 
 /// Tarantool's `struct ibuf` (`box_ibuf_t`), field for field.
 #[repr(C)]

@@ -18,8 +18,8 @@ use mlua::ffi;
 
 use super::diag::{self, Diag};
 use super::guard;
-use crate::error::ErrorKind;
-use crate::lua;
+use crate::raw::api as lua;
+use crate::raw::error::ErrorKind;
 
 /// Largest integer a double holds exactly (Tarantool's `DBL_INT_MAX`).
 const DBL_INT_MAX: i64 = (1 << 53) - 1;
@@ -34,7 +34,7 @@ mod cdata {
 
     use mlua::ffi;
 
-    use crate::msgpack::cdata::{probe, CTypes};
+    use crate::luajit::cdata::{probe, CTypes};
 
     /// What the helpers need of the FFI.
     #[derive(Clone, Copy)]
@@ -206,7 +206,7 @@ unsafe fn convert(l: *mut ffi::lua_State, idx: c_int, unsigned: bool) -> Option<
             }
             #[cfg(feature = "luajit")]
             10 => {
-                use crate::msgpack::cdata::Scalar;
+                use crate::luajit::cdata::Scalar;
                 let payload = ffi::lua_topointer(l, idx).cast::<u8>();
                 match cdata::get(l).ctypes?.read(payload)? {
                     Scalar::Int(i) => Some(i),
@@ -332,7 +332,7 @@ pub unsafe extern "C-unwind" fn luaL_isnull(l: *mut ffi::lua_State, idx: c_int) 
             ffi::LUA_TLIGHTUSERDATA => ffi::lua_touserdata(l, idx).is_null(),
             #[cfg(feature = "luajit")]
             10 => {
-                use crate::msgpack::cdata::Scalar;
+                use crate::luajit::cdata::Scalar;
                 let payload = ffi::lua_topointer(l, idx).cast::<u8>();
                 let ctypes = cdata::get(l).ctypes;
                 ctypes.and_then(|c| c.read(payload)) == Some(Scalar::Nil)
@@ -451,7 +451,7 @@ pub unsafe extern "C-unwind" fn luaT_error(l: *mut ffi::lua_State) -> c_int {
                 message: "unknown error".into(),
                 type_name: None,
             });
-            crate::error::push_error_object(l, d.kind, &d.message);
+            crate::raw::error::push_error_object(l, d.kind, &d.message);
             if let Some(t) = d.type_name {
                 lua::push_str(l, &t);
                 ffi::lua_setfield(l, -2, c"type".as_ptr());

@@ -37,7 +37,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use luafiber_fiber as sched;
 
-use crate::error::ErrorKind;
+use crate::raw::error::ErrorKind;
 
 pub use cond::FiberCond;
 pub use fiber::{FiberAttr, VaArgs};
@@ -50,11 +50,7 @@ pub(crate) fn guard<R>(what: &str, failed: R, f: impl FnOnce() -> R) -> R {
     match panic::catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = crate::raw::frame::panic_message(&*payload);
             tracing::error!("{what}: Rust panic: {msg}");
             diag::set(ErrorKind::Panic, format!("{what}: Rust panic: {msg}"));
             failed
@@ -106,7 +102,7 @@ fn lua_refusal(lua: Option<usize>) -> Option<&'static str> {
         return Some("on the main Lua thread");
     }
     // SAFETY: the thread of a live Lua fiber of this cord.
-    let gc_running = l.is_some_and(|l| unsafe { crate::spawn::gc_running(l) });
+    let gc_running = l.is_some_and(|l| unsafe { crate::raw::api::gc_running(l) });
     if l.is_some() && !(gc_running || cfg!(feature = "luajit") && gc_stopped) {
         return Some("inside a __gc finalizer");
     }
