@@ -15,8 +15,7 @@
  * Tarantool. What differs from Tarantool is said at each function; the Rust
  * docs of luafiber-lua's `capi` module say more.
  *
- * Not yet here: coio_wait and coio_close (they come with luafiber's event
- * loop), box_*, box_region_*, say_* and the cdata helpers luaL_pushcdata,
+ * Not yet here: box_*, box_region_*, say_* and the cdata helpers luaL_pushcdata,
  * luaL_checkcdata, luaL_ctypeid, luaL_cdef, luaL_setcdatagc, luaT_toibuf.
  */
 #ifndef LUAFIBER_MODULE_H_INCLUDED
@@ -156,6 +155,22 @@ void fiber_cond_broadcast(struct fiber_cond *cond);
  * fiber_wakeup() does not end the wait. */
 int fiber_cond_wait_timeout(struct fiber_cond *cond, double timeout);
 int fiber_cond_wait(struct fiber_cond *cond);
+
+/* ---- Waits on file descriptors (src/lib/core/coio.h) --------------- */
+
+enum {
+	COIO_READ = 0x1,
+	COIO_WRITE = 0x2,
+};
+
+/* Parks the current fiber until fd (non-blocking) is ready for event
+ * (COIO_READ | COIO_WRITE) or timeout seconds pass: the ready events, or 0
+ * on timeout (also on a cancel or an error, kept for luaT_error()). The fd
+ * must stay open while a fiber waits: close it with coio_close(). */
+int coio_wait(int fd, int event, double timeout);
+/* Closes fd, waking the fibers waiting on it (their coio_wait() gives 0):
+ * 0, or -1 with errno set. */
+int coio_close(int fd);
 
 /* ---- Clocks (src/lib/core/clock.h): seconds; the 64-bit ones are
  * nanoseconds ----------------------------------------------------------- */

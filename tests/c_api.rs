@@ -151,6 +151,16 @@ fn a_wait_inside_a_gc_finalizer_is_refused() {
 }
 
 #[test]
+fn coio_wait_times_out_and_wakes_on_write_and_on_coio_close() {
+    let dir = cmod::build("fibers");
+    assert_prints(
+        &dir,
+        "print(require('fibers').pipes())",
+        "timeout0 writable2 write1 ready1 close0 ready0 \t1\t0\n",
+    );
+}
+
+#[test]
 fn a_wait_on_the_main_lua_thread_is_refused() {
     let dir = cmod::build("fibers");
     assert_prints(

@@ -2,8 +2,11 @@
  * functions start fibers, sleep, yield, join, wait on conds, and use the
  * cord's buffers and the 64-bit helpers. tests/c_api.rs checks the results
  * from Lua. */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lua_api.h"
 #include "module.h"
@@ -266,6 +269,50 @@ on_main_thread(lua_State *L)
 	return 1;
 }
 
+/* reader(fd, log): waits for fd to be readable, notes the events. */
+static int
+reader(va_list ap)
+{
+	int fd = va_arg(ap, int);
+	struct log *log = va_arg(ap, struct log *);
+	int ev = coio_wait(fd, COIO_READ, 10);
+	note(log, "ready", ev);
+	return ev;
+}
+
+/* pipes(): a wait that times out, a reader woken by a write, and one
+ * woken by coio_close; returns the log and the two joins' results. */
+static int
+pipes(lua_State *L)
+{
+	struct log log = {{0}, 0};
+	int p[2], q[2], rc1, rc2;
+	struct fiber *f, *g;
+	if (pipe(p) != 0 || pipe(q) != 0)
+		return luaL_error(L, "pipe failed");
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	fcntl(q[0], F_SETFL, O_NONBLOCK);
+	note(&log, "timeout", coio_wait(p[0], COIO_READ, 0.001));
+	note(&log, "writable", coio_wait(p[1], COIO_READ | COIO_WRITE, 1));
+	f = fiber_new("reader", reader);
+	g = fiber_new("closed", reader);
+	fiber_set_joinable(f, true);
+	fiber_set_joinable(g, true);
+	fiber_start(f, p[0], &log);
+	fiber_start(g, q[0], &log);
+	note(&log, "write", (int)write(p[1], "x", 1));
+	rc1 = fiber_join(f);
+	note(&log, "close", coio_close(q[0]));
+	rc2 = fiber_join(g);
+	close(p[0]);
+	close(p[1]);
+	close(q[1]);
+	lua_pushstring(L, log.buf);
+	lua_pushinteger(L, rc1);
+	lua_pushinteger(L, rc2);
+	return 3;
+}
+
 int
 luaopen_fibers(lua_State *L)
 {
@@ -283,6 +330,7 @@ luaopen_fibers(lua_State *L)
 		{"self", self},
 		{"clocks", clocks},
 		{"on_main_thread", on_main_thread},
+		{"pipes", pipes},
 	};
 	size_t i;
 	lua_createtable(L, 0, sizeof(fns) / sizeof(fns[0]));

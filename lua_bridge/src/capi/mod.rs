@@ -1,6 +1,7 @@
 //! Tarantool's C module API (`module.h`) for what luafiber has: fibers
 //! (`fiber_new`, `fiber_start`, `fiber_sleep`, `fiber_join`, ...), conds
-//! (`fiber_cond_*`), clocks (`clock_*`, `fiber_time`, ...), the cord's
+//! (`fiber_cond_*`), clocks (`clock_*`, `fiber_time`, ...), waits on file
+//! descriptors (`coio_wait`, `coio_close`), the cord's
 //! buffers (`cord_ibuf_take`, ...) and the Lua helpers (`luaL_pushint64`,
 //! `luaT_call`, `luaT_error`, ...), with Tarantool's C signatures. The
 //! `luafiber` binary exports them with the Lua C API (its build script's
@@ -9,7 +10,8 @@
 //!
 //! A fiber a C module makes is a fiber of the scheduler, and the functions
 //! that wait (`fiber_sleep`, `fiber_yield`, `fiber_join`,
-//! `fiber_cond_wait`) switch on the calling fiber's own stack. Rules:
+//! `fiber_cond_wait`, `coio_wait`) switch on the calling fiber's own
+//! stack. Rules:
 //!
 //! 1. No Rust panic crosses into C: every function body that could panic
 //!    runs under [`guard`], which logs the panic and returns a failure.
@@ -21,11 +23,11 @@
 //!    that raise hold no Rust value at `lua_error`.
 //! 4. `struct fiber *` handles are tokens, never dereferenced (`handle`).
 //!
-//! Not yet: `coio_wait` and `coio_close` (they need the cord's event
-//! loop), `box_region_*`, `luaL_pushcdata`/`luaL_checkcdata`/`luaL_ctypeid`
+//! Not yet: `box_region_*`, `luaL_pushcdata`/`luaL_checkcdata`/`luaL_ctypeid`
 //! and `luaT_toibuf`.
 
 mod clock;
+mod coio;
 mod cond;
 mod diag;
 mod fiber;
@@ -152,6 +154,8 @@ exports![
     fiber::fiber_set_name_n,
     fiber::fiber_set_ctx,
     fiber::fiber_get_ctx,
+    coio::coio_wait,
+    coio::coio_close,
     cond::fiber_cond_new,
     cond::fiber_cond_delete,
     cond::fiber_cond_signal,
