@@ -40,8 +40,9 @@ pub extern "C" fn coio_wait(fd: c_int, events: c_int, timeout: f64) -> c_int {
         }
         match io::wait_fd(fd, interest, super::fiber::timeout(timeout)) {
             Ok(ready) => {
-                c_int::from(ready.is_readable()) * COIO_READ
-                    | c_int::from(ready.is_writable()) * COIO_WRITE
+                let read = if ready.is_readable() { COIO_READ } else { 0 };
+                let write = if ready.is_writable() { COIO_WRITE } else { 0 };
+                read | write
             }
             Err(e) if e.kind() == IoKind::TimedOut => 0,
             Err(e) if io::is_cancelled(&e) => {
