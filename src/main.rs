@@ -1,6 +1,8 @@
 //! `luafiber [-e CODE]... [SCRIPT [ARGS...]]`: runs Lua chunks and a script
 //! in one main fiber, with Tarantool's `fiber`, `clock`, `buffer` and
-//! `msgpack` modules.
+//! `msgpack` modules. `require` also loads C modules: the binary exports
+//! its engine's Lua C API and Tarantool's C module API (`build.rs`), and
+//! searches Debian's and LuaRocks' directories (`luafiber::paths`).
 
 use std::process::ExitCode;
 

@@ -43,6 +43,37 @@ fn a_c_module_runs_in_fibers() {
     );
 }
 
+/// What an embedder does (README, "C modules and LuaRocks"): this test
+/// binary links with the dynamic symbol list (`build.rs`), keeps the C API
+/// in the link, and its runtime loads a C module, also one that uses the
+/// C module API.
+#[test]
+fn an_embedded_runtime_loads_c_modules() {
+    luafiber::capi::keep_exports();
+    let (tiny, fibers) = (cmod::build("tiny"), cmod::build("fibers"));
+    let rt = luafiber::LuaRuntime::new().unwrap();
+    luafiber::paths::install(rt.lua()).unwrap();
+    let cpath = format!("{}/?.so;{}/?.so;", tiny.display(), fibers.display());
+    rt.lua()
+        .load(format!("package.cpath = {cpath:?} .. package.cpath"))
+        .exec()
+        .unwrap();
+    let got = rt
+        .eval(
+            "local tiny, f = require('tiny'), require('fibers')
+             local log, sum = f.run(2)
+             return tiny.add(40, 2), log, sum",
+            vec![],
+        )
+        .unwrap();
+    let want: Vec<luafiber::Value> = vec![
+        42.into(),
+        "start1 start2 main0 slept1 slept2 broadcast0 woke1 woke2 ".into(),
+        30.into(),
+    ];
+    assert_eq!(got, want);
+}
+
 #[test]
 fn debian_lua_cjson_loads_with_the_default_paths() {
     let so = format!("/usr/lib/{MULTIARCH}/lua/{LUA_VERSION}/cjson.so");
