@@ -6,6 +6,7 @@ pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod fiber;
 pub(crate) mod msgpack;
+pub(crate) mod serializer;
 
 use mlua::ffi;
 
