@@ -5,6 +5,7 @@
 pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod fiber;
+pub(crate) mod json;
 pub(crate) mod msgpack;
 pub(crate) mod serializer;
 
@@ -39,6 +40,8 @@ pub(crate) unsafe fn register(l: *mut ffi::lua_State) {
         ffi::lua_setfield(l, -2, c"buffer".as_ptr());
         msgpack::open(l);
         ffi::lua_setfield(l, -2, c"msgpack".as_ptr());
+        json::open(l);
+        ffi::lua_setfield(l, -2, c"json".as_ptr());
         ffi::lua_pop(l, 2);
         crate::fiber::guard::wrap_collectgarbage(l);
     }
