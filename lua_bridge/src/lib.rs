@@ -95,6 +95,10 @@ mod modules;
 mod raw;
 
 pub use cord::{NewThread, ThreadPoolConfig};
+/// The `log` module's Rust side: where lines go ([`log::sink`]), their
+/// format ([`log::line`]) and the `tracing` layer that writes them
+/// ([`log::TarantoolLayer`]).
+pub use modules::log;
 #[doc(hidden)]
 pub use embed::Handlers;
 pub use embed::{CallHandle, Error, LuaHandle, LuaRuntime, RuntimeBuilder, Value};
