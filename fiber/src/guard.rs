@@ -65,6 +65,18 @@ pub fn stack_left() -> Option<usize> {
     Some((std::ptr::addr_of!(here) as usize).saturating_sub(end))
 }
 
+/// Calls `f` with the running fiber's id and name, read from its record
+/// without the scheduler (so it works anywhere, scheduler code included:
+/// a `tracing` layer sees events the scheduler emits); `None` outside
+/// fibers.
+pub fn with_running<R>(f: impl FnOnce(u64, &[u8]) -> R) -> Option<R> {
+    let r = running()?;
+    // SAFETY: the record's name points at the slot's name bytes, kept in
+    // step by `set_name` and alive while the fiber runs (this call).
+    let name = unsafe { std::slice::from_raw_parts(r.name.0, r.name.1) };
+    Some(f(r.fid, name))
+}
+
 /// Installs the handler (once per process) and this thread's alternate
 /// signal stack (once per thread).
 pub(crate) fn install() {

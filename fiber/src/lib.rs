@@ -41,7 +41,7 @@ mod waitlist;
 pub use channel::{Channel, GetError, PutError};
 pub use cond::Cond;
 pub use error::Error;
-pub use guard::stack_left;
+pub use guard::{stack_left, with_running};
 pub use idle::{set_idle_hook, IdleHook};
 pub use pool::StackPoolConfig;
 pub use scheduler::{

@@ -349,8 +349,7 @@ impl Parser<'_> {
         };
         let mut len = 6;
         if cp & 0xF800 == 0xD800 {
-            if cp & 0x400 != 0 || self.at(self.pos + 6) != b'\\' || self.at(self.pos + 7) != b'u'
-            {
+            if cp & 0x400 != 0 || self.at(self.pos + 6) != b'\\' || self.at(self.pos + 7) != b'u' {
                 return false;
             }
             let Some(low) = self.hex4(self.pos + 8) else {

@@ -161,7 +161,14 @@ fn escape(c: u8, buf: &mut [u8; 6]) -> Option<usize> {
         13 => b'r',
         0..=0x1f | 0x7f => {
             const HEX: &[u8; 16] = b"0123456789abcdef";
-            *buf = [b'\\', b'u', b'0', b'0', HEX[(c >> 4) as usize], HEX[(c & 15) as usize]];
+            *buf = [
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[(c >> 4) as usize],
+                HEX[(c & 15) as usize],
+            ];
             return Some(6);
         }
         _ => return None,

@@ -47,10 +47,10 @@ use std::ffi::{c_int, CStr};
 
 use mlua::ffi;
 
-use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
-use crate::modules::serializer::Config;
 #[cfg(feature = "luajit")]
 use crate::luajit::cdata;
+use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
+use crate::modules::serializer::Config;
 #[cfg(feature = "luajit")]
 use crate::raw::api;
 use crate::raw::{lua_fn, LResult, Raise, Stack};

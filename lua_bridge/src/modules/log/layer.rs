@@ -12,7 +12,7 @@ use super::sink;
 
 /// Writes every event it sees as a Tarantool log line (the format and
 /// destination of `log.cfg`, stderr in plain format by default): Lua's
-/// `log` lines (target `lua`) with their own fields, other events with
+/// `log` lines (target `lua::log`) with their own fields, other events with
 /// their target as the module and their fields after the message. The
 /// `luafiber` binary installs it; an embedder may add it to its own
 /// subscriber (`tracing_subscriber::registry().with(TarantoolLayer)`).
@@ -94,16 +94,17 @@ impl<S: Subscriber> Layer<S> for TarantoolLayer {
         let meta = event.metadata();
         let mut f = Fields::default();
         event.record(&mut f);
-        let lua = meta.target() == "lua";
+        let lua = meta.target() == super::TARGET;
         let level = match f.level {
             Some(l) if lua => l.min(7) as u8,
             _ => tarantool_level(meta.level()),
         };
-        let current = luafiber_fiber::current();
-        let current_name = current.and_then(|id| luafiber_fiber::name(id).ok());
+        let current = luafiber_fiber::with_running(|id, name| {
+            (id, String::from_utf8_lossy(name).into_owned())
+        });
         let fiber = match (f.fiber_id, &f.fiber_name) {
-            (Some(id), Some(name)) => Some((id, name.as_str())),
-            _ => current.zip(current_name.as_deref()).map(|(id, n)| (id.0, n)),
+            (Some(id), Some(name)) if id != 0 => Some((id, name.as_str())),
+            _ => current.as_ref().map(|(id, n)| (*id, n.as_str())),
         };
         let module = if lua {
             f.module.as_deref()

@@ -198,15 +198,24 @@ mod tests {
     #[test]
     fn plain_line_has_fiber_file_and_level_char() {
         let line = String::from_utf8(format_line(&rec(b"hello"), Format::Plain)).unwrap();
-        let tail = format!(" [{}] main/103/app.lua app.lua:7 I> hello\n", std::process::id());
+        let tail = format!(
+            " [{}] main/103/app.lua app.lua:7 I> hello\n",
+            std::process::id()
+        );
         assert!(line.ends_with(&tail), "{line}");
     }
 
     #[test]
     fn json_line_escapes_and_truncates_on_escape_boundaries() {
         let line = String::from_utf8(format_line(&rec(b"a \"q\"\n"), Format::Json)).unwrap();
-        assert!(line.contains(r#""level": "INFO", "message": "a \"q\"\n", "pid": "#), "{line}");
-        assert!(line.ends_with("\"file\": \"/srv/app.lua\", \"line\": 7}\n"), "{line}");
+        assert!(
+            line.contains(r#""level": "INFO", "message": "a \"q\"\n", "pid": "#),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("\"file\": \"/srv/app.lua\", \"line\": 7}\n"),
+            "{line}"
+        );
         let big = vec![b'"'; 40_000];
         let line = format_line(&rec(&big), Format::Json);
         assert!(line.len() <= LINE_MAX && line.len() > LINE_MAX - 8);

@@ -9,7 +9,7 @@
 //!   `log.cfg.NAME`; `log.level(l)`, `log.log_format(f)`, `log.new(name)`
 //!   (a logger whose lines name the module), `log.pid()`, `log.rotate()`.
 //!
-//! Each line goes through `tracing` (target `lua`, at `ERROR` for fatal,
+//! Each line goes through `tracing` (target `lua::log`, at `ERROR` for fatal,
 //! syserror, error and crit, `WARN`, `INFO`, `DEBUG` for verbose, `TRACE`
 //! for debug), with fields `tarantool_level`, `fiber_id`, `fiber_name`,
 //! `module`, `file`, `line`, `json` and the message, so a Rust program that
@@ -41,6 +41,11 @@ use tracing::Level;
 
 use crate::raw::{api, lua_fn, Raise, Reg, Stack};
 
+/// The `tracing` target of Lua's log lines. Not `lua`: `EnvFilter`
+/// matches targets by prefix, and `lua` is one of every `luafiber_*`
+/// module's.
+pub const TARGET: &str = "lua::log";
+
 /// The Lua half of the module.
 const LOG_LUA: &str = include_str!("log.lua");
 
@@ -62,19 +67,17 @@ fn level_by_name(name: &str) -> Option<u8> {
 /// Emits one Lua log line: through `tracing`, or straight to the
 /// destination when no subscriber is installed.
 pub fn emit(level: u8, module: Option<&str>, file: &str, line: u32, msg: &str, json: bool) {
-    let current = luafiber_fiber::current();
-    let name = current
-        .and_then(|id| luafiber_fiber::name(id).ok())
-        .unwrap_or_default();
-    let fiber_id = current.map_or(0, |id| id.0);
-    let unset =
-        tracing::dispatcher::get_default(|d| d.is::<tracing::subscriber::NoSubscriber>());
+    let current =
+        luafiber_fiber::with_running(|id, name| (id, String::from_utf8_lossy(name).into_owned()));
+    let fiber_id = current.as_ref().map_or(0, |c| c.0);
+    let name = current.as_ref().map(|c| c.1.clone()).unwrap_or_default();
+    let unset = tracing::dispatcher::get_default(|d| d.is::<tracing::subscriber::NoSubscriber>());
     if unset {
         let thread = std::thread::current();
         let rec = line::Record {
             level,
             cord: thread.name().unwrap_or("main"),
-            fiber: current.map(|_| (fiber_id, name.as_str())),
+            fiber: current.as_ref().map(|_| (fiber_id, name.as_str())),
             module,
             file: Some((file, line)),
             message: msg.as_bytes(),
@@ -87,7 +90,7 @@ pub fn emit(level: u8, module: Option<&str>, file: &str, line: u32, msg: &str, j
     macro_rules! event {
         ($lvl:expr) => {
             tracing::event!(
-                target: "lua",
+                target: "lua::log",
                 $lvl,
                 tarantool_level = u64::from(level),
                 fiber_id,
@@ -112,7 +115,8 @@ pub fn emit(level: u8, module: Option<&str>, file: &str, line: u32, msg: &str, j
 
 /// An optional string argument.
 fn opt_str(s: &Stack, idx: c_int) -> Option<String> {
-    s.to_str(idx).map(|b| String::from_utf8_lossy(b).into_owned())
+    s.to_str(idx)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
 }
 
 lua_fn! {
@@ -203,7 +207,9 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
         if rc == 0 {
             ffi::lua_createtable(l, 0, FUNCS.len() as c_int + 1);
             api::set_funcs(l, FUNCS);
-            let initial = std::env::var("LUAFIBER_LOG").ok().and_then(|v| level_by_name(&v));
+            let initial = std::env::var("LUAFIBER_LOG")
+                .ok()
+                .and_then(|v| level_by_name(&v));
             if let Some(level) = initial {
                 ffi::lua_pushinteger(l, ffi::lua_Integer::from(level));
                 ffi::lua_setfield(l, -2, c"initial_level".as_ptr());

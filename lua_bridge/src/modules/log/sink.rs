@@ -43,7 +43,9 @@ fn target(log: Option<&str>) -> Result<Target, String> {
         for opt in opts.split(',').filter(|o| !o.is_empty()) {
             let key = opt.split('=').next().unwrap_or_default();
             if !opt.contains('=') || !matches!(key, "identity" | "facility" | "server") {
-                return Err(format!("Incorrect value for option 'log': bad option '{opt}'"));
+                return Err(format!(
+                    "Incorrect value for option 'log': bad option '{opt}'"
+                ));
             }
         }
         return Ok(Target::Syslog);
@@ -134,9 +136,11 @@ pub fn apply(log: Option<&str>, format: &str) -> Result<(), String> {
             Dest::File { path, file }
         }
         Target::Pipe | Target::Syslog => {
-            return Err("Incorrect value for option 'log': pipe and syslog loggers are not \
+            return Err(
+                "Incorrect value for option 'log': pipe and syslog loggers are not \
                         supported by luafiber"
-                .into())
+                    .into(),
+            )
         }
     };
     let mut s = sink();

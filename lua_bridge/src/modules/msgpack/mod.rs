@@ -73,12 +73,12 @@ use mlua::ffi;
 #[cfg(feature = "luajit")]
 use crate::luajit::cdata;
 use crate::modules::buffer;
+use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
+pub(crate) use crate::modules::serializer::Config;
 use crate::raw::api;
 use crate::raw::error::ErrorKind;
-use crate::raw::{lua_fn, LResult, Raise};
-pub(crate) use crate::modules::serializer::Config;
-use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
 use crate::raw::Stack;
+use crate::raw::{lua_fn, LResult, Raise};
 
 /// Most nesting levels the encoder enters, whatever `encode_max_depth` says:
 /// the encoder recurses on the fiber's machine stack.

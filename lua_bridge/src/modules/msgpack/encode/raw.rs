@@ -33,10 +33,10 @@ use mlua::ffi;
 use rmp::encode as mp;
 
 use super::{Encoder, MAX_NESTING};
-use crate::modules::serializer::{self, Hint, Shape};
 use crate::luajit::obj::{
     gcptr, itype, CDATA, FALSE, GC_MASK, ISNUM, LIGHTUD, NIL, STR, TAB, TRUE,
 };
+use crate::modules::serializer::{self, Hint, Shape};
 
 /// `GCstr` (`lj_obj.h`); the bytes follow it.
 #[repr(C)]
@@ -287,7 +287,8 @@ impl Encoder<'_> {
                     }
                     let s = gcptr::<GcStr>(*v);
                     let len = (*s).len as usize;
-                    hint = match serializer::hint(std::slice::from_raw_parts(s.add(1).cast(), len)) {
+                    hint = match serializer::hint(std::slice::from_raw_parts(s.add(1).cast(), len))
+                    {
                         Some(Hint::Array) => Some(Shape::Array(max_key(tab))),
                         Some(Hint::Map) => Some(Shape::Map),
                         None => return Err(Bail),
