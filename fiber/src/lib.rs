@@ -28,9 +28,8 @@
 
 pub mod channel;
 pub mod cond;
+mod context;
 pub mod error;
-mod guard;
-pub mod pool;
 mod queue;
 mod scheduler;
 mod slots;
@@ -41,15 +40,16 @@ mod waitlist;
 
 pub use channel::{Channel, GetError, PutError};
 pub use cond::Cond;
+pub use context::{current_ext, fiber_word, set_fiber_word, switch_count};
 pub use error::Error;
-pub use guard::stack_left;
-pub use pool::StackPoolConfig;
 pub use scheduler::{
     all, block, block_cancellable, cancel, clear_stack_pool, config, configure, csw, current,
-    current_ext, exists, ext, fiber_word, has_pending, is_cancelled, is_joinable, join, name, run,
-    run_until, set_fiber_word, set_joinable, set_name, set_switch_hook, sleep, stack_size, stats,
-    status, switch_count, testcancel, truncate, wakeup, with_name, yield_now, Builder, Config,
-    FiberId, Stats, FIRST_FID, MAX_NAME_LEN, SCHED_FID,
+    exists, ext, has_pending, is_cancelled, is_joinable, join, name, run, run_until, set_joinable,
+    set_name, set_switch_hook, sleep, stack_size, stats, status, testcancel, truncate, wakeup,
+    with_name, yield_now, Builder, Config, FiberId, Stats, FIRST_FID, MAX_NAME_LEN, SCHED_FID,
 };
+pub use stack::overflow::stack_left;
+pub use stack::pool;
+pub use stack::pool::StackPoolConfig;
 pub use stack::{FiberStack, StackError};
 pub use state::Status;

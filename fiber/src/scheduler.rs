@@ -18,11 +18,12 @@ use std::time::{Duration, Instant};
 
 use corosensei::{Coroutine, CoroutineResult};
 
+use crate::context::{self, count_switch};
 use crate::error::Error;
-use crate::guard;
 use crate::pool::{StackPool, StackPoolConfig};
 use crate::queue::Ring;
 use crate::slots::Slots;
+use crate::stack::overflow;
 use crate::state::{Coro, FiberYielder, Handle, Resume, Slot, Status};
 use crate::timer::Timers;
 
@@ -101,10 +102,6 @@ thread_local! {
         const { ManuallyDrop::new(RefCell::new(Scheduler::new())) };
     /// Registered when the thread's stack pool is made (see [`new_pool`]).
     static SCHED_DROP: DropSched = const { DropSched };
-    /// [`fiber_word`] outside fibers.
-    static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
-    /// [`switch_count`], or 0 outside any fiber.
-    static EPOCH: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Drops what the thread's scheduler holds when the thread ends, leaving an
@@ -128,28 +125,6 @@ impl Drop for DropSched {
 fn new_pool(config: StackPoolConfig) -> StackPool {
     SCHED_DROP.with(|_| ());
     StackPool::new(config)
-}
-
-/// Sets a thread-local cell with a plain store (`LocalKey::set` goes
-/// through an out-of-line lazy-initialisation path, even for `const` ones).
-#[inline(always)]
-fn tls_set<T: Copy + 'static>(key: &'static std::thread::LocalKey<Cell<T>>, value: T) {
-    key.with(|c| c.set(value));
-}
-
-/// Reads a thread-local cell with a plain load (see [`tls_set`]).
-#[inline(always)]
-fn tls_get<T: Copy + 'static>(key: &'static std::thread::LocalKey<Cell<T>>) -> T {
-    key.with(Cell::get)
-}
-
-/// Counts a switch in `switches` and publishes the count as
-/// [`switch_count`] when the thread goes on in a fiber (`in_fiber`), 0 when
-/// it leaves them.
-#[inline(always)]
-fn count_switch(switches: &mut u64, in_fiber: bool) {
-    *switches += 1;
-    tls_set(&EPOCH, if in_fiber { *switches } else { 0 });
 }
 
 /// Runs `f` on this thread's scheduler.
@@ -383,7 +358,7 @@ impl Builder {
     }
 
     fn build(self, body: impl FnOnce() + 'static) -> Result<Handle, Error> {
-        guard::install();
+        overflow::install();
         let stack = with(|s| s.stacks().take(self.stack_size))?;
         let stack_size = stack.size();
         let limit = corosensei::stack::Stack::limit(&stack).get();
@@ -426,7 +401,7 @@ impl Builder {
                 joiner: None,
                 csw: 0,
                 stack_size,
-                running: guard::Running {
+                running: context::Running {
                     guard,
                     fid,
                     name: name_bytes,
@@ -492,7 +467,7 @@ impl Slot {
         self.status = Status::Running;
         self.resumer = resumer;
         self.csw += 1;
-        guard::set_running(&self.running);
+        context::set_running(&self.running);
         let coro = NonNull::from(
             self.coro
                 .as_mut()
@@ -536,7 +511,7 @@ impl Scheduler {
         let prev = self.slots[h].resumer;
         self.current = prev;
         count_switch(&mut self.switches, prev.is_some());
-        let outer: *const guard::Running = match prev {
+        let outer: *const context::Running = match prev {
             Some(p) => {
                 let slot = &mut self.slots[p];
                 if slot.status == Status::Calling {
@@ -546,7 +521,7 @@ impl Scheduler {
             }
             None => std::ptr::null(),
         };
-        guard::set_running(outer);
+        context::set_running(outer);
         if ended {
             self.finish(h);
         }
@@ -678,7 +653,7 @@ fn batch_loop(
             let h = s.current.replace(hub).expect("a fiber of the batch ran");
             if ended {
                 // The record must not point into a freed slot.
-                guard::set_running(&s.slots[hub].running);
+                context::set_running(&s.slots[hub].running);
                 s.finish(h);
             }
             s.next_of_batch(hub)
@@ -773,33 +748,11 @@ impl Slot {
     fn go_on(&mut self) -> Resume {
         self.status = Status::Running;
         self.csw += 1;
-        guard::set_running(&self.running);
+        context::set_running(&self.running);
         Resume {
             timed_out: self.timed_out,
             cancelled: self.cancelled,
         }
-    }
-}
-
-/// A word of the running context (a fiber, or the thread outside fibers)
-/// that the scheduler keeps per fiber: each fiber starts with 0, and the
-/// value survives its switches (it lives in the fiber's record, so a switch
-/// costs nothing for it). The Lua bridge counts its C function frames in
-/// it.
-#[inline]
-pub fn fiber_word() -> usize {
-    match guard::running() {
-        Some(r) => r.word.get(),
-        None => tls_get(&FIBER_WORD),
-    }
-}
-
-/// Sets the running context's [`fiber_word`].
-#[inline]
-pub fn set_fiber_word(word: usize) {
-    match guard::running() {
-        Some(r) => r.word.set(word),
-        None => tls_set(&FIBER_WORD, word),
     }
 }
 
@@ -910,24 +863,6 @@ fn run_loop(hand_over: bool, mut done: impl FnMut() -> bool) {
 /// The current fiber, or `None` outside any fiber.
 pub fn current() -> Option<FiberId> {
     with(|s| s.current.map(|h| FiberId(h.fid)))
-}
-
-/// The embedder's word ([`ext`]) of the current fiber, or `None` outside
-/// any fiber: a thread-local read and a load from the fiber's record, for
-/// hot paths that map the running fiber to their own record.
-#[inline]
-pub fn current_ext() -> Option<usize> {
-    guard::running().map(|r| r.ext)
-}
-
-/// Switches into and out of fibers so far on this thread, or `None` outside
-/// any fiber: while it stays the same, the current fiber has not yielded
-/// (Tarantool's cached event-loop time is kept on this). One thread-local
-/// read.
-#[inline]
-pub fn switch_count() -> Option<u64> {
-    let epoch = tls_get(&EPOCH);
-    (epoch != 0).then_some(epoch)
 }
 
 /// Whether a fiber is ready or sleeping on a timer on this thread.

@@ -124,7 +124,7 @@ pub(crate) struct Slot {
     /// what the stack overflow handler reports, and the embedder's word
     /// (`ext`; the Lua bridge keeps its index there): the thread-local
     /// record of the running fiber points here.
-    pub running: crate::guard::Running,
+    pub running: crate::context::Running,
 }
 
 /// A fiber's slot entry with the fiber id as its generation tag: the slot

@@ -26,6 +26,9 @@ use std::sync::OnceLock;
 
 use corosensei::stack::{Stack, StackPointer};
 
+pub(crate) mod overflow;
+pub mod pool;
+
 /// Default usable stack size: 512 KiB, Tarantool's default.
 pub const DEFAULT_STACK_SIZE: usize = 512 * 1024;
 /// Smallest usable stack size accepted: 16 KiB, as in Tarantool.
