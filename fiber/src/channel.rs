@@ -142,7 +142,7 @@ struct Waiter<T> {
 
 /// Unlinks the record that has waited longest in `list` (state rule 5, see
 /// `WaitList::pop_front`).
-fn pop_front<T>(list: &WaitList) -> Option<(crate::state::Handle, &Waiter<T>)> {
+fn pop_front<T>(list: &WaitList) -> Option<(crate::scheduler::Handle, &Waiter<T>)> {
     list.pop_front().map(|(fiber, l)| {
         // SAFETY: a channel's queues link `Waiter<T>` records only, whose
         // link is their first field; the record is valid while its fiber

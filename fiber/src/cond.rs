@@ -103,7 +103,7 @@ impl Cond {
 
     /// Unlinks the record that has waited longest; returns its fiber and
     /// the record (state rule 5, see `WaitList::pop_front`).
-    fn pop_front(&self) -> Option<(crate::state::Handle, *const Waiter)> {
+    fn pop_front(&self) -> Option<(crate::scheduler::Handle, *const Waiter)> {
         // SAFETY: a cond's queue links `Waiter` records only.
         self.waiters
             .pop_front()
@@ -175,7 +175,7 @@ impl Cond {
     fn wait_on(
         &self,
         waiter: &Waiter,
-        mut r: crate::state::Resume,
+        mut r: crate::scheduler::Resume,
         deadline: Option<Instant>,
     ) -> Result<bool, Error> {
         loop {

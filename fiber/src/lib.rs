@@ -29,27 +29,23 @@
 pub mod channel;
 pub mod cond;
 mod context;
-pub mod error;
-mod queue;
 mod scheduler;
-mod slots;
 pub mod stack;
-mod state;
-mod timer;
 mod waitlist;
 
 pub use channel::{Channel, GetError, PutError};
 pub use cond::Cond;
 pub use context::{current_ext, fiber_word, set_fiber_word, switch_count};
-pub use error::Error;
+pub use scheduler::error;
+pub use scheduler::error::Error;
 pub use scheduler::{
     all, block, block_cancellable, cancel, clear_stack_pool, config, configure, csw, current,
     exists, ext, has_pending, is_cancelled, is_joinable, join, name, run, run_until, set_joinable,
     set_name, set_switch_hook, sleep, stack_size, stats, status, testcancel, truncate, wakeup,
-    with_name, yield_now, Builder, Config, FiberId, Stats, FIRST_FID, MAX_NAME_LEN, SCHED_FID,
+    with_name, yield_now, Builder, Config, FiberId, Stats, Status, FIRST_FID, MAX_NAME_LEN,
+    SCHED_FID,
 };
 pub use stack::overflow::stack_left;
 pub use stack::pool;
 pub use stack::pool::StackPoolConfig;
 pub use stack::{FiberStack, StackError};
-pub use state::Status;

@@ -9,7 +9,7 @@
 use std::cell::Cell;
 use std::ptr;
 
-use crate::state::Handle;
+use crate::scheduler::Handle;
 
 /// The list's part of a waiter record: the fiber and its neighbours.
 pub(crate) struct Link {
