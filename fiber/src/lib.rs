@@ -26,15 +26,11 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
-pub mod channel;
-pub mod cond;
 mod context;
 mod scheduler;
 pub mod stack;
-mod waitlist;
+mod sync;
 
-pub use channel::{Channel, GetError, PutError};
-pub use cond::Cond;
 pub use context::{current_ext, fiber_word, set_fiber_word, switch_count};
 pub use scheduler::error;
 pub use scheduler::error::Error;
@@ -49,3 +45,5 @@ pub use stack::overflow::stack_left;
 pub use stack::pool;
 pub use stack::pool::StackPoolConfig;
 pub use stack::{FiberStack, StackError};
+pub use sync::channel::{self, Channel, GetError, PutError};
+pub use sync::cond::{self, Cond};

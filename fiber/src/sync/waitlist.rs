@@ -9,19 +9,18 @@
 use std::cell::Cell;
 use std::ptr;
 
-use crate::scheduler::Handle;
-
-/// The list's part of a waiter record: the fiber and its neighbours.
-pub(crate) struct Link {
+/// The list's part of a waiter record: the fiber (its handle `H`) and its
+/// neighbours.
+pub(crate) struct Link<H> {
     /// Set when the record is linked.
-    fiber: Cell<Option<Handle>>,
+    fiber: Cell<Option<H>>,
     /// The neighbours while linked (null at the ends).
-    prev: Cell<*const Link>,
-    next: Cell<*const Link>,
+    prev: Cell<*const Link<H>>,
+    next: Cell<*const Link<H>>,
 }
 
-impl Link {
-    pub const fn new() -> Link {
+impl<H: Copy> Link<H> {
+    pub const fn new() -> Link<H> {
         Link {
             fiber: Cell::new(None),
             prev: Cell::new(ptr::null()),
@@ -30,14 +29,16 @@ impl Link {
     }
 }
 
-/// A FIFO of linked records: `head` has waited longest.
-pub(crate) struct WaitList {
-    head: Cell<*const Link>,
-    tail: Cell<*const Link>,
+/// A FIFO of linked records: `head` has waited longest. Generic over the
+/// handle kept with each record (a fiber's, for the scheduler), so it
+/// imports nothing of the scheduler.
+pub(crate) struct WaitList<H> {
+    head: Cell<*const Link<H>>,
+    tail: Cell<*const Link<H>>,
 }
 
-impl WaitList {
-    pub const fn new() -> WaitList {
+impl<H: Copy> WaitList<H> {
+    pub const fn new() -> WaitList<H> {
         WaitList {
             head: Cell::new(ptr::null()),
             tail: Cell::new(ptr::null()),
@@ -47,7 +48,7 @@ impl WaitList {
     /// Links `l`, the record of `fiber`, at the back. The record must stay
     /// where it is until it is unlinked or popped (state rule 5).
     #[inline(always)]
-    pub fn push_back(&self, l: &Link, fiber: Handle) {
+    pub fn push_back(&self, l: &Link<H>, fiber: H) {
         l.fiber.set(Some(fiber));
         let tail = self.tail.replace(l);
         l.prev.set(tail);
@@ -62,7 +63,7 @@ impl WaitList {
 
     /// Unlinks `l`, which is linked in this list.
     #[inline(always)]
-    pub fn unlink(&self, l: &Link) {
+    pub fn unlink(&self, l: &Link<H>) {
         let (prev, next) = (l.prev.get(), l.next.get());
         // SAFETY: state rule 5: the neighbours of a linked record are
         // linked, so valid.
@@ -82,7 +83,7 @@ impl WaitList {
     /// with the record, which stays valid only while that fiber lives and
     /// has not run since (state rule 5).
     #[inline(always)]
-    pub fn pop_front(&self) -> Option<(Handle, *const Link)> {
+    pub fn pop_front(&self) -> Option<(H, *const Link<H>)> {
         let l = self.head.get();
         // SAFETY: state rule 5: a linked record is valid.
         let l_ref = unsafe { l.as_ref()? };

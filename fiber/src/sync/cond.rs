@@ -17,9 +17,9 @@ use std::cell::Cell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
-use crate::scheduler;
-use crate::waitlist::{Link, WaitList};
+use super::{Link, WaitList};
+use crate::scheduler::{self, Handle, Resume};
+use crate::Error;
 
 /// How a waiter left the queue, set by the waker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,7 +103,7 @@ impl Cond {
 
     /// Unlinks the record that has waited longest; returns its fiber and
     /// the record (state rule 5, see `WaitList::pop_front`).
-    fn pop_front(&self) -> Option<(crate::scheduler::Handle, *const Waiter)> {
+    fn pop_front(&self) -> Option<(Handle, *const Waiter)> {
         // SAFETY: a cond's queue links `Waiter` records only.
         self.waiters
             .pop_front()
@@ -175,7 +175,7 @@ impl Cond {
     fn wait_on(
         &self,
         waiter: &Waiter,
-        mut r: crate::scheduler::Resume,
+        mut r: Resume,
         deadline: Option<Instant>,
     ) -> Result<bool, Error> {
         loop {
