@@ -6,6 +6,18 @@
 //! scheduler is per thread: fibers never migrate, and every function here acts
 //! on the calling thread's scheduler.
 //!
+//! The layers, bottom up (each imports only those below it):
+//!
+//! - `context`: the running fiber's thread-local record, the switch count
+//!   and the fiber word;
+//! - [`stack`]: guarded stacks, their [`pool`], and the report of an overflow
+//!   into a guard;
+//! - `scheduler`: fiber slots, the ready FIFO, the timer heap, switching,
+//!   the run loop, blocking, control and introspection; its module doc
+//!   holds the numbered state rules that every `SAFETY` comment cites;
+//! - `sync`: [`Cond`] and [`Channel`], on wait lists of records in the
+//!   waiting fibers' frames.
+//!
 //! ```
 //! use luafiber_fiber as fiber;
 //! use std::{cell::Cell, rc::Rc, time::Duration};

@@ -7,10 +7,11 @@ use std::panic::{self, AssertUnwindSafe};
 
 use corosensei::Coroutine;
 
+use super::core::{run_switch_hook, with};
 use super::error::Error;
+use super::id::FiberId;
 use super::record::{truncate, FiberYielder, Handle, Resume, Slot, Status, MAX_NAME_LEN};
 use super::switch::switch_to;
-use super::{run_switch_hook, with, FiberId};
 use crate::context::Running;
 use crate::stack::overflow;
 

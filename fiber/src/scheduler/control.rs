@@ -3,10 +3,11 @@
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
+use super::core::with;
 use super::error::Error;
+use super::id::FiberId;
 use super::park::{block, far_future};
 use super::record::{Handle, Status, MAX_NAME_LEN};
-use super::{with, FiberId};
 
 /// Makes the fiber ready if it is suspended (as [`wakeup`] does, by handle,
 /// with no id lookup). Returns `false` when it has ended or is gone.

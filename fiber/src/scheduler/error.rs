@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::FiberId;
+use super::id::FiberId;
 use crate::stack::StackError;
 
 /// What a fiber operation can fail with. The messages are Tarantool's, so the

@@ -8,8 +8,8 @@ use std::ptr::NonNull;
 
 use corosensei::CoroutineResult;
 
+use super::core::{with, Scheduler};
 use super::record::{Coro, FiberYielder, Handle, Resume, Slot, Status};
-use super::{with, Scheduler};
 use crate::context::{self, count_switch};
 
 /// Switches out of the current fiber, which has just blocked or queued
@@ -117,7 +117,8 @@ fn batch_loop(
 fn batch_step(y: *const FiberYielder, step: Step) -> Resume {
     match step {
         Step::Back(input) => input,
-        // SAFETY: as in `suspend`; the loop resumes it with its flags.
+        // SAFETY: state rule 2, as in `suspend`; the loop resumes it with
+        // its flags.
         Step::Yield => unsafe { (*y).suspend(None) },
         Step::Run(..) => unreachable!("a fiber to run is resumed by the caller"),
     }

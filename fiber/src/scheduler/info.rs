@@ -2,9 +2,10 @@
 //! name, switches, stack size, flags), all of them, and the scheduler's
 //! counters.
 
+use super::core::with;
 use super::error::Error;
+use super::id::FiberId;
 use super::record::{Handle, Status};
-use super::{with, FiberId};
 use crate::stack::pool::StackPool;
 
 /// The current fiber, or `None` outside any fiber.

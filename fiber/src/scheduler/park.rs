@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
+use super::core::{with, Scheduler};
 use super::error::Error;
 use super::handoff::{suspend, Blocked};
 use super::record::{Handle, Resume, Slot, Status};
-use super::{with, Scheduler};
 
 /// Yields the current fiber: it goes to the back of the ready queue
 /// (Tarantool's `fiber.yield()`, which is `sleep(0)`). A cancellation point.

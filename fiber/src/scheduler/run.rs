@@ -3,9 +3,10 @@
 
 use std::time::Instant;
 
+use super::core::{with, Scheduler};
 use super::info::current;
+use super::record::Status;
 use super::switch::resume;
-use super::{with, Scheduler, Status};
 use crate::stack::pool::StackPool;
 
 /// Switches [`run`] makes at least between two polls of the timers, when

@@ -149,9 +149,9 @@ impl<T> Slots<T> {
     /// `h`'s value, or `None` once it is gone.
     #[inline(always)]
     pub fn get(&self, h: Handle<T>) -> Option<&T> {
-        // SAFETY: the module's contract: `h` was made by `insert` of this
-        // slab, so `h.entry` points into a chunk that lives as long as the
-        // slab; `&self` excludes writes.
+        // SAFETY: state rule 1 (the module's one contract): `h` was made by
+        // `insert` of this slab, so `h.entry` points into a chunk that lives
+        // as long as the slab; `&self` excludes writes.
         let entry = unsafe { &*h.entry.as_ptr() };
         if entry.id != h.id {
             return None;

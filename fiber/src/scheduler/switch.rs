@@ -6,8 +6,8 @@ use std::ptr::NonNull;
 
 use corosensei::CoroutineResult;
 
+use super::core::{with, Scheduler};
 use super::record::{Coro, Handle, Resume, Slot, Status};
-use super::{with, Scheduler};
 use crate::context::{self, count_switch};
 
 /// What the resumer takes out of the scheduler, in one borrow, to switch to

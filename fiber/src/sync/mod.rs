@@ -5,10 +5,3 @@
 pub mod channel;
 pub mod cond;
 mod waitlist;
-
-use crate::scheduler::Handle;
-
-/// A waiter record's link, with its fiber's handle.
-type Link = waitlist::Link<Handle>;
-/// A FIFO of waiting fibers' records.
-type WaitList = waitlist::WaitList<Handle>;

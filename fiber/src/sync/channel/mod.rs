@@ -29,10 +29,13 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use super::{Link, WaitList};
+use super::waitlist;
 use crate::scheduler::{self, Handle};
 
 mod error;
+
+type Link = waitlist::Link<Handle>;
+type WaitList = waitlist::WaitList<Handle>;
 
 use error::Fail;
 pub use error::{GetError, PutError};
@@ -63,9 +66,9 @@ struct Waiter<T> {
 /// `WaitList::pop_front`).
 fn pop_front<T>(list: &WaitList) -> Option<(Handle, &Waiter<T>)> {
     list.pop_front().map(|(fiber, l)| {
-        // SAFETY: a channel's queues link `Waiter<T>` records only, whose
-        // link is their first field; the record is valid while its fiber
-        // lives and has not run (the caller wakes it first).
+        // SAFETY: state rule 5: a channel's queues link `Waiter<T>` records
+        // only, whose link is their first field; the record is valid while
+        // its fiber lives and has not run (the caller wakes it first).
         (fiber, unsafe { &*l.cast::<Waiter<T>>() })
     })
 }
