@@ -63,8 +63,8 @@ impl Builder {
         overflow::install();
         let stack = with(|s| s.stacks().take(self.stack_size))?;
         let stack_size = stack.size();
-        let limit = corosensei::stack::Stack::limit(&stack).get();
-        let guard = (limit - crate::stack::GUARD_SIZE, limit);
+        let guard = stack.guard();
+        let guard = (guard.start, guard.end);
         let coro = Coroutine::with_stack(stack, move |y: &FiberYielder, _: Resume| {
             with(|s| {
                 let (_, slot) = s.current_slot().expect("a fiber runs as current");
