@@ -285,6 +285,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "mmap and mprotect are foreign calls Miri does not run")]
     fn sizes_round_up_to_pages_and_minimum() {
         let s = FiberStack::new(1).unwrap();
         assert_eq!(s.size(), MIN_STACK_SIZE);

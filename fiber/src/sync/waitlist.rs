@@ -109,3 +109,47 @@ impl<H: Copy> WaitList<H> {
         self.head.get().is_null()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Link, WaitList};
+
+    #[test]
+    fn records_leave_in_wait_order_and_unlink_from_anywhere() {
+        let list = WaitList::new();
+        let links: Vec<Link<u32>> = (0..5).map(|_| Link::new()).collect();
+        assert!(list.is_empty());
+        for (i, l) in links.iter().enumerate() {
+            list.push_back(l, i as u32);
+        }
+        assert_eq!(list.len(), 5);
+        // From the middle, the tail and the head.
+        list.unlink(&links[2]);
+        list.unlink(&links[4]);
+        list.unlink(&links[0]);
+        assert_eq!(list.len(), 2);
+        // Linked again at the back, after the others.
+        list.push_back(&links[0], 0);
+        let mut order = Vec::new();
+        while let Some((fiber, l)) = list.pop_front() {
+            assert!(std::ptr::eq(l, &links[fiber as usize]));
+            order.push(fiber);
+        }
+        assert_eq!(order, [1, 3, 0]);
+        assert!(list.is_empty());
+        assert_eq!(list.len(), 0);
+    }
+
+    #[test]
+    fn the_only_record_leaves_an_empty_list() {
+        let list = WaitList::new();
+        let l = Link::new();
+        list.push_back(&l, 7u32);
+        list.unlink(&l);
+        assert!(list.is_empty());
+        assert!(list.pop_front().is_none());
+        list.push_back(&l, 8);
+        assert_eq!(list.pop_front().map(|(f, _)| f), Some(8));
+        assert!(list.is_empty());
+    }
+}
