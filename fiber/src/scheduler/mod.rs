@@ -72,14 +72,14 @@
 //!    its creator, as in a fiber.
 //! 7. The thread-local record pointer ([`crate::context`]) points at the
 //!    `running` record in the slot of the fiber that runs, or is null
-//!    outside fibers: every switch in (`enter`, `go_on`) sets it to the
-//!    fiber's record and every switch out sets it to the resumer's (or
-//!    null), before anything else runs on the thread. A slot is freed only
-//!    after its fiber switched out for the last time, and the pointer is
-//!    moved off it first (`switch_out`, and `batch_loop` before `finish`),
-//!    so the record it points at is valid. The record's name bytes are
-//!    replaced new-first (`set_name` points the record at the new bytes
-//!    before the old ones are freed).
+//!    outside fibers: whatever makes a fiber current publishes its record
+//!    (`Slot::enter`, `Slot::go_on`) before the fiber runs, and
+//!    `switch_out` publishes the resumer's (or null). A slot is freed only
+//!    after its fiber's last switch, once the pointer has moved off it
+//!    (`switch_out` and `batch_loop` set it before they call `finish`), so
+//!    the record it points at is valid until the next switch. The record's
+//!    name bytes are replaced new-first (`set_name` points the record at the
+//!    new bytes before the old ones are freed).
 
 mod builder;
 mod control;
