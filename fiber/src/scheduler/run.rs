@@ -1,9 +1,10 @@
 //! The scheduler loop: ready fibers in FIFO order, in batches, with the
 //! timers polled between batches.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::core::{with, Scheduler};
+use super::idle;
 use super::info::current;
 use super::record::Status;
 use super::switch::resume;
@@ -19,7 +20,10 @@ const MIN_BATCH: usize = 64;
 /// fibers ready when the batch began, or 64 switches when fibers keep waking
 /// each other), so a sleeper is never starved by fibers that keep yielding.
 /// A fiber that blocks switches straight to the next ready one, without a
-/// round trip through this loop.
+/// round trip through this loop. With an idle-wait hook (the cord's event
+/// loop, see [`idle`]), the loop waits in the hook instead of
+/// sleeping, polls it once per batch, and goes on while the hook has
+/// waiters.
 ///
 /// # Panics
 ///
@@ -59,20 +63,37 @@ fn run_loop(hand_over: bool, mut done: impl FnMut() -> bool) {
             };
             (s.ready.len(), next)
         });
+        let hook = idle::idle_hook();
         if batch == 0 {
             // Idle: stacks pooled past the watermark give their pages back.
             with(|s| s.stacks.as_mut().map(StackPool::trim));
-            match next {
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if deadline > now {
-                        std::thread::sleep(deadline - now);
+            let left = next.map(|d| d.saturating_duration_since(Instant::now()));
+            if let Some(hook) = hook {
+                // The event loop waits; fibers waiting on it keep us going.
+                if !hook(left) && next.is_none() && with(|s| s.ready.is_empty()) {
+                    return;
+                }
+                continue;
+            }
+            match left {
+                Some(left) => {
+                    if !left.is_zero() {
+                        std::thread::sleep(left);
                     }
                     continue;
                 }
                 None => return,
             }
         }
+        // Fibers are ready: events are polled once per batch, without
+        // blocking, so neither starves the other.
+        let batch = match hook {
+            Some(hook) => {
+                hook(Some(Duration::ZERO));
+                with(|s| s.ready.len())
+            }
+            None => batch,
+        };
         // With hand-overs, a fiber woken in this batch is switched to in it
         // too (FIFO order is the same), up to the floor.
         let batch = if hand_over {
