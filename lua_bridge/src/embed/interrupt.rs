@@ -84,15 +84,21 @@ unsafe extern "C-unwind" fn hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua_Debu
 
 lua_fn! {
     /// `pcall(f, ...)`: `pcall` that [`interrupt`] may interrupt: the
-    /// calling thread is armed while `f` runs, and disarmed (its hook
+    /// calling thread is armed while `f` runs (an interrupt still pending,
+    /// one not taken with [`take_pending`], interrupts it at once), and
+    /// disarmed (its hook
     /// cleared) in C before any Lua instruction runs again, so the hook
     /// never raises outside the call.
     fn interrupt_pcall(s: &mut Stack) {
         if s.top() < 1 {
             return Err(Raise::illegal("Usage: interrupt.pcall(f, ...)"));
         }
-        PENDING.store(false, Ordering::SeqCst);
         ARMED.store(s.as_ptr(), Ordering::SeqCst);
+        if PENDING.load(Ordering::SeqCst) {
+            // An interrupt came before `f` started (its fiber had not run
+            // yet): the first instruction raises.
+            interrupt();
+        }
         let ok = s.pcall(s.top() - 1, ffi::LUA_MULTRET).is_ok();
         ARMED.store(std::ptr::null_mut(), Ordering::SeqCst);
         // SAFETY: the calling thread (on LuaJIT the hook is the state's);
