@@ -19,6 +19,10 @@ use crate::modules::serializer::Config;
 use crate::raw::error::ErrorKind;
 use crate::raw::{LResult, Raise, Stack};
 
+/// The largest integer decoded as a Lua number on LuaJIT (Tarantool's
+/// `DBL_INT_MAX`, 10^14 - 1: what `%.14g` prints exactly).
+const DBL_INT_MAX: i64 = 99_999_999_999_999;
+
 /// Machine stack a nesting level leaves free (a fiber has 512 KiB).
 const STACK_MARGIN: usize = 64 * 1024;
 
@@ -452,9 +456,10 @@ impl Parser<'_> {
                     s.push_bytes(&self.data[from..to]);
                 }
             }
-            Kind::Uint(u) if u > i64::MAX as u64 => s.push_number(u as f64),
-            Kind::Uint(u) => s.push_int(u as i64),
-            Kind::Int(i) => s.push_int(i),
+            Kind::Uint(u) if u <= DBL_INT_MAX as u64 => s.push_int(u as i64),
+            Kind::Uint(u) => self.push_wide(s, u, false)?,
+            Kind::Int(i) if (-DBL_INT_MAX..=DBL_INT_MAX).contains(&i) => s.push_int(i),
+            Kind::Int(i) => self.push_wide(s, i as u64, true)?,
             Kind::Number(v) => {
                 if !v.is_finite() && !self.cfg.decode_invalid_numbers {
                     return Err(fail("number must not be NaN or Inf".into()));
@@ -466,6 +471,32 @@ impl Parser<'_> {
             Kind::ObjBegin => self.object(s)?,
             Kind::ArrBegin => self.array(s)?,
             _ => return Err(self.unexpected("value", &tok)),
+        }
+        Ok(())
+    }
+
+    /// Pushes an integer beyond [`DBL_INT_MAX`] (`bits`, signed when
+    /// `signed`): an `int64_t`/`uint64_t` cdata on LuaJIT, as Tarantool's
+    /// `luaL_pushint64`; on Lua 5.4 an integer (a float past `i64::MAX`).
+    fn push_wide(&mut self, s: &mut Stack, bits: u64, signed: bool) -> LResult<()> {
+        #[cfg(feature = "luajit")]
+        {
+            let ctype = if signed { self.sh.int64 } else { self.sh.uint64 };
+            if ctype != ffi::LUA_NOREF {
+                s.push_ref(ctype);
+                s.pcall(0, 1)
+                    .map_err(|()| Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into()))?;
+                let p = s.to_pointer(-1).cast::<u64>().cast_mut();
+                // SAFETY: the value on top is the fresh cdata the ctype call
+                // made: its payload is 8 bytes of its 64-bit integer type.
+                unsafe { p.write(bits) };
+                return Ok(());
+            }
+        }
+        if signed || bits <= i64::MAX as u64 {
+            s.push_int(bits as i64);
+        } else {
+            s.push_number(bits as f64);
         }
         Ok(())
     }

@@ -33,8 +33,9 @@
 //! - Errors are error objects (`IllegalParams` for encoding and options,
 //!   `DecodeError` for malformed text) whose `tostring` is Tarantool's
 //!   message, not strings.
-//! - Integers beyond 2^53 decode to Lua numbers (integers on Lua 5.4 up to
-//!   2^63-1), not `int64`/`uint64` cdata, as in `msgpack`.
+//! - On Lua 5.4 integers decode to integers (floats past 2^63 - 1); on
+//!   LuaJIT, as in Tarantool, those beyond 10^14 - 1 to `int64_t` or
+//!   `uint64_t` cdata.
 //! - Options are checked as `msgpack.cfg` checks them (a wrong type
 //!   raises); decimal, uuid, datetime and error values do not exist here.
 //! - Nesting is also bounded by the fiber's machine stack (an error, never
@@ -77,6 +78,12 @@ pub(crate) struct Shared {
     /// higher ids may have a `__serialize` (gh-1226).
     #[cfg(feature = "luajit")]
     ctypeid: u16,
+    /// `ffi.typeof('int64_t')` and `ffi.typeof('uint64_t')` (LuaJIT), or
+    /// `LUA_NOREF`: what decoded integers beyond 10^14 - 1 become.
+    #[cfg(feature = "luajit")]
+    int64: c_int,
+    #[cfg(feature = "luajit")]
+    uint64: c_int,
 }
 
 impl Shared {
@@ -135,6 +142,10 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
             ctypes: None,
             #[cfg(feature = "luajit")]
             ctypeid: u16::MAX,
+            #[cfg(feature = "luajit")]
+            int64: ffi::LUA_NOREF,
+            #[cfg(feature = "luajit")]
+            uint64: ffi::LUA_NOREF,
         };
         // msgpack's metatables and NULL, so that both modules agree.
         ffi::lua_getglobal(l, c"package".as_ptr());
@@ -164,12 +175,15 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
             let (null, ctypes) = cdata::probe(l);
             api::unref(l, null);
             shared.ctypes = ctypes;
-            let probe = "return require('ffi').typeof('int')";
-            if ffi::luaL_loadbuffer(l, probe.as_ptr().cast(), probe.len(), c"=json".as_ptr()) == 0
-                && ffi::lua_pcall(l, 0, 1, 0) == 0
-                && ffi::lua_type(l, -1) == 10
+            let types = "local ffi = require('ffi')\n\
+                         return ffi.typeof('int'), ffi.typeof('int64_t'), ffi.typeof('uint64_t')";
+            if ffi::luaL_loadbuffer(l, types.as_ptr().cast(), types.len(), c"=json".as_ptr()) == 0
+                && ffi::lua_pcall(l, 0, 3, 0) == 0
+                && ffi::lua_type(l, -3) == 10
             {
-                shared.ctypeid = cdata::ctype_id(ffi::lua_topointer(l, -1).cast());
+                shared.ctypeid = cdata::ctype_id(ffi::lua_topointer(l, -3).cast());
+                shared.uint64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+                shared.int64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
             }
             ffi::lua_settop(l, top);
         }
