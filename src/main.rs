@@ -37,12 +37,27 @@ struct Cli {
 }
 
 /// The subscriber that writes Lua's `log` lines (and Rust's warnings) as
-/// Tarantool's log lines: `LUAFIBER_LOG` is its filter (`EnvFilter`
-/// directives), by default `lua::log=trace,warn` (every line `log.cfg` lets
-/// through, and the runtime's warnings and errors).
+/// Tarantool's log lines. `LUAFIBER_LOG` is its filter: one level name
+/// (Tarantool's or `tracing`'s, which is also `log.cfg.level` at start)
+/// lets every Lua line through and Rust's events from that level; other
+/// values are `EnvFilter` directives. By default `lua::log=trace,warn`:
+/// the lines `log.cfg` lets through, the runtime's warnings and errors.
 fn install_logging() {
-    let filter = EnvFilter::try_from_env("LUAFIBER_LOG")
-        .unwrap_or_else(|_| EnvFilter::new("lua::log=trace,warn"));
+    let directives = match std::env::var("LUAFIBER_LOG") {
+        Err(_) => "lua::log=trace,warn".to_string(),
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "fatal" | "syserror" | "error" | "crit" => "lua::log=trace,error".into(),
+            "warn" => "lua::log=trace,warn".into(),
+            "info" => "lua::log=trace,info".into(),
+            "verbose" | "debug" => "lua::log=trace,debug".into(),
+            "trace" => "trace".into(),
+            _ => v,
+        },
+    };
+    let filter = EnvFilter::try_new(&directives).unwrap_or_else(|e| {
+        eprintln!("luafiber: LUAFIBER_LOG: {e}");
+        EnvFilter::new("lua::log=trace,warn")
+    });
     let _ = tracing_subscriber::registry()
         .with(luafiber::log::TarantoolLayer.with_filter(filter))
         .try_init();
