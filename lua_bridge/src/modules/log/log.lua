@@ -7,6 +7,7 @@ local C = ...
 local debug_getinfo = debug.getinfo
 local unpack = unpack or table.unpack
 
+local NULL = require('msgpack').NULL
 local json = require('json').new()
 json.cfg{
     encode_invalid_numbers = true,
@@ -186,7 +187,7 @@ local function set_format(format)
     say(nil, S_DEBUG, "log: format set to '%s'", format)
 end
 
--- The options of `new` over the current ones: a nil-like value (box.NULL)
+-- The options of `new` over the current ones: a NULL (box.NULL)
 -- or an empty `log`/`format` is the default.
 local function prepare(new)
     for k in pairs(new) do
@@ -199,7 +200,8 @@ local function prepare(new)
         local v = rawget(new, k)
         if rawequal(v, nil) then
             cfg[k] = log_cfg[k]
-        elseif v == nil or (v == '' and (k == 'log' or k == 'format')) then
+        elseif v == nil or rawequal(v, NULL)
+            or (v == '' and (k == 'log' or k == 'format')) then
             cfg[k] = default_cfg[k]
         else
             check_type(k, v)
