@@ -4,8 +4,6 @@
 //! on its own Lua thread, so Lua code can yield anywhere. This crate gathers
 //! the layers: [`fiber`] (stacks, scheduler; no Lua), [`runtime`] (cords,
 //! clocks; no Lua) and the Lua bridge ([`LuaRuntime`]).
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub use luafiber_fiber as fiber;
 pub use luafiber_lua::{

@@ -23,8 +23,6 @@
 //! fiber::run();
 //! assert_eq!(hits.get(), 3);
 //! ```
-#![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs, clippy::undocumented_unsafe_blocks)]
 
 pub mod channel;
 pub mod cond;

@@ -1,0 +1,117 @@
+//! [`RuntimeBuilder`]: the settings of a [`LuaRuntime`], and the setup of a
+//! cord's Lua state (registry refs, metatables, modules).
+
+use luafiber_fiber::{self as fiber, StackPoolConfig};
+use mlua::{ffi, Lua, LuaOptions, StdLib};
+
+use super::{Error, LuaRuntime};
+use crate::cord::{self, NewThread, ThreadPoolConfig};
+use crate::raw::memory;
+
+/// Settings of a [`LuaRuntime`]; `RuntimeBuilder::default()` gives
+/// Tarantool's defaults.
+#[derive(Clone, Debug, Default)]
+pub struct RuntimeBuilder {
+    stacks: StackPoolConfig,
+    threads: ThreadPoolConfig,
+    memory_limit: Option<usize>,
+    new_thread: NewThread,
+}
+
+impl RuntimeBuilder {
+    /// Usable stack size of each fiber, in bytes (default 512 KiB; at least
+    /// 16 KiB; rounded up to pages).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stacks.stack_size = bytes;
+        self
+    }
+
+    /// Most stacks kept for reuse (default 16384, the first 1024 keeping their pages; 0: every fiber maps a fresh
+    /// stack).
+    pub fn stack_pool(mut self, max: usize) -> Self {
+        self.stacks.max = max;
+        self.stacks.hot = self.stacks.hot.min(max);
+        self
+    }
+
+    /// Most finished Lua threads kept for reuse (default 4096; 0: every fiber
+    /// makes a new Lua thread).
+    pub fn thread_pool(mut self, max: usize) -> Self {
+        self.threads.max = max;
+        self
+    }
+
+    /// Caps the Lua heap, in bytes: an allocation past it is a Lua error
+    /// ("not enough memory") for the code that asked, never an abort.
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// How new Lua threads are made (benches compare the variants; the
+    /// default is the cached wrapper ref).
+    #[doc(hidden)]
+    pub fn new_thread(mut self, how: NewThread) -> Self {
+        self.new_thread = how;
+        self
+    }
+
+    /// Sets up the Lua state and the scheduler of the calling thread.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AlreadyRunning`] when the thread has a runtime;
+    /// [`Error::FibersExist`] when it has fibers already; [`Error::Lua`] when
+    /// the memory limit cannot be set.
+    pub fn build(self) -> Result<LuaRuntime, Error> {
+        if cord::is_installed() {
+            return Err(Error::AlreadyRunning);
+        }
+        if !fiber::configure(fiber::Config {
+            stacks: self.stacks,
+        }) {
+            return Err(Error::FibersExist);
+        }
+        // SAFETY: the full standard library (ffi and debug included) is what
+        // a script interpreter offers; scripts are trusted as in `luajit`.
+        let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
+        let main = lua.state();
+        if let Some(limit) = self.memory_limit {
+            // SAFETY: `main` is the new, idle state; the limit is set once.
+            unsafe { memory::set_limit(main, lua.used_memory(), limit) };
+        }
+        // SAFETY: `main` is the new state's main thread, idle; setup runs
+        // once, before any fiber.
+        unsafe { setup(main) };
+        let cord_lua = std::rc::Rc::new(lua.clone());
+        cord::install(cord::Cord::new(
+            cord_lua.clone(),
+            main,
+            self.threads,
+            self.new_thread,
+        ));
+        // SAFETY: `main` is the idle main thread of `cord_lua`'s state,
+        // which the cord keeps until `uninstall`.
+        unsafe { crate::luajit::entry::install(main, &cord_lua) };
+        // SAFETY: the cord is installed; `main` is idle.
+        unsafe { crate::modules::register(main) };
+        Ok(LuaRuntime { lua })
+    }
+}
+
+/// Makes what every layer keeps of the new state, once: registry refs of
+/// the functions hot paths call, the metatables.
+///
+/// # Safety
+///
+/// `l` is an idle main state, not yet set up.
+unsafe fn setup(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract.
+    unsafe {
+        crate::raw::error::init(l);
+        cord::threads::init(l);
+        crate::fiber::entry::init(l);
+        super::handlers::init(l);
+        crate::modules::init(l);
+    }
+}

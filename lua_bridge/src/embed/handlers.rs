@@ -1,0 +1,282 @@
+//! Calling Lua from Rust on fresh fibers, the way Tarantool serves iproto
+//! CALL and EVAL (`src/box/lua/call.c`).
+//!
+//! Each call runs on a new Lua fiber whose function is one of three handler
+//! C functions, made once when the runtime is set up and fetched by registry
+//! ref for every call (no `lua_pushcfunction` per call, so no `GCfunc` is
+//! allocated per call on LuaJIT):
+//!
+//! - the CALL handler, stack `[name, args...]`: finds the function the
+//!   dotted name `a.b.c` (or `a.b:c`, a method call) names, starting at the
+//!   globals, and calls it with the arguments;
+//! - the EVAL handler, stack `[source, args...]`: compiles `source` as a
+//!   chunk (compiled chunks are kept by source in a registry table) and calls
+//!   it with `...` = the arguments;
+//! - the module handler, stack `[name, chunk]`: runs `chunk(name)` and stores
+//!   its first result (or `true`) in `package.loaded[name]` and the global
+//!   `name`.
+//!
+//! The handlers are raw C functions, not `lua_fn!` bodies: they run Lua code
+//! (lookups that may run `__index`, the called function) whose errors must
+//! unwind through them, so they own no Rust value and never call into Rust
+//! code that could panic. Their errors reach the fiber's `lua_pcall` and its
+//! message handler, which records the traceback.
+
+use std::cell::Cell;
+use std::ffi::c_int;
+
+use mlua::ffi;
+
+use crate::raw::api;
+
+/// Most compiled EVAL chunks kept; past it the cache starts over empty.
+const EVAL_CACHE_MAX: usize = 1024;
+
+/// Which handler a call runs.
+#[derive(Clone, Copy)]
+pub(super) enum Handler {
+    Call,
+    Eval,
+    Module,
+}
+
+/// Registry refs of the handlers and the EVAL cache.
+#[derive(Clone, Copy)]
+struct Refs {
+    call: c_int,
+    eval: c_int,
+    module: c_int,
+    eval_cache: c_int,
+}
+
+thread_local! {
+    /// Chunks in the EVAL cache now.
+    static EVAL_CACHED: Cell<usize> = const { Cell::new(0) };
+    static REFS: Cell<Refs> = const { Cell::new(Refs {
+        call: ffi::LUA_NOREF,
+        eval: ffi::LUA_NOREF,
+        module: ffi::LUA_NOREF,
+        eval_cache: ffi::LUA_NOREF,
+    }) };
+}
+
+/// Makes the handlers and the EVAL cache; called once per cord.
+///
+/// # Safety
+///
+/// `l` is the idle main state of a new cord.
+pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
+    EVAL_CACHED.with(|c| c.set(0));
+    // SAFETY: caller's contract; each push is consumed by luaL_ref.
+    let refs = unsafe {
+        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(call_handler));
+        let call = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(eval_handler));
+        let eval = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(module_handler));
+        let module = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_createtable(l, 0, 0);
+        let eval_cache = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        Refs {
+            call,
+            eval,
+            module,
+            eval_cache,
+        }
+    };
+    REFS.with(|r| r.set(refs));
+}
+
+/// The registry ref of `handler`.
+pub(super) fn handler_ref(handler: Handler) -> c_int {
+    let refs = REFS.with(Cell::get);
+    match handler {
+        Handler::Call => refs.call,
+        Handler::Eval => refs.eval,
+        Handler::Module => refs.module,
+    }
+}
+
+/// The C function of `handler` (what a bench pushes per call).
+#[cfg_attr(not(luafiber_bench), allow(dead_code))]
+pub(super) fn handler_fn(handler: Handler) -> ffi::lua_CFunction {
+    match handler {
+        Handler::Call => crate::raw::wide_cfn!(call_handler),
+        Handler::Eval => crate::raw::wide_cfn!(eval_handler),
+        Handler::Module => crate::raw::wide_cfn!(module_handler),
+    }
+}
+
+/// Raises the string `parts` concatenated.
+///
+/// # Safety
+///
+/// `l` is the calling state of a raw handler; no Rust value owning memory
+/// is live in the caller.
+unsafe fn raise(l: *mut ffi::lua_State, parts: &[&[u8]]) -> ! {
+    // SAFETY: caller's contract; lua_error does not return.
+    unsafe {
+        for p in parts {
+            ffi::lua_pushlstring(l, p.as_ptr().cast(), p.len());
+        }
+        ffi::lua_concat(l, parts.len() as c_int);
+        ffi::lua_error(l)
+    }
+}
+
+/// The CALL handler: `[name, args...]` → the results of the named function.
+///
+/// A name is split at `.` and `:`; each part indexes the value before it
+/// (metamethods run), starting at the globals. A `:` before the last part
+/// makes a method call (the object is passed first). A part that cannot be
+/// looked up or a last value that is nil raises "Procedure 'NAME' is not
+/// defined" (Tarantool's `ER_NO_SUCH_PROC`).
+unsafe extern "C-unwind" fn call_handler(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua with the name at 1. No Rust value owning memory
+    // is live here, so Lua errors may unwind through this frame; `name`
+    // borrows the string at index 1, which stays there until it is replaced.
+    unsafe {
+        let nargs = ffi::lua_gettop(l) - 1;
+        let Some(name) = api::to_str(l, 1) else {
+            raise(l, &[b"call: the function name must be a string"]);
+        };
+        if ffi::lua_checkstack(l, 4) == 0 {
+            raise(l, &[b"call: stack overflow"]);
+        }
+        ffi::lua_pushglobaltable(l);
+        let mut start = 0;
+        let mut method = false;
+        loop {
+            let end = name[start..]
+                .iter()
+                .position(|&b| b == b'.' || b == b':')
+                .map_or(name.len(), |p| start + p);
+            let t = ffi::lua_type(l, -1);
+            if (t != ffi::LUA_TTABLE && t != ffi::LUA_TUSERDATA) || end == start {
+                raise(l, &[b"Procedure '", name, b"' is not defined"]);
+            }
+            let part = &name[start..end];
+            ffi::lua_pushlstring(l, part.as_ptr().cast(), part.len());
+            ffi::lua_gettable(l, -2);
+            if end == name.len() {
+                break;
+            }
+            if name[end] == b':' {
+                // `obj:method`: the rest must be one part.
+                let rest = &name[end + 1..];
+                if rest.is_empty() || rest.iter().any(|&b| b == b'.' || b == b':') {
+                    raise(l, &[b"Procedure '", name, b"' is not defined"]);
+                }
+                method = true;
+            }
+            ffi::lua_remove(l, -2);
+            start = end + 1;
+            if method {
+                // [name, args..., obj]
+                let t = ffi::lua_type(l, -1);
+                if t != ffi::LUA_TTABLE && t != ffi::LUA_TUSERDATA {
+                    raise(l, &[b"Procedure '", name, b"' is not defined"]);
+                }
+                ffi::lua_pushvalue(l, -1);
+                ffi::lua_pushlstring(l, name[start..].as_ptr().cast(), name.len() - start);
+                ffi::lua_gettable(l, -2);
+                ffi::lua_remove(l, -2);
+                // [name, args..., obj, fn]
+                break;
+            }
+        }
+        if ffi::lua_type(l, -1) <= ffi::LUA_TNIL {
+            raise(l, &[b"Procedure '", name, b"' is not defined"]);
+        }
+        // From here `name` is no longer used: its string may go.
+        ffi::lua_replace(l, 1);
+        if method {
+            // [fn, args..., obj] -> [fn, obj, args...]
+            ffi::lua_insert(l, 2);
+            ffi::lua_call(l, nargs + 1, ffi::LUA_MULTRET);
+        } else {
+            // [fn, args..., parent]
+            ffi::lua_pop(l, 1);
+            ffi::lua_call(l, nargs, ffi::LUA_MULTRET);
+        }
+        ffi::lua_gettop(l)
+    }
+}
+
+/// The EVAL handler: `[source, args...]` → the results of the chunk
+/// `source` called with `...` = args. A chunk that does not compile raises
+/// the compiler's message.
+unsafe extern "C-unwind" fn eval_handler(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua with the source at 1. No Rust value owning
+    // memory is live here, so Lua errors may unwind through this frame.
+    unsafe {
+        let nargs = ffi::lua_gettop(l) - 1;
+        if ffi::lua_type(l, 1) != ffi::LUA_TSTRING {
+            raise(l, &[b"eval: the expression must be a string"]);
+        }
+        if ffi::lua_checkstack(l, 4) == 0 {
+            raise(l, &[b"eval: stack overflow"]);
+        }
+        let cache = REFS.with(Cell::get).eval_cache;
+        api::push_registry_ref(l, cache);
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_rawget(l, -2);
+        if ffi::lua_type(l, -1) != ffi::LUA_TFUNCTION {
+            ffi::lua_pop(l, 1);
+            let mut len = 0;
+            let src = ffi::lua_tolstring(l, 1, &mut len);
+            if ffi::luaL_loadbuffer(l, src, len, c"=eval".as_ptr()) != 0 {
+                ffi::lua_error(l);
+            }
+            // [source, args..., cache, fn]
+            let n = EVAL_CACHED.with(Cell::get);
+            if n >= EVAL_CACHE_MAX {
+                ffi::lua_createtable(l, 0, 0);
+                ffi::lua_pushvalue(l, -1);
+                ffi::lua_rawseti(l, ffi::LUA_REGISTRYINDEX, cache as ffi::lua_Integer);
+                ffi::lua_replace(l, -3);
+                EVAL_CACHED.with(|c| c.set(0));
+            }
+            ffi::lua_pushvalue(l, 1);
+            ffi::lua_pushvalue(l, -2);
+            ffi::lua_rawset(l, -4);
+            EVAL_CACHED.with(|c| c.set(c.get() + 1));
+        }
+        // [source, args..., cache, fn]
+        ffi::lua_replace(l, 1);
+        ffi::lua_pop(l, 1);
+        ffi::lua_call(l, nargs, ffi::LUA_MULTRET);
+        ffi::lua_gettop(l)
+    }
+}
+
+/// The module handler: `[name, chunk]` → `chunk(name)`'s first result (or
+/// `true`), also stored in `package.loaded[name]` and the global `name`.
+unsafe extern "C-unwind" fn module_handler(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua with `[name, chunk]`. No Rust value owning
+    // memory is live here, so Lua errors may unwind through this frame.
+    unsafe {
+        ffi::lua_settop(l, 2);
+        ffi::lua_pushvalue(l, 2);
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_call(l, 1, 1);
+        if ffi::lua_type(l, -1) == ffi::LUA_TNIL {
+            ffi::lua_pop(l, 1);
+            ffi::lua_pushboolean(l, 1);
+        }
+        // [name, chunk, module]
+        ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr());
+        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+            ffi::lua_pushvalue(l, 1);
+            ffi::lua_pushvalue(l, 3);
+            ffi::lua_rawset(l, -3);
+        }
+        ffi::lua_pop(l, 1);
+        ffi::lua_pushglobaltable(l);
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_pushvalue(l, 3);
+        ffi::lua_rawset(l, -3);
+        ffi::lua_pop(l, 1);
+        1
+    }
+}

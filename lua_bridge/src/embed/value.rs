@@ -1,0 +1,305 @@
+//! [`Value`]: a Lua value as Rust code sees it, and its conversion from and
+//! to the Lua stack (raw accesses only: no metamethod runs, nothing
+//! raises).
+
+use std::ffi::c_int;
+
+use mlua::ffi;
+
+use crate::raw::{api, LResult, Raise};
+
+/// A Lua value as a blocking Rust function sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    /// `nil` (also what functions, userdata and threads convert to).
+    Nil,
+    /// A boolean.
+    Boolean(bool),
+    /// An integer (Lua 5.4 integers; on LuaJIT, integral numbers that fit).
+    Integer(i64),
+    /// A float.
+    Number(f64),
+    /// A string, as bytes (Lua strings need not be UTF-8).
+    String(Vec<u8>),
+    /// A table: its array part `1..n` first, then the other pairs.
+    Table(Vec<(Value, Value)>),
+}
+
+impl Value {
+    /// The string as UTF-8 text, if it is a valid UTF-8 string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::String(b) => std::str::from_utf8(b).ok(),
+            _ => None,
+        }
+    }
+
+    /// The number as `f64`, integers included.
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Integer(i) => Some(i as f64),
+            Value::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The number as `i64` when it is integral.
+    pub fn as_i64(&self) -> Option<i64> {
+        match *self {
+            Value::Integer(i) => Some(i),
+            Value::Number(n) if n.fract() == 0.0 && n.abs() < 9.0e15 => Some(n as i64),
+            _ => None,
+        }
+    }
+
+    /// The boolean, if it is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Value::Boolean(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The string's bytes, if it is a string.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::String(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Whether Lua would take it as false (`nil` or `false`).
+    pub fn is_falsy(&self) -> bool {
+        matches!(self, Value::Nil | Value::Boolean(false))
+    }
+
+    /// The values of a table that is a sequence (keys exactly `1..=n`, in
+    /// any order), in key order; `None` for other tables and non-tables.
+    pub fn as_array(&self) -> Option<Vec<&Value>> {
+        let Value::Table(pairs) = self else {
+            return None;
+        };
+        let mut out = vec![None; pairs.len()];
+        for (k, v) in pairs {
+            let i = k
+                .as_i64()
+                .filter(|&i| i >= 1 && i as usize <= pairs.len())?;
+            let slot = &mut out[i as usize - 1];
+            if slot.is_some() {
+                return None;
+            }
+            *slot = Some(v);
+        }
+        out.into_iter().collect()
+    }
+
+    /// The value of a table's field `key` (compared as [`Value`]s: integer
+    /// keys must be [`Value::Integer`]), if it is a table with that field.
+    pub fn get(&self, key: impl Into<Value>) -> Option<&Value> {
+        let Value::Table(pairs) = self else {
+            return None;
+        };
+        let key = key.into();
+        pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+}
+
+impl std::fmt::Display for Value {
+    /// Lua-like text: `nil`, `true`, `42`, `0.5`, `"text"` (invalid UTF-8
+    /// shown lossily), `{1, 2, key = "v"}` style tables (`[k] = v` for keys
+    /// that are not names).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Nil => f.write_str("nil"),
+            Value::Boolean(b) => write!(f, "{b}"),
+            Value::Integer(i) => write!(f, "{i}"),
+            Value::Number(n) => write!(f, "{n}"),
+            Value::String(b) => write!(f, "{:?}", String::from_utf8_lossy(b)),
+            Value::Table(pairs) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    match k {
+                        Value::Integer(n) if *n == i as i64 + 1 => {}
+                        Value::String(_) if k.as_str().is_some_and(is_name) => {
+                            write!(f, "{} = ", k.as_str().unwrap_or_default())?
+                        }
+                        _ => write!(f, "[{k}] = ")?,
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+/// Whether `s` is a Lua name (usable as `t.s`).
+fn is_name(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && c.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+impl From<&[u8]> for Value {
+    /// A Lua string with these bytes.
+    fn from(b: &[u8]) -> Value {
+        Value::String(b.to_vec())
+    }
+}
+impl From<Vec<u8>> for Value {
+    /// A Lua string with these bytes.
+    fn from(b: Vec<u8>) -> Value {
+        Value::String(b)
+    }
+}
+impl From<Vec<Value>> for Value {
+    /// A table with the values as its array part `1..=n` (a `Nil` leaves a
+    /// hole).
+    fn from(items: Vec<Value>) -> Value {
+        Value::Table(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Integer(i as i64 + 1), v))
+                .collect(),
+        )
+    }
+}
+impl From<Vec<(Value, Value)>> for Value {
+    /// A table with these pairs (pairs with a `Nil` key or value are left
+    /// out when pushed).
+    fn from(pairs: Vec<(Value, Value)>) -> Value {
+        Value::Table(pairs)
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    /// `None` is `Nil`.
+    fn from(v: Option<T>) -> Value {
+        v.map_or(Value::Nil, Into::into)
+    }
+}
+impl From<()> for Value {
+    /// `Nil`.
+    fn from((): ()) -> Value {
+        Value::Nil
+    }
+}
+impl From<i32> for Value {
+    fn from(i: i32) -> Value {
+        Value::Integer(i.into())
+    }
+}
+impl From<u32> for Value {
+    fn from(i: u32) -> Value {
+        Value::Integer(i.into())
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Value {
+        Value::String(s.as_bytes().to_vec())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Value {
+        Value::String(s.into_bytes())
+    }
+}
+impl From<i64> for Value {
+    fn from(i: i64) -> Value {
+        Value::Integer(i)
+    }
+}
+impl From<f64> for Value {
+    fn from(n: f64) -> Value {
+        Value::Number(n)
+    }
+}
+impl From<bool> for Value {
+    fn from(b: bool) -> Value {
+        Value::Boolean(b)
+    }
+}
+
+/// Deepest table nesting converted; deeper tables are an error.
+const MAX_DEPTH: usize = 64;
+
+/// Reads the value at `idx`.
+///
+/// # Safety
+///
+/// `l` is valid, `idx` an absolute valid index; room for 3 values.
+pub(crate) unsafe fn read(l: *mut ffi::lua_State, idx: c_int, depth: usize) -> LResult<Value> {
+    // SAFETY: caller's contract; lua_next and raw reads run no metamethod.
+    unsafe {
+        Ok(match ffi::lua_type(l, idx) {
+            ffi::LUA_TBOOLEAN => Value::Boolean(ffi::lua_toboolean(l, idx) != 0),
+            ffi::LUA_TNUMBER => {
+                if ffi::lua_isinteger(l, idx) != 0 {
+                    Value::Integer(ffi::lua_tointeger(l, idx) as i64)
+                } else {
+                    Value::Number(ffi::lua_tonumber(l, idx))
+                }
+            }
+            ffi::LUA_TSTRING => Value::String(api::to_str(l, idx).unwrap_or_default().to_vec()),
+            ffi::LUA_TTABLE => {
+                if depth >= MAX_DEPTH {
+                    return Err(Raise::illegal("table nesting too deep to convert"));
+                }
+                let mut pairs = Vec::new();
+                ffi::lua_pushnil(l);
+                while ffi::lua_next(l, idx) != 0 {
+                    let top = ffi::lua_gettop(l);
+                    let k = read(l, top - 1, depth + 1);
+                    let v = read(l, top, depth + 1);
+                    ffi::lua_pop(l, 1);
+                    match (k, v) {
+                        (Ok(k), Ok(v)) => pairs.push((k, v)),
+                        (Err(e), _) | (_, Err(e)) => {
+                            ffi::lua_pop(l, 1);
+                            return Err(e);
+                        }
+                    }
+                }
+                Value::Table(pairs)
+            }
+            _ => Value::Nil,
+        })
+    }
+}
+
+/// Pushes `v`.
+///
+/// # Safety
+///
+/// `l` is valid with room for 3 values.
+pub(crate) unsafe fn push(l: *mut ffi::lua_State, v: &Value) {
+    // SAFETY: caller's contract.
+    unsafe {
+        match v {
+            Value::Nil => ffi::lua_pushnil(l),
+            Value::Boolean(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
+            Value::Integer(i) => ffi::lua_pushinteger(l, *i as ffi::lua_Integer),
+            Value::Number(n) => ffi::lua_pushnumber(l, *n),
+            Value::String(s) => {
+                ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len());
+            }
+            Value::Table(pairs) => {
+                ffi::lua_createtable(l, 0, pairs.len() as c_int);
+                for (k, v) in pairs {
+                    push(l, k);
+                    push(l, v);
+                    if ffi::lua_type(l, -2) == ffi::LUA_TNIL {
+                        ffi::lua_pop(l, 2);
+                    } else {
+                        ffi::lua_rawset(l, -3);
+                    }
+                }
+            }
+        }
+    }
+}

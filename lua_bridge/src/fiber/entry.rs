@@ -1,0 +1,167 @@
+//! The body of every Lua fiber: its `lua_pcall`, what happens to its
+//! results and errors, and its message handler.
+
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::io::Write;
+
+use luafiber_fiber::{self as fiber, FiberId};
+use mlua::ffi;
+
+use crate::cord;
+use crate::raw::api::{self, describe};
+
+thread_local! {
+    /// Registry ref of [`msgh`] in this thread's state.
+    static MSGH: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
+}
+
+/// Makes the registry ref of the message handler; once per state, at setup.
+///
+/// # Safety
+///
+/// `l` is the idle main state of a new cord, with room for one value.
+pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract; the push is consumed by luaL_ref.
+    let r = unsafe {
+        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(msgh));
+        ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
+    };
+    MSGH.with(|m| m.set(r));
+}
+
+/// Pushes the message handler onto `l`.
+///
+/// # Safety
+///
+/// `l` is a thread of the cord's state with room for one value.
+pub(crate) unsafe fn push_msgh(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract.
+    unsafe { api::push_registry_ref(l, MSGH.with(Cell::get)) }
+}
+
+/// The body of every Lua fiber, on its own stack.
+pub(super) fn entry(idx: usize) {
+    let l = cord::with(|c| c.fibers[idx].thread.l);
+    // SAFETY: `l` is this fiber's own thread, laid out as the module doc says;
+    // lua_pcall catches every Lua error, so none reaches this Rust frame.
+    let rc = unsafe {
+        let nargs = ffi::lua_gettop(l) - 2;
+        ffi::lua_pcall(l, nargs, ffi::LUA_MULTRET, 1)
+    };
+    let me = fiber::current().expect("a Lua fiber runs as current");
+    let (storage, exit_on_error) = cord::with(|c| {
+        let lf = &mut c.fibers[idx];
+        lf.rc = Some(rc);
+        (
+            std::mem::replace(&mut lf.storage, ffi::LUA_NOREF),
+            lf.exit_on_error,
+        )
+    });
+    // SAFETY: `l` is this fiber's thread; unref does not allocate.
+    unsafe { api::unref(l, storage) };
+    if rc != 0 && exit_on_error {
+        exit_with_error(me, idx);
+    }
+    if fiber::is_joinable(me).unwrap_or(false) {
+        return;
+    }
+    if rc != 0 && !fiber::is_cancelled(me).unwrap_or(false) {
+        report_error(me, idx, "fiber error");
+    }
+    release(idx);
+}
+
+/// The body of a script's main fiber ([`spawn_main`]): runs the `prelude`
+/// chunks, then goes on as [`entry`]. An error in a chunk ends the process
+/// as one in the script does.
+pub(super) fn main_entry(idx: usize, prelude: c_int) {
+    let l = cord::with(|c| c.fibers[idx].thread.l);
+    for _ in 0..prelude {
+        // SAFETY: `l` is this fiber's own thread, `[msgh, chunk, ...]`; the
+        // chunk moves to the top and is called with no arguments and no
+        // results; lua_pcall catches every Lua error.
+        let rc = unsafe {
+            ffi::lua_pushvalue(l, 2);
+            ffi::lua_remove(l, 2);
+            ffi::lua_pcall(l, 0, 0, 1)
+        };
+        if rc != 0 {
+            let me = fiber::current().expect("a Lua fiber runs as current");
+            exit_with_error(me, idx);
+        }
+    }
+    if prelude > 0 {
+        // Tarantool sleeps 0 between the `-e` chunks and the script, so
+        // fibers those chunks made ready run first. Not a cancellation
+        // point: a cancel is seen by the script.
+        let _ = fiber::yield_now();
+    }
+    entry(idx);
+}
+
+/// Reports the error on top of a main fiber's thread and ends the process
+/// with status 1.
+fn exit_with_error(me: FiberId, idx: usize) -> ! {
+    report_error(me, idx, "error");
+    let _ = std::io::stdout().flush();
+    // SAFETY: flushing C stdio has no preconditions.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    std::process::exit(1);
+}
+
+/// Frees a finished Lua fiber's Lua data.
+fn release(idx: usize) {
+    let lf = cord::with(|c| c.fibers.remove(idx));
+    // SAFETY: the fiber has ended, so nothing runs on its thread.
+    unsafe {
+        api::unref(lf.thread.l, lf.udata);
+        cord::recycle_thread(lf.thread);
+    }
+}
+
+/// Writes a fiber's error and traceback to stderr.
+fn report_error(me: FiberId, idx: usize, what: &str) {
+    let (l, tb) = cord::with(|c| {
+        let lf = &mut c.fibers[idx];
+        (lf.thread.l, lf.traceback.take())
+    });
+    // SAFETY: the error value is on top of the fiber's own finished thread.
+    let msg = unsafe { describe(l, -1) };
+    let name = fiber::name(me).unwrap_or_default();
+    let mut err = std::io::stderr().lock();
+    // The traceback starts with the message.
+    let text = tb.unwrap_or(msg);
+    let _ = writeln!(err, "luafiber: {what} in fiber {me} ({name}): {text}");
+}
+
+/// The message handler of every fiber: records a traceback for the fiber's
+/// error report and returns the error value unchanged (join gives back the
+/// very value raised).
+///
+/// Not under `protect`: `luaL_traceback` may raise (out of memory), and that
+/// must not cross `catch_unwind`; no Rust value is live when it does.
+unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: called by Lua as the message handler, the error at 1.
+    unsafe {
+        ffi::lua_settop(l, 1);
+        let msg = describe(l, 1);
+        let cmsg = std::ffi::CString::new(msg.replace('\0', "\\0")).unwrap_or_default();
+        drop(msg);
+        ffi::luaL_traceback(l, l, cmsg.as_ptr(), 1);
+        drop(cmsg);
+        let tb = api::to_str(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
+        if let Some(idx) = fiber::current()
+            .and_then(|me| fiber::ext(me).ok())
+            .filter(|&e| e > 0)
+        {
+            cord::try_with(|c| {
+                if let Some(lf) = c.fibers.get_mut(idx - 1) {
+                    lf.traceback = tb;
+                }
+            });
+        }
+        ffi::lua_settop(l, 1);
+        1
+    }
+}

@@ -1,0 +1,152 @@
+//! The Lua `clock` module: Tarantool's `clock` (`src/lua/clock.lua`).
+//!
+//! `time`/`realtime` (wall clock), `monotonic`, `proc` (process CPU time),
+//! `thread` (thread CPU time) return seconds as floats; the `64` variants
+//! return integer nanoseconds (Tarantool returns `int64` cdata there).
+//! `bench(fn, ...)` returns `{seconds, results...}` measured with `proc`.
+
+use std::ffi::CStr;
+
+use luafiber_runtime::clock;
+use mlua::ffi;
+
+use crate::raw::{api, lua_fn, Raise};
+
+macro_rules! clock_fns {
+    ($($name:ident => $push:ident($f:path);)*) => {$(
+        lua_fn! {
+            fn $name(l) {
+                // SAFETY: room for one result.
+                unsafe { ffi::$push(l, $f() as _) };
+                Ok(1)
+            }
+        }
+    )*};
+}
+
+clock_fns! {
+    clock_realtime => lua_pushnumber(clock::realtime);
+    clock_realtime64 => lua_pushinteger(clock::realtime64);
+    clock_monotonic => lua_pushnumber(clock::monotonic);
+    clock_monotonic64 => lua_pushinteger(clock::monotonic64);
+    clock_proc => lua_pushnumber(clock::process);
+    clock_proc64 => lua_pushinteger(clock::process64);
+    clock_thread => lua_pushnumber(clock::thread);
+    clock_thread64 => lua_pushinteger(clock::thread64);
+}
+
+/// `clock.bench(fn, ...)`: calls `fn(...)` and returns `{cpu_seconds,
+/// results...}`. Not under `protect`: it calls Lua, whose errors propagate
+/// to the caller as they are.
+unsafe extern "C-unwind" fn clock_bench(l: *mut ffi::lua_State) -> std::ffi::c_int {
+    // SAFETY: called by Lua; no Rust value owning memory is live across
+    // lua_call, which may raise.
+    unsafe {
+        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
+            crate::raw::error::push_error(l, Raise::illegal("Usage: clock.bench(func, ...)"));
+            ffi::lua_error(l);
+        }
+        let base = 1;
+        let t0 = clock::process();
+        ffi::lua_call(l, ffi::lua_gettop(l) - 1, ffi::LUA_MULTRET);
+        let dt = clock::process() - t0;
+        let n = ffi::lua_gettop(l) - base + 1;
+        ffi::lua_createtable(l, n + 1, 0);
+        ffi::lua_pushnumber(l, dt);
+        ffi::lua_rawseti(l, -2, 1);
+        for i in 0..n {
+            ffi::lua_pushvalue(l, base + i);
+            ffi::lua_rawseti(l, -2, (i + 2) as ffi::lua_Integer);
+        }
+        1
+    }
+}
+
+/// `fiber.clock()`: the loop's monotonic time in seconds.
+pub(crate) extern "C" fn loop_clock() -> f64 {
+    clock::loop_monotonic64() as f64 * 1e-9
+}
+
+/// `fiber.time()`: the loop's wall-clock time in seconds.
+pub(crate) extern "C" fn loop_time() -> f64 {
+    clock::loop_realtime64() as f64 * 1e-9
+}
+
+/// `fiber.clock64()`: the loop's monotonic time in microseconds.
+pub(crate) extern "C" fn loop_clock64() -> i64 {
+    clock::loop_monotonic64() / 1000
+}
+
+/// `fiber.time64()`: the loop's wall-clock time in microseconds.
+pub(crate) extern "C" fn loop_time64() -> i64 {
+    clock::loop_realtime64() / 1000
+}
+
+/// On LuaJIT, makes `fiber.clock`, `time`, `clock64` and `time64` of the
+/// module table on top Lua functions over FFI calls of the functions above
+/// (compiled into the caller's trace, as Tarantool's are); elsewhere, or
+/// when the chunk fails, the C functions stay.
+///
+/// # Safety
+///
+/// `l` is the cord's main state at setup, with the `fiber` table on top.
+pub(crate) unsafe fn ffi_loop_clocks(l: *mut ffi::lua_State) {
+    const CHUNK: &str = r#"
+        local fiber, clock, time, clock64, time64 = ...
+        local ok, ffi = pcall(require, 'ffi')
+        if not ok or type(ffi) ~= 'table' or not ffi.cast then return end
+        local dbl, i64 = ffi.typeof('double (*)(void)'), ffi.typeof('int64_t (*)(void)')
+        clock, time = ffi.cast(dbl, clock), ffi.cast(dbl, time)
+        clock64, time64 = ffi.cast(i64, clock64), ffi.cast(i64, time64)
+        local tonumber = tonumber
+        fiber.clock = function() return clock() end
+        fiber.time = function() return time() end
+        fiber.clock64 = function() return tonumber(clock64()) end
+        fiber.time64 = function() return tonumber(time64()) end
+    "#;
+    if !cfg!(feature = "luajit") {
+        return;
+    }
+    // SAFETY: caller's contract; the `fiber` table is on top.
+    unsafe {
+        api::run_setup_chunk(l, CHUNK, c"=fiber.clock", || {
+            ffi::lua_pushvalue(l, -2);
+            for f in [
+                loop_clock as *mut std::ffi::c_void,
+                loop_time as *mut _,
+                loop_clock64 as *mut _,
+                loop_time64 as *mut _,
+            ] {
+                ffi::lua_pushlightuserdata(l, f);
+            }
+            5
+        });
+    }
+}
+
+const FUNCS: &[(&CStr, ffi::lua_CFunction)] = &[
+    (c"time", clock_realtime),
+    (c"realtime", clock_realtime),
+    (c"time64", clock_realtime64),
+    (c"realtime64", clock_realtime64),
+    (c"monotonic", clock_monotonic),
+    (c"monotonic64", clock_monotonic64),
+    (c"proc", clock_proc),
+    (c"proc64", clock_proc64),
+    (c"thread", clock_thread),
+    (c"thread64", clock_thread64),
+    (c"bench", crate::raw::wide_cfn!(clock_bench)),
+];
+
+/// Pushes the `clock` module table.
+///
+/// # Safety
+///
+/// `l` is the cord's main state.
+pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract.
+    unsafe {
+        ffi::lua_createtable(l, 0, FUNCS.len() as _);
+        api::set_funcs(l, FUNCS);
+    }
+}

@@ -1,0 +1,100 @@
+//! The Lua `fiber` module: Tarantool's `src/lua/fiber.c`,
+//! `fiber_channel.c` and `fiber_cond.c` over luafiber fibers.
+//!
+//! Every function is a raw `lua_CFunction` (`lua_fn!`), so a switch happens
+//! only here, on the fiber's own stack.
+//!
+//! - [`object`]: fiber objects, `fiber.storage`;
+//! - [`life`]: the module's functions over fibers;
+//! - [`channel`] and [`cond`]: `fiber.channel()` and `fiber.cond()`, whose
+//!   values in flight live in [`slots`];
+//! - [`wrappers`]: on LuaJIT, the hot channel and cond methods as Lua
+//!   functions over FFI calls (`wrappers.lua`).
+
+mod channel;
+mod cond;
+mod life;
+mod object;
+mod slots;
+#[cfg(test)]
+mod tests;
+mod wrappers;
+
+use std::ffi::c_int;
+
+use mlua::ffi;
+
+use crate::raw::{api, Reg};
+use life::*;
+
+const MODULE: &[Reg] = &[
+    (c"create", fiber_create),
+    (c"new", fiber_new),
+    (c"yield", fiber_yield),
+    (c"sleep", fiber_sleep),
+    (c"self", fiber_self),
+    (c"id", fiber_id),
+    (c"find", fiber_find),
+    (c"status", fiber_status),
+    (c"name", fiber_name),
+    (c"cancel", fiber_cancel),
+    (c"kill", fiber_cancel),
+    (c"testcancel", fiber_testcancel),
+    (c"wakeup", fiber_wakeup),
+    (c"set_joinable", fiber_set_joinable),
+    (c"join", fiber_join),
+    (c"info", fiber_info),
+    (c"time", fiber_time),
+    (c"time64", fiber_time64),
+    (c"clock", fiber_clock),
+    (c"clock64", fiber_clock64),
+    (c"channel", channel::channel_new),
+    (c"cond", cond::cond_new),
+];
+
+const METHODS: &[Reg] = &[
+    (c"id", fiber_id),
+    (c"name", fiber_name),
+    (c"status", fiber_status),
+    (c"cancel", fiber_cancel),
+    (c"kill", fiber_cancel),
+    (c"testcancel", fiber_testcancel),
+    (c"wakeup", fiber_wakeup),
+    (c"set_joinable", fiber_set_joinable),
+    (c"join", fiber_join),
+    (c"info", fiber_info),
+    (c"csw", fiber_csw),
+];
+
+/// Makes the metatables of fiber objects, channels and conds.
+///
+/// # Safety
+///
+/// `l` is the cord's main state, at setup.
+pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract.
+    unsafe {
+        object::init_metatable(l, METHODS);
+        slots::init(l);
+        let (ch, cd) = (channel::init(l), cond::init(l));
+        wrappers::init(l, ch, cd);
+    }
+}
+
+/// Pushes the `fiber` module table.
+///
+/// # Safety
+///
+/// `l` is the cord's main state, after [`init`].
+pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract.
+    unsafe {
+        ffi::lua_createtable(l, 0, MODULE.len() as c_int);
+        api::set_funcs(l, MODULE);
+        crate::modules::clock::ffi_loop_clocks(l);
+        ffi::lua_createtable(l, 0, 1);
+        ffi::lua_pushcfunction(l, object::module_index);
+        ffi::lua_setfield(l, -2, c"__index".as_ptr());
+        ffi::lua_setmetatable(l, -2);
+    }
+}

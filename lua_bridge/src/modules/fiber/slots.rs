@@ -1,0 +1,165 @@
+//! The cord's value slots: where a value put into a channel lives until a
+//! reader takes it, reachable for the GC.
+//!
+//! Two value tables hold them: `VALS`, whose array part holds slots
+//! `1..=FAST_SLOTS` (every one of them set from the start, to `false` when
+//! free, so storing a value never allocates and no other key is ever stored
+//! there), and `OVER`, a plain table for the slots above. `put`, `get` and
+//! `__gc` of channels are C closures over both (upvalues 1 and 2).
+
+use std::cell::{Cell, RefCell};
+use std::ffi::c_int;
+
+use mlua::ffi;
+
+use crate::raw::api;
+
+/// Slots of the value table `VALS`, all in its array part; slots above are
+/// in `OVER`.
+pub(super) const FAST_SLOTS: c_int = 1024;
+
+/// The cord's free value slots (1-based): those of `VALS` (up to
+/// [`FAST_SLOTS`]) and those of `OVER`.
+pub(super) struct Slots {
+    fast: Vec<c_int>,
+    over: Vec<c_int>,
+    next: c_int,
+}
+
+impl Slots {
+    /// A free slot of `VALS`, if any is left.
+    pub(super) fn take_fast(&mut self) -> Option<c_int> {
+        if let Some(s) = self.fast.pop() {
+            return Some(s);
+        }
+        (self.next <= FAST_SLOTS).then(|| {
+            self.next += 1;
+            self.next - 1
+        })
+    }
+
+    /// A free slot, of `VALS` while one is left.
+    pub(super) fn take(&mut self) -> c_int {
+        self.take_fast()
+            .or_else(|| self.over.pop())
+            .unwrap_or_else(|| {
+                self.next += 1;
+                self.next - 1
+            })
+    }
+
+    pub(super) fn give(&mut self, s: c_int) {
+        if s <= FAST_SLOTS {
+            self.fast.push(s);
+        } else {
+            self.over.push(s);
+        }
+    }
+}
+
+/// Runs `f` on this thread's free slots.
+#[inline(always)]
+pub(super) fn with_slots<R>(f: impl FnOnce(&mut Slots) -> R) -> R {
+    // Only the address is taken inside `LocalKey::with`, so `f` runs inline
+    // (as in the scheduler's `with`).
+    let cell: *const RefCell<Slots> = SLOTS.with(|s| s as *const _);
+    // SAFETY: a thread-local lives until the thread's destructors run, and
+    // `LocalKey::with` panics once they have; the reference does not
+    // outlive this call.
+    f(&mut unsafe { &*cell }.borrow_mut())
+}
+
+thread_local! {
+    static SLOTS: RefCell<Slots> = const { RefCell::new(Slots { fast: Vec::new(), over: Vec::new(), next: 1 }) };
+    /// Registry refs of `VALS` and `OVER`.
+    static TABLES: Cell<(c_int, c_int)> = const { Cell::new((ffi::LUA_NOREF, ffi::LUA_NOREF)) };
+}
+
+/// The pseudo-index of the value table that holds slot `s`: `put`, `get`
+/// and `__gc` are C closures over `VALS` and `OVER`.
+fn vals(s: c_int) -> c_int {
+    ffi::lua_upvalueindex(if s <= FAST_SLOTS { 1 } else { 2 })
+}
+
+/// Moves the value on top of `l` into a free slot; returns the slot.
+///
+/// # Safety
+///
+/// Called by one of the closures over the value tables, with a value on
+/// top.
+pub(super) unsafe fn store(l: *mut ffi::lua_State) -> c_int {
+    let s = with_slots(Slots::take);
+    // SAFETY: caller's contract. Inside a bridge C function, allocations do
+    // not fail (see `memory`).
+    unsafe { ffi::lua_rawseti(l, vals(s), s.into()) };
+    s
+}
+
+/// Pushes the value at slot `s` onto `l` (when `push`) and frees the slot.
+///
+/// # Safety
+///
+/// Called by one of the closures over the value tables, with room for two
+/// values.
+pub(super) unsafe fn release(l: *mut ffi::lua_State, s: c_int, push: bool) {
+    // SAFETY: caller's contract; writing to a key that exists does not
+    // allocate.
+    unsafe {
+        if push {
+            api::rawgeti(l, vals(s), s);
+        }
+        if s <= FAST_SLOTS {
+            ffi::lua_pushboolean(l, 0);
+        } else {
+            ffi::lua_pushnil(l);
+        }
+        ffi::lua_rawseti(l, vals(s), s.into());
+    }
+    with_slots(|slots| slots.give(s));
+}
+
+/// A free slot of `VALS`, if any is left.
+#[inline(always)]
+pub(super) fn take_fast() -> Option<c_int> {
+    with_slots(Slots::take_fast)
+}
+
+/// Frees slot `s` (its value was read and cleared, or never stored).
+#[inline(always)]
+pub(super) fn give(s: c_int) {
+    with_slots(|slots| slots.give(s));
+}
+
+/// Makes `VALS` and `OVER`; once per state, at setup.
+///
+/// # Safety
+///
+/// `l` is the cord's main state at setup, with room for 2 values.
+pub(super) unsafe fn init(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract; a fresh table has no metamethods.
+    let refs = unsafe {
+        ffi::lua_createtable(l, FAST_SLOTS, 0);
+        for s in 1..=FAST_SLOTS {
+            ffi::lua_pushboolean(l, 0);
+            ffi::lua_rawseti(l, -2, s.into());
+        }
+        let vals = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_createtable(l, 0, 0);
+        (vals, ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX))
+    };
+    TABLES.with(|t| t.set(refs));
+}
+
+/// Pushes `VALS` and `OVER`, the upvalues of the closures over them.
+///
+/// # Safety
+///
+/// `l` is a thread of the cord's state with room for 2 values.
+pub(super) unsafe fn push_tables(l: *mut ffi::lua_State) {
+    let (vals, over) = TABLES.with(Cell::get);
+    // SAFETY: caller's contract.
+    unsafe {
+        api::push_registry_ref(l, vals);
+        api::push_registry_ref(l, over);
+    }
+}

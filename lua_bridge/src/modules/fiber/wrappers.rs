@@ -1,0 +1,114 @@
+//! On LuaJIT, the hot methods of channels and conds (`put`, `get`, `wait`,
+//! `signal`, `broadcast`) as Lua functions (`wrappers.lua`) that try the
+//! case that neither blocks nor fails through an FFI call that cannot
+//! raise, compiled into the caller's trace, and leave the rest to the C
+//! methods; the FFI primitives they call are here.
+
+use std::ffi::{c_int, c_void};
+
+use luafiber_fiber::{Channel, Cond};
+use mlua::ffi;
+
+use super::slots::{self, FAST_SLOTS};
+use crate::raw::api;
+
+/// The primitive `try_put` of `wrappers.lua`: puts a free slot `s` of
+/// `VALS` into the channel when that neither blocks nor fails, and returns
+/// it (the caller stores the value there before anything else runs). Else,
+/// with `reserve`, returns `-s`, the slot kept for the caller to store the
+/// value in and pass to `channel_put_slot_unchecked`; else 0 (also when no
+/// slot of `VALS` is free).
+///
+/// # Safety
+///
+/// `ch` points to a live channel (the caller checked the metatable).
+unsafe extern "C" fn try_put(ch: *const Channel<c_int>, reserve: c_int) -> c_int {
+    // SAFETY: caller's contract.
+    let ch = unsafe { &*ch };
+    let Some(s) = slots::take_fast() else {
+        return 0;
+    };
+    match ch.try_put(s) {
+        Ok(()) => s,
+        Err(e) if reserve != 0 => -e.into_inner(),
+        Err(e) => {
+            slots::give(e.into_inner());
+            0
+        }
+    }
+}
+
+/// The primitive `try_get` of `wrappers.lua`: takes the oldest value's
+/// slot when that neither blocks nor fails, frees it and returns it (the
+/// caller reads and clears it before anything else runs); else -1.
+///
+/// # Safety
+///
+/// As [`try_put`].
+unsafe extern "C" fn try_get(ch: *const Channel<c_int>) -> c_int {
+    // SAFETY: caller's contract.
+    match unsafe { &*ch }.try_get() {
+        Ok(s) => {
+            slots::give(s);
+            s
+        }
+        Err(_) => -1,
+    }
+}
+
+/// The primitive `signal` of `wrappers.lua`.
+///
+/// # Safety
+///
+/// `c` points to a live cond (the caller checked the metatable).
+unsafe extern "C" fn signal(c: *const Cond) {
+    // SAFETY: caller's contract.
+    unsafe { &*c }.signal();
+}
+
+/// The primitive `broadcast` of `wrappers.lua`.
+///
+/// # Safety
+///
+/// As [`signal`].
+unsafe extern "C" fn broadcast(c: *const Cond) {
+    // SAFETY: caller's contract.
+    unsafe { &*c }.broadcast();
+}
+
+/// Runs `wrappers.lua` over the channel and cond metatables (registry refs
+/// `ch_mt` and `cond_mt`) on LuaJIT; when it fails, or elsewhere, the C
+/// methods stay as they are.
+///
+/// # Safety
+///
+/// `l` is the cord's main state, at setup, after the metatables are made.
+pub(super) unsafe fn init(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
+    const CHUNK: &str = include_str!("wrappers.lua");
+    // The wrappers pay only with FFI: on Lua 5.4 a Lua function in front of
+    // the C method costs more than it saves.
+    if !cfg!(feature = "luajit") {
+        return;
+    }
+    // SAFETY: caller's contract; the chunk runs under lua_pcall and the
+    // stack is left as it was.
+    unsafe {
+        api::run_setup_chunk(l, CHUNK, c"=fiber.channel", || {
+            api::push_registry_ref(l, ch_mt);
+            api::push_registry_ref(l, cond_mt);
+            slots::push_tables(l);
+            ffi::lua_pushinteger(l, FAST_SLOTS.into());
+            for p in [
+                try_put as *mut c_void,
+                try_get as *mut c_void,
+                signal as *mut c_void,
+                broadcast as *mut c_void,
+            ] {
+                ffi::lua_pushlightuserdata(l, p);
+            }
+            ffi::lua_pushcfunction(l, super::cond::cond_wait_unchecked);
+            super::channel::push_unchecked(l);
+            12
+        });
+    }
+}

@@ -1,0 +1,446 @@
+//! Lua values to MsgPack, as Tarantool's `luamp_encode_r` + `luaL_tofield`.
+//!
+//! Rules the code keeps (cfunc rule 2: no Lua error may cross it):
+//!
+//! 1. Only raw accesses (`lua_rawget`, `lua_rawgeti`, `lua_next`), which run
+//!    no metamethod.
+//! 2. Lua code (a `__serialize` function, `tostring`) runs only under
+//!    `lua_pcall` of the cached trampoline; its error is raised as it is.
+//! 3. After Lua code ran during a table's traversal, the traversal goes on
+//!    through the base library's `next` under `lua_pcall`: that code may have
+//!    changed the table, and a raw `lua_next` would then raise.
+//! 4. The encoder knows the stack top without asking (each function gets
+//!    it as `top`) and the stack room it checked (`Encoder::room`): Lua
+//!    stacks only shrink in a collection, which only Lua code or an
+//!    allocation starts, so the room is checked again after Lua code ran.
+//!
+//! The calls into Lua are the cost here (an encode is mostly C API calls),
+//! so each value takes as few as it can: its type once, then its contents.
+
+use std::ffi::c_int;
+
+use luafiber_runtime::ibuf::Ibuf;
+use mlua::ffi;
+use rmp::encode as mp;
+
+#[cfg(feature = "luajit")]
+pub(crate) mod raw;
+mod table;
+
+use super::{Config, State, MAX_NESTING};
+use crate::raw::api;
+use crate::raw::error::ErrorKind;
+use crate::raw::{LResult as LuaResult, Raise};
+
+/// 2^63 as a float.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// How deep `__serialize` functions may hand over to each other (a function
+/// whose result has a `__serialize` function, and so on).
+const MAX_HANDOVERS: u32 = 64;
+
+/// Stack slots a table level needs: the value, metatable, `__serialize`,
+/// key, value, and a call's function and argument.
+const SLOTS_PER_LEVEL: c_int = 8;
+
+/// Stack slots checked at once (rule 4), so that `lua_checkstack` runs
+/// once per encode, not once per table.
+const SLOTS_AT_ONCE: c_int = 16 * SLOTS_PER_LEVEL;
+
+/// Bytes of the longest MsgPack head of a scalar: a marker and 8 bytes.
+const HEAD_MAX: usize = 9;
+
+/// An encoder error, boxed so that results pass in a register on the hot
+/// path; unboxed when the encode ends.
+struct Fail(Box<Raise>);
+
+impl From<Raise> for Fail {
+    #[cold]
+    fn from(r: Raise) -> Fail {
+        Fail(Box::new(r))
+    }
+}
+
+type LResult<T = ()> = Result<T, Fail>;
+
+#[cold]
+fn illegal(msg: impl Into<String>) -> Fail {
+    Raise::illegal(msg).into()
+}
+
+#[cold]
+fn oom<E>(_: E) -> Fail {
+    Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into()).into()
+}
+
+#[cold]
+fn too_deep(level: u32) -> Fail {
+    illegal(format!("Too high nest level - {}", level + 1))
+}
+
+/// Machine stack a table level must leave free: the levels above it, and
+/// raising the error, need it (a fiber's stack is 512 KiB by default).
+const STACK_MARGIN: usize = 64 * 1024;
+
+/// Whether the fiber's machine stack has room for one more table level.
+#[inline(always)]
+fn stack_ok() -> bool {
+    luafiber_fiber::stack_left().is_none_or(|n| n >= STACK_MARGIN)
+}
+
+#[cold]
+fn no_stack(level: u32) -> Fail {
+    illegal(format!(
+        "msgpack.encode: nest level {} is too deep for the fiber's stack",
+        level + 1
+    ))
+}
+
+/// What a table is encoded as.
+enum Shape {
+    /// An array of this many elements, read with `lua_rawgeti(1..=n)`.
+    Array(u64),
+    /// A map of every key.
+    Map,
+}
+
+pub(super) struct Encoder<'a> {
+    l: *mut ffi::lua_State,
+    st: &'a State,
+    cfg: Config,
+    out: &'a mut Ibuf,
+    /// Stack index of the string `"__serialize"`.
+    key: c_int,
+    /// Lua calls made so far (rule 3).
+    calls: u64,
+    /// The highest stack index known to be available (rule 4; 0 once Lua
+    /// code ran).
+    room: c_int,
+}
+
+impl<'a> Encoder<'a> {
+    /// An encoder writing to `out`; `key` is the stack index of the string
+    /// `"__serialize"`.
+    pub(super) fn new(
+        l: *mut ffi::lua_State,
+        st: &'a State,
+        out: &'a mut Ibuf,
+        key: c_int,
+    ) -> Self {
+        Encoder {
+            l,
+            st,
+            cfg: st.cfg,
+            out,
+            key,
+            calls: 0,
+            room: 0,
+        }
+    }
+
+    /// Encodes the value at `idx` (an absolute index); `top` is the stack
+    /// top.
+    ///
+    /// # Safety
+    ///
+    /// `l` is the calling state of a `lua_fn` body; `idx` is valid and at
+    /// most `top`.
+    pub(super) unsafe fn encode(&mut self, idx: c_int, top: c_int) -> LuaResult<()> {
+        #[cfg(feature = "luajit")]
+        if let Some(layout) = self.st.raw {
+            // SAFETY: caller's contract; nothing runs in between.
+            let done = unsafe {
+                ffi::lua_type(self.l, idx) == ffi::LUA_TTABLE && self.raw_root(&layout, idx)
+            };
+            if done {
+                return Ok(());
+            }
+        }
+        // SAFETY: caller's contract.
+        unsafe { self.value_at(idx, top, 0, 0) }.map_err(|f| *f.0)
+    }
+
+    /// [`Encoder::value`] of a value whose type is not known yet.
+    #[inline(always)]
+    unsafe fn value_at(
+        &mut self,
+        idx: c_int,
+        top: c_int,
+        level: u32,
+        handovers: u32,
+    ) -> LResult<()> {
+        // SAFETY: `idx` is valid (callers).
+        let t = unsafe { ffi::lua_type(self.l, idx) };
+        // SAFETY: as above; `t` is its type.
+        unsafe { self.value(idx, top, t, level, handovers) }
+    }
+
+    /// Encodes the value at `idx`, of Lua type `t`; `top` is the stack top
+    /// (rule 4). Numbers and strings are written here, in the caller's
+    /// loop; the rest costs a call.
+    #[inline(always)]
+    unsafe fn value(
+        &mut self,
+        idx: c_int,
+        top: c_int,
+        t: c_int,
+        level: u32,
+        handovers: u32,
+    ) -> LResult<()> {
+        // SAFETY: `idx` is a valid absolute index of type `t` (callers).
+        unsafe {
+            match t {
+                ffi::LUA_TNUMBER => self.number(idx),
+                ffi::LUA_TSTRING => {
+                    let mut len = 0;
+                    let p = ffi::lua_tolstring(self.l, idx, &mut len);
+                    self.str(std::slice::from_raw_parts(p.cast(), len))
+                }
+                _ => self.other(idx, top, t, level, handovers),
+            }
+        }
+    }
+
+    /// [`Encoder::value`] of the types that are not numbers or strings.
+    #[inline(never)]
+    unsafe fn other(
+        &mut self,
+        idx: c_int,
+        top: c_int,
+        t: c_int,
+        level: u32,
+        handovers: u32,
+    ) -> LResult<()> {
+        let l = self.l;
+        // SAFETY: `idx` is a valid absolute index of type `t` (callers);
+        // raw reads only.
+        unsafe {
+            match t {
+                ffi::LUA_TTABLE => self.table(idx, top, level, handovers),
+                ffi::LUA_TNIL => self.head(|w| mp::write_nil(w)),
+                ffi::LUA_TBOOLEAN => {
+                    let b = ffi::lua_toboolean(l, idx) != 0;
+                    self.head(|w| mp::write_bool(w, b))
+                }
+                ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => {
+                    self.head(|w| mp::write_nil(w))
+                }
+                ffi::LUA_TUSERDATA | ffi::LUA_TLIGHTUSERDATA => {
+                    self.object(idx, top, level, handovers)
+                }
+                #[cfg(feature = "luajit")]
+                10 => {
+                    let payload = ffi::lua_topointer(l, idx).cast::<u8>();
+                    match self.st.ctypes.and_then(|ct| ct.read(payload)) {
+                        Some(s) => self.scalar(s),
+                        None => self.object(idx, top, level, handovers),
+                    }
+                }
+                _ => self.unsupported(idx, top),
+            }
+        }
+    }
+
+    /// Writes a head of at most [`HEAD_MAX`] bytes with `write`, into room
+    /// reserved once (not through `io::Write`, which checks per byte).
+    #[inline(always)]
+    fn head<E>(&mut self, write: impl FnOnce(&mut &mut [u8]) -> Result<(), E>) -> LResult<()> {
+        let room = self.out.try_reserve(HEAD_MAX).map_err(oom)?;
+        let had = room.len();
+        let mut w = room;
+        if write(&mut w).is_err() {
+            return Err(oom(()));
+        }
+        let n = had - w.len();
+        self.out.advance(n);
+        Ok(())
+    }
+
+    #[inline(always)]
+    unsafe fn str(&mut self, s: &[u8]) -> LResult<()> {
+        let len =
+            u32::try_from(s.len()).map_err(|_| illegal("msgpack.encode: string is too long"))?;
+        let room = self.out.try_reserve(5 + s.len()).map_err(oom)?;
+        let head = if len < 32 {
+            // The usual short string: rmp's fixstr marker, without the call.
+            room[0] = rmp::Marker::FixStr(len as u8).to_u8();
+            1
+        } else {
+            let had = room.len();
+            let mut w = &mut *room;
+            if mp::write_str_len(&mut w, len).is_err() {
+                return Err(oom(()));
+            }
+            had - w.len()
+        };
+        room[head..head + s.len()].copy_from_slice(s);
+        self.out.advance(head + s.len());
+        Ok(())
+    }
+
+    #[inline(always)]
+    unsafe fn number(&mut self, idx: c_int) -> LResult<()> {
+        let l = self.l;
+        #[cfg(not(feature = "luajit"))]
+        // SAFETY: `idx` holds a number (caller). An integral float in the
+        // int64 range converts too: Tarantool's rule makes it an integer.
+        unsafe {
+            let mut exact = 0;
+            let i = ffi::lua_tointegerx(l, idx, &mut exact);
+            if exact != 0 {
+                return self.int(i);
+            }
+        }
+        // SAFETY: as above.
+        self.float(unsafe { ffi::lua_tonumber(l, idx) })
+    }
+
+    /// A Lua number `n` (a float).
+    #[inline(always)]
+    fn float(&mut self, n: f64) -> LResult<()> {
+        // Tarantool's rule: integral values in the int64/uint64 range are
+        // integers, everything else a float64.
+        if (-TWO_63..TWO_63).contains(&n) {
+            let i = n as i64;
+            if i as f64 == n {
+                return self.int(i);
+            }
+            return self.head(|w| mp::write_f64(w, n));
+        }
+        if (TWO_63..2.0 * TWO_63).contains(&n) {
+            return self.head(|w| mp::write_uint(w, n as u64).map(drop));
+        }
+        if !self.cfg.encode_invalid_numbers && !n.is_finite() {
+            if self.cfg.encode_invalid_as_nil {
+                return self.head(|w| mp::write_nil(w));
+            }
+            return Err(illegal("number must not be NaN or Inf"));
+        }
+        self.head(|w| mp::write_f64(w, n))
+    }
+
+    /// A scalar cdata, as Tarantool's `luaL_tofield`: integers in their
+    /// shortest form, `float` and `double` as such, `bool`, NULL as nil.
+    #[cfg(feature = "luajit")]
+    fn scalar(&mut self, s: super::cdata::Scalar) -> LResult<()> {
+        use super::cdata::Scalar;
+        match s {
+            Scalar::Nil => self.head(|w| mp::write_nil(w)),
+            Scalar::Bool(b) => self.head(|w| mp::write_bool(w, b)),
+            Scalar::Int(i) => self.int(i),
+            Scalar::Uint(u) => self.head(|w| mp::write_uint(w, u).map(drop)),
+            Scalar::F32(f) => self.head(|w| mp::write_f32(w, f)),
+            Scalar::F64(f) => self.head(|w| mp::write_f64(w, f)),
+        }
+    }
+
+    /// An integer: the one-byte form inline (the usual case), the rest in
+    /// [`Encoder::wide_int`].
+    #[inline(always)]
+    fn int(&mut self, i: i64) -> LResult<()> {
+        if (0..128).contains(&i) {
+            return self.head(|w| mp::write_pfix(w, i as u8));
+        }
+        self.wide_int(i)
+    }
+
+    #[inline(never)]
+    fn wide_int(&mut self, i: i64) -> LResult<()> {
+        if i >= 0 {
+            self.head(|w| mp::write_uint(w, i as u64).map(drop))
+        } else {
+            self.head(|w| mp::write_sint(w, i).map(drop))
+        }
+    }
+
+    /// A type MsgPack has no form for: its `tostring` or nil when the
+    /// config says so, else an error.
+    unsafe fn unsupported(&mut self, idx: c_int, top: c_int) -> LResult<()> {
+        let l = self.l;
+        // SAFETY: `idx` is valid (caller); `tostring` runs under lua_pcall.
+        unsafe {
+            if self.cfg.encode_use_tostring && self.st.tostring != ffi::LUA_NOREF {
+                api::push_registry_ref(l, self.st.call);
+                api::push_registry_ref(l, self.st.tostring);
+                ffi::lua_pushvalue(l, idx);
+                self.call()?;
+                let r = match api::to_str(l, top + 1) {
+                    Some(s) => self.str(s),
+                    None => Err(illegal("msgpack.encode: tostring did not return a string")),
+                };
+                ffi::lua_settop(l, top);
+                return r;
+            }
+            if self.cfg.encode_invalid_as_nil {
+                return self.head(|w| mp::write_nil(w));
+            }
+            let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, ffi::lua_type(l, idx)));
+            Err(illegal(format!(
+                "unsupported Lua type '{}'",
+                name.to_string_lossy()
+            )))
+        }
+    }
+
+    /// Calls `f(x)` through the trampoline (rule 2): the trampoline, `f`
+    /// and `x` are the top three values; leaves the result in their place.
+    unsafe fn call(&mut self) -> LResult<()> {
+        self.calls += 1;
+        self.room = 0;
+        // SAFETY: (trampoline, f, x) are on top; the trampoline runs under
+        // lua_pcall.
+        unsafe {
+            if ffi::lua_pcall(self.l, 2, 1, 0) != 0 {
+                return Err(Raise::Top.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Userdata, light userdata and cdata: encoded through a `__serialize`
+    /// function in their metatable, else unsupported.
+    unsafe fn object(&mut self, idx: c_int, top: c_int, level: u32, handovers: u32) -> LResult<()> {
+        let l = self.l;
+        // SAFETY: `idx` is valid; raw reads only, Lua code under pcall.
+        unsafe {
+            if !self.cfg.encode_load_metatables || ffi::lua_getmetatable(l, idx) == 0 {
+                return self.unsupported(idx, top);
+            }
+            ffi::lua_pushvalue(l, self.key);
+            api::rawget(l, top + 1);
+            if ffi::lua_type(l, top + 2) != ffi::LUA_TFUNCTION {
+                ffi::lua_settop(l, top);
+                return self.unsupported(idx, top);
+            }
+            self.hand_over(idx, top, level, handovers)
+        }
+    }
+
+    /// With the metatable and its `__serialize` function at `top + 1` and
+    /// `top + 2`: calls the function with the value at `idx` and encodes its
+    /// result instead.
+    unsafe fn hand_over(
+        &mut self,
+        idx: c_int,
+        top: c_int,
+        level: u32,
+        handovers: u32,
+    ) -> LResult<()> {
+        let l = self.l;
+        if handovers >= MAX_HANDOVERS {
+            return Err(illegal(
+                "msgpack.encode: __serialize functions nest too deep",
+            ));
+        }
+        // SAFETY: the metatable and function are on top; `idx` is valid.
+        unsafe {
+            api::push_registry_ref(l, self.st.call);
+            ffi::lua_replace(l, top + 1);
+            ffi::lua_pushvalue(l, idx);
+            self.call()?;
+            let r = self.value_at(top + 1, top + 1, level, handovers + 1);
+            ffi::lua_settop(l, top);
+            r
+        }
+    }
+}

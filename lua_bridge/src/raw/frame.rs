@@ -1,0 +1,197 @@
+//! The frame every Lua-callable C function of the bridge runs in: raw
+//! rules 1 and 2 (see [`raw`](super)). [`lua_fn!`] declares a C function
+//! whose body runs in it; the body gets the call's [`Stack`].
+
+use std::ffi::c_int;
+use std::panic::{self, AssertUnwindSafe};
+
+use mlua::ffi;
+
+use super::error::{push_error, ErrorKind};
+use super::Stack;
+
+/// An error a C function body asks [`protect`] to raise.
+#[derive(Debug)]
+pub enum Raise {
+    /// Raise an error object of this kind with this message.
+    Error(ErrorKind, String),
+    /// Raise the value on top of the Lua stack as it is.
+    Top,
+}
+
+impl Raise {
+    /// An `IllegalParams` error object with `msg`.
+    pub fn illegal(msg: impl Into<String>) -> Raise {
+        Raise::Error(ErrorKind::IllegalParams, msg.into())
+    }
+}
+
+/// What a C function body returns: the number of results it pushed.
+pub type LResult<T = c_int> = Result<T, Raise>;
+
+/// Runs `body` as the body of a `lua_CFunction` called on `l`: returns its
+/// result count, or raises its error (raw rules 1 and 2).
+///
+/// # Safety
+///
+/// `l` must be the state the C function was called with; `protect` must be
+/// the last thing the C function does.
+#[inline(always)]
+pub unsafe fn protect(l: *mut ffi::lua_State, body: impl FnOnce() -> LResult) -> c_int {
+    match panic::catch_unwind(AssertUnwindSafe(|| {
+        // Allocations inside the body never fail on the memory limit (raw
+        // rule 3): a Lua error must not cross catch_unwind.
+        let _exempt = Exempt::enter();
+        body()
+    })) {
+        Ok(Ok(n)) => n,
+        // SAFETY: `l` is the calling state and this is the last thing the
+        // C function does (contract).
+        Ok(Err(e)) => unsafe { raise(l, Ok(e)) },
+        // SAFETY: as above.
+        Err(payload) => unsafe { raise(l, Err(payload)) },
+    }
+}
+
+/// [`protect`] for a body that works through the call's [`Stack`], made
+/// here once.
+///
+/// # Safety
+///
+/// As [`protect`].
+#[inline(always)]
+pub unsafe fn protect_stack(
+    l: *mut ffi::lua_State,
+    body: impl FnOnce(&mut Stack) -> LResult,
+) -> c_int {
+    // SAFETY: caller's contract: `l` is the state of the running C
+    // function, and the handle is the only user of its stack until the body
+    // returns.
+    unsafe { protect(l, || body(&mut Stack::from_frame(l))) }
+}
+
+/// The failure half of [`protect`], out of line so that the success path
+/// stays short: raises the body's error, or the message of its panic.
+///
+/// # Safety
+///
+/// As [`protect`].
+#[cold]
+#[inline(never)]
+unsafe fn raise(l: *mut ffi::lua_State, failed: std::thread::Result<Raise>) -> ! {
+    let raise = match failed {
+        Ok(raise) => raise,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Raise::Error(ErrorKind::Panic, format!("Rust panic: {msg}"))
+        }
+    };
+    // SAFETY: `l` is the calling state (contract); `push_error` consumes
+    // `raise` and drops every Rust value it made before returning.
+    unsafe {
+        push_error(l, raise);
+        ffi::lua_error(l)
+    }
+}
+
+/// Counts a bridge C function frame in the running fiber's word while it
+/// lives, on a thread with a memory limit ([`memory`](super::memory), the
+/// word's only reader); elsewhere it costs one thread-local read, not a call to the
+/// fiber layer's.
+struct Exempt(Option<usize>);
+
+impl Exempt {
+    #[inline(always)]
+    fn enter() -> Exempt {
+        if !super::memory::limited() {
+            return Exempt(None);
+        }
+        let depth = luafiber_fiber::fiber_word();
+        luafiber_fiber::set_fiber_word(depth + 1);
+        Exempt(Some(depth))
+    }
+}
+
+impl Drop for Exempt {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(depth) = self.0 {
+            luafiber_fiber::set_fiber_word(depth);
+        }
+    }
+}
+
+/// What the bridge's C functions really are: a `lua_CFunction` whose result
+/// count comes back in a whole register.
+///
+/// LuaJIT's x64 interpreter reads the count of a C function with all 64 bits
+/// of `rax` (`BC_FUNCC` in `vm_x64.dasc`: `lea RA, [BASE+RD*8]`), but the
+/// x86-64 ABI leaves the upper half of an `int` result undefined, and rustc
+/// does leave garbage there (e.g. when it loads the `c_int` out of an
+/// `Ok(Ok(n))` with one 64-bit move): the interpreter then copies the
+/// results from a wild offset and crashes in `lj_BC_RET`/`lj_vm_returnp`.
+/// Returning `isize` makes the whole register the count, which is what the
+/// interpreter reads and is still a valid `int` for C callers.
+pub type WideCFunction = unsafe extern "C-unwind" fn(*mut ffi::lua_State) -> isize;
+
+/// `f` as the `lua_CFunction` Lua is given.
+pub const fn cfunction(f: WideCFunction) -> ffi::lua_CFunction {
+    // SAFETY: only Lua calls the result (never Rust code through this type):
+    // LuaJIT's interpreter reads all of the result register and C reads its
+    // low `int`, which holds the same value; the argument is the same.
+    unsafe { std::mem::transmute::<WideCFunction, ffi::lua_CFunction>(f) }
+}
+
+/// Declares `$name`, a `lua_CFunction` whose body runs under [`protect`]
+/// (a [`WideCFunction`], see there).
+///
+/// `fn name(s: &mut Stack) { ... }` gives the body the call's [`Stack`];
+/// `fn name(l) { ... }` gives it the raw `*mut lua_State` instead, for code
+/// not yet moved to the handle.
+macro_rules! lua_fn {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($s:ident: &mut Stack) $body:block) => {
+        $(#[$m])*
+        #[allow(non_upper_case_globals)]
+        $vis const $name: mlua::ffi::lua_CFunction = {
+            unsafe extern "C-unwind" fn $name(l: *mut mlua::ffi::lua_State) -> isize {
+                let body = |$s: &mut $crate::raw::Stack<'_>| -> $crate::raw::LResult { $body };
+                // SAFETY: called by Lua with its own state; `protect_stack`
+                // is the last thing this function does.
+                unsafe { $crate::raw::frame::protect_stack(l, body) as isize }
+            }
+            $crate::raw::frame::cfunction($name)
+        };
+    };
+    ($(#[$m:meta])* $vis:vis fn $name:ident($l:ident) $body:block) => {
+        $(#[$m])*
+        #[allow(non_upper_case_globals)]
+        $vis const $name: mlua::ffi::lua_CFunction = {
+            unsafe extern "C-unwind" fn $name($l: *mut mlua::ffi::lua_State) -> isize {
+                let body = || $body;
+                // SAFETY: called by Lua with its own state; `protect` is the
+                // last thing this function does.
+                unsafe { $crate::raw::frame::protect($l, body) as isize }
+            }
+            $crate::raw::frame::cfunction($name)
+        };
+    };
+}
+pub(crate) use lua_fn;
+
+/// A C function written as `unsafe extern "C-unwind" fn(l) -> c_int` (not
+/// under [`protect`]), as the `lua_CFunction` to give Lua: widened to a
+/// [`WideCFunction`].
+macro_rules! wide_cfn {
+    ($f:path) => {{
+        unsafe extern "C-unwind" fn wide(l: *mut mlua::ffi::lua_State) -> isize {
+            // SAFETY: the same contract as `$f`, which Lua calls through this.
+            unsafe { $f(l) as isize }
+        }
+        $crate::raw::frame::cfunction(wide)
+    }};
+}
+pub(crate) use wide_cfn;

@@ -1,0 +1,82 @@
+//! The Lua memory limit, enforced by the bridge's own allocator.
+//!
+//! An allocation past the limit fails (Lua raises "not enough memory") only
+//! while Lua code runs: inside the bridge's C function bodies (counted in the
+//! fiber layer's per-fiber word by `frame::protect`: raw rule 3) it succeeds, because a
+//! Lua error raised there would have to cross Rust's `catch_unwind`, which
+//! aborts on LuaJIT. The code that asked then fails at its next allocation.
+//! Allocation itself is delegated to mlua's allocator.
+
+use std::cell::Cell;
+use std::ffi::c_void;
+
+use luafiber_fiber as fiber;
+use mlua::ffi;
+
+thread_local! {
+    /// A state of this thread has a limit ([`set_limit`] ran here); never
+    /// cleared. Only then does the per-fiber word of `frame::protect`
+    /// matter: [`limited_alloc`] is its only reader, and a state's
+    /// allocator runs on the state's own thread.
+    static LIMITED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether a Lua state of this thread has a memory limit (then bridge C
+/// function bodies must be counted, see the module doc).
+#[inline(always)]
+pub fn limited() -> bool {
+    LIMITED.with(Cell::get)
+}
+
+struct Limit {
+    inner: ffi::lua_Alloc,
+    inner_ud: *mut c_void,
+    used: Cell<usize>,
+    limit: usize,
+}
+
+unsafe extern "C" fn limited_alloc(
+    ud: *mut c_void,
+    ptr: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
+    // SAFETY: `ud` is the leaked `Limit` installed with this function.
+    let lim = unsafe { &*ud.cast::<Limit>() };
+    // With no block, `osize` is a type tag, not a size.
+    let old = if ptr.is_null() { 0 } else { osize };
+    if nsize > old && lim.used.get() + (nsize - old) > lim.limit && fiber::fiber_word() == 0 {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the inner allocator gets exactly what Lua gave.
+    let p = unsafe { (lim.inner)(lim.inner_ud, ptr, osize, nsize) };
+    if nsize == 0 {
+        lim.used.set(lim.used.get() - old);
+    } else if !p.is_null() {
+        lim.used.set(lim.used.get() - old + nsize);
+    }
+    p
+}
+
+/// Caps the Lua heap of `main`'s state at `limit` bytes.
+///
+/// # Safety
+///
+/// `main` is the main thread of an idle state that has allocated
+/// `used` bytes so far; called once.
+pub unsafe fn set_limit(main: *mut ffi::lua_State, used: usize, limit: usize) {
+    // SAFETY: caller's contract; the `Limit` is leaked, so it outlives the
+    // state (it is a few words per runtime).
+    unsafe {
+        let mut inner_ud = std::ptr::null_mut();
+        let inner = ffi::lua_getallocf(main, &mut inner_ud);
+        let lim = Box::leak(Box::new(Limit {
+            inner,
+            inner_ud,
+            used: Cell::new(used),
+            limit,
+        }));
+        ffi::lua_setallocf(main, limited_alloc, (lim as *mut Limit).cast());
+    }
+    LIMITED.with(|l| l.set(true));
+}

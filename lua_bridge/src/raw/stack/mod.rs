@@ -1,0 +1,418 @@
+//! [`Stack`]: the Lua stack of a running C function, as a safe handle.
+//!
+//! The frame ([`lua_fn!`](crate::raw::lua_fn)) makes one for each call from
+//! the state Lua called the function with; a body then reads its arguments
+//! and pushes its results through it, with no `unsafe` of its own. The
+//! handle keeps what the C API leaves to its caller:
+//!
+//! - it knows the top (it is read once, at the start, and every operation
+//!   keeps it), so it checks each index (raw rule 5) and refuses to pop
+//!   more than there is;
+//! - it counts the free slots (raw rule 4): a push past them calls
+//!   `lua_checkstack` first;
+//! - it offers only what cannot raise a Lua error (raw rule 2): raw table
+//!   accesses on values it checked are tables, keys checked not to be nil
+//!   or NaN;
+//! - a string read from it borrows the handle, so nothing that could pop the
+//!   string (every such operation takes `&mut self`) runs while the bytes
+//!   are in use (raw rule 6).
+//!
+//! A push that finds no room even after `lua_checkstack` (the Lua stack is
+//! at its limit) panics, which the frame turns into a Lua error (raw
+//! rule 1); [`Stack::ensure`] asks first and reports it as a [`Raise`].
+
+use std::ffi::{c_int, c_void};
+use std::marker::PhantomData;
+
+use mlua::ffi;
+
+use super::{api, LResult, Raise};
+
+mod push;
+mod table;
+
+/// The stack of the C function running on a Lua state; see the module doc.
+///
+/// Not `Send`: a Lua state belongs to its thread.
+pub struct Stack<'f> {
+    l: *mut ffi::lua_State,
+    /// The index of the top value (0: empty), as the C API would report it.
+    top: c_int,
+    /// Free slots known to be above the top (raw rule 4).
+    room: c_int,
+    _frame: PhantomData<&'f mut ffi::lua_State>,
+}
+
+// Not all of it has users yet: the C functions move to it one by one.
+#[allow(dead_code)]
+impl<'f> Stack<'f> {
+    /// The handle of the C function Lua called with `l`: `LUA_MINSTACK`
+    /// free slots, the arguments below them.
+    ///
+    /// # Safety
+    ///
+    /// `l` is the state a C function was called with, that function is
+    /// running, and nothing else uses `l`'s stack while the handle lives
+    /// (the frame makes one per call and lends it to the body).
+    #[inline(always)]
+    pub unsafe fn from_frame(l: *mut ffi::lua_State) -> Stack<'f> {
+        Stack {
+            l,
+            // SAFETY: `l` is a valid state (contract).
+            top: unsafe { ffi::lua_gettop(l) },
+            room: ffi::LUA_MINSTACK,
+            _frame: PhantomData,
+        }
+    }
+
+    /// A handle on a state that runs no C function of ours: the cord's main
+    /// thread at setup, or a fiber's idle thread. No free slot is assumed;
+    /// pushes check for room.
+    ///
+    /// # Safety
+    ///
+    /// `l` is a valid state that no Lua code runs on while the handle
+    /// lives, and nothing else uses its stack meanwhile.
+    pub unsafe fn from_state(l: *mut ffi::lua_State) -> Stack<'f> {
+        Stack {
+            l,
+            // SAFETY: `l` is a valid state (contract).
+            top: unsafe { ffi::lua_gettop(l) },
+            room: 0,
+            _frame: PhantomData,
+        }
+    }
+
+    /// The state, for `unsafe` code that works on it directly. Whatever
+    /// that code pushes or pops it reports with [`Stack::sync`].
+    #[inline(always)]
+    pub fn as_ptr(&self) -> *mut ffi::lua_State {
+        self.l
+    }
+
+    /// Reads the top again after `unsafe` code changed the stack through
+    /// [`Stack::as_ptr`]; the free slots count as none.
+    ///
+    /// # Safety
+    ///
+    /// The stack is as the C API leaves it (every change was made through
+    /// the C API or keeps its invariants).
+    pub unsafe fn sync(&mut self) {
+        // SAFETY: `l` is valid (the handle's invariant).
+        self.top = unsafe { ffi::lua_gettop(self.l) };
+        self.room = 0;
+    }
+
+    /// Counts `n` values pushed by `unsafe` code that wrote them in place
+    /// (LuaJIT's layout), within the room [`Stack::ensure`] gave.
+    ///
+    /// # Safety
+    ///
+    /// `n` values were pushed since the last operation of the handle, and
+    /// `n` is at most the room it had.
+    #[inline(always)]
+    pub unsafe fn assume_pushed(&mut self, n: c_int) {
+        self.top += n;
+        self.room -= n;
+    }
+
+    /// The index of the top value: the number of values on the stack (at
+    /// the start of a C function, its argument count).
+    #[inline(always)]
+    pub fn top(&self) -> c_int {
+        self.top
+    }
+
+    /// The free slots known above the top.
+    #[inline(always)]
+    pub fn room(&self) -> c_int {
+        self.room
+    }
+
+    /// Makes sure `n` more values can be pushed.
+    ///
+    /// # Errors
+    ///
+    /// "stack overflow" (`IllegalParams`) when the Lua stack cannot grow
+    /// that much.
+    #[inline]
+    pub fn ensure(&mut self, n: c_int) -> LResult<()> {
+        if n <= self.room {
+            return Ok(());
+        }
+        // SAFETY: `l` is valid; `lua_checkstack` only grows the stack (an
+        // allocation, which does not fail on the limit here: raw rule 3).
+        if n > 0 && unsafe { ffi::lua_checkstack(self.l, n) } == 0 {
+            return Err(Raise::illegal("stack overflow"));
+        }
+        self.room = n;
+        Ok(())
+    }
+
+    /// Takes one slot for a push.
+    #[inline(always)]
+    fn slot(&mut self) {
+        if self.room < 1 {
+            self.grow();
+        }
+        self.room -= 1;
+        self.top += 1;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        if self.ensure(ffi::LUA_MINSTACK).is_err() {
+            panic!("the Lua stack is full");
+        }
+    }
+
+    /// `idx` as the C API may be given it for a read (raw rule 5): a
+    /// positive index past the top reads as none.
+    #[inline(always)]
+    fn readable(&self, idx: c_int) -> bool {
+        idx > 0 || (idx < 0 && -idx <= self.top) || idx <= ffi::LUA_REGISTRYINDEX
+    }
+
+    /// `idx` as an absolute index of a value on the stack, if it is one.
+    #[inline(always)]
+    fn on_stack(&self, idx: c_int) -> Option<c_int> {
+        if idx > 0 && idx <= self.top {
+            Some(idx)
+        } else if idx < 0 && -idx <= self.top {
+            Some(self.top + idx + 1)
+        } else {
+            None
+        }
+    }
+
+    /// The absolute index of `idx`; pseudo-indices stay as they are.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `idx` is neither on the stack nor a pseudo-index.
+    #[inline]
+    pub fn abs(&self, idx: c_int) -> c_int {
+        if idx <= ffi::LUA_REGISTRYINDEX {
+            return idx;
+        }
+        match self.on_stack(idx) {
+            Some(i) => i,
+            None => invalid(idx),
+        }
+    }
+
+    /// The Lua type of the value at `idx` (`LUA_TNONE` for an index past
+    /// the top or an invalid one).
+    #[inline(always)]
+    pub fn type_of(&self, idx: c_int) -> c_int {
+        if !self.readable(idx) {
+            return ffi::LUA_TNONE;
+        }
+        // SAFETY: `idx` is acceptable (raw rule 5).
+        unsafe { ffi::lua_type(self.l, idx) }
+    }
+
+    /// Whether the value at `idx` is nil or absent.
+    #[inline(always)]
+    pub fn is_none_or_nil(&self, idx: c_int) -> bool {
+        self.type_of(idx) <= ffi::LUA_TNIL
+    }
+
+    /// The bytes of the string at `idx` (numbers are not converted).
+    #[inline]
+    pub fn to_str(&self, idx: c_int) -> Option<&[u8]> {
+        if self.type_of(idx) != ffi::LUA_TSTRING {
+            return None;
+        }
+        // SAFETY: a string at an acceptable index; it stays on the stack
+        // while `&self` is borrowed (raw rule 6: popping takes `&mut`).
+        unsafe { api::to_str(self.l, idx) }
+    }
+
+    /// The number at `idx` (strings are not converted).
+    #[inline]
+    pub fn to_number(&self, idx: c_int) -> Option<f64> {
+        if self.type_of(idx) != ffi::LUA_TNUMBER {
+            return None;
+        }
+        // SAFETY: a number at an acceptable index.
+        Some(unsafe { ffi::lua_tonumber(self.l, idx) })
+    }
+
+    /// The number at `idx` as an integer, when it is a number with an
+    /// integral value that fits (Lua 5.4 floats included).
+    #[inline]
+    pub fn to_integer(&self, idx: c_int) -> Option<i64> {
+        if self.type_of(idx) != ffi::LUA_TNUMBER {
+            return None;
+        }
+        let mut exact = 0;
+        // SAFETY: a number at an acceptable index.
+        let i = unsafe { ffi::lua_tointegerx(self.l, idx, &mut exact) };
+        (exact != 0).then_some(i as i64)
+    }
+
+    /// Whether the value at `idx` is an integer (Lua 5.4's integer subtype;
+    /// on LuaJIT, a number with an integral value).
+    pub fn is_integer(&self, idx: c_int) -> bool {
+        // SAFETY: an acceptable index (checked).
+        self.readable(idx) && unsafe { ffi::lua_isinteger(self.l, idx) } != 0
+    }
+
+    /// The truth of the value at `idx`: false for nil, `false` and none.
+    #[inline]
+    pub fn to_bool(&self, idx: c_int) -> bool {
+        // SAFETY: an acceptable index (checked).
+        self.readable(idx) && unsafe { ffi::lua_toboolean(self.l, idx) } != 0
+    }
+
+    /// The address of the (full or light) userdata at `idx`, or null.
+    #[inline]
+    pub fn to_userdata(&self, idx: c_int) -> *mut c_void {
+        if !self.readable(idx) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: an acceptable index.
+        unsafe { ffi::lua_touserdata(self.l, idx) }
+    }
+
+    /// The identity of the value at `idx` (`lua_topointer`), or null.
+    #[inline]
+    pub fn to_pointer(&self, idx: c_int) -> *const c_void {
+        if !self.readable(idx) {
+            return std::ptr::null();
+        }
+        // SAFETY: an acceptable index.
+        unsafe { ffi::lua_topointer(self.l, idx) }
+    }
+
+    /// The block of the userdata at `idx` when its metatable is the table at
+    /// address `mt` (see [`api::udata_with_mt`]).
+    #[inline]
+    pub fn udata_with_mt(&mut self, idx: c_int, mt: *const c_void) -> Option<*mut c_void> {
+        if !self.readable(idx) {
+            return None;
+        }
+        if self.room < 1 {
+            self.grow();
+        }
+        // SAFETY: an acceptable index, a free slot for the metatable, which
+        // is popped again.
+        unsafe { api::udata_with_mt(self.l, idx, mt) }
+    }
+
+    /// Sets the top to `idx` (absolute, or negative from the top): pops the
+    /// values above it, or pushes nils up to it.
+    ///
+    /// # Panics
+    ///
+    /// Panics when a negative `idx` reaches below the bottom.
+    #[inline]
+    pub fn settop(&mut self, idx: c_int) {
+        let new = if idx >= 0 {
+            idx
+        } else {
+            assert!(-idx - 1 <= self.top, "settop({idx}) below the bottom");
+            self.top + idx + 1
+        };
+        if new > self.top && self.ensure(new - self.top).is_err() {
+            panic!("the Lua stack is full");
+        }
+        self.room += self.top - new;
+        self.top = new;
+        // SAFETY: `new` is at most the top, or within the room ensured.
+        unsafe { ffi::lua_settop(self.l, new) }
+    }
+
+    /// Pops `n` values (all, when fewer are there).
+    #[inline]
+    pub fn pop(&mut self, n: c_int) {
+        let new = self.top - n.clamp(0, self.top);
+        self.settop(new);
+    }
+
+    /// Pops the top value into `idx`.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `idx` is not on the stack.
+    pub fn replace(&mut self, idx: c_int) {
+        let idx = self.abs(idx);
+        self.top -= 1;
+        self.room += 1;
+        // SAFETY: a valid index with a value on top.
+        unsafe { ffi::lua_replace(self.l, idx) }
+    }
+
+    /// Removes the value at `idx`, moving those above down.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `idx` is not on the stack.
+    pub fn remove(&mut self, idx: c_int) {
+        let Some(idx) = self.on_stack(idx) else {
+            invalid(idx);
+        };
+        self.top -= 1;
+        self.room += 1;
+        // SAFETY: a value on the stack.
+        unsafe { ffi::lua_remove(self.l, idx) }
+    }
+
+    /// Moves the top value to `idx`, moving those above up.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `idx` is not on the stack.
+    pub fn insert(&mut self, idx: c_int) {
+        let Some(idx) = self.on_stack(idx) else {
+            invalid(idx);
+        };
+        // SAFETY: a value on the stack.
+        unsafe { ffi::lua_insert(self.l, idx) }
+    }
+
+    /// Calls the function below the `nargs` values on top with them, in
+    /// protected mode: `Ok` with `nresults` results (all of them for
+    /// `LUA_MULTRET`) in their place, or `Err` with the error value there.
+    ///
+    /// The function may run any Lua code, which may switch fibers.
+    ///
+    /// # Panics
+    ///
+    /// Panics when fewer than `nargs + 1` values are on the stack.
+    pub fn pcall(&mut self, nargs: c_int, nresults: c_int) -> Result<(), ()> {
+        assert!(nargs >= 0 && nargs < self.top, "pcall: {nargs} arguments");
+        // SAFETY: a function and its arguments on top; every Lua error is
+        // caught by lua_pcall (raw rule 2).
+        let rc = unsafe { ffi::lua_pcall(self.l, nargs, nresults, 0) };
+        // SAFETY: `l` is valid. The room above the new top is unknown after
+        // Lua code ran (a collection may shrink the stack).
+        self.top = unsafe { ffi::lua_gettop(self.l) };
+        self.room = 0;
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+
+    /// `lua_upvalueindex(i)`.
+    #[inline(always)]
+    pub const fn upvalue(i: c_int) -> c_int {
+        ffi::lua_upvalueindex(i)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn invalid(idx: c_int) -> ! {
+    panic!("Lua stack index {idx} is not valid here")
+}
+
+#[cold]
+#[inline(never)]
+fn not_a_table(idx: c_int) -> ! {
+    panic!("Lua stack index {idx} holds no table")
+}

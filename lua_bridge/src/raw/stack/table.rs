@@ -1,0 +1,222 @@
+//! Raw table accesses on a [`Stack`]: each checks that it is given a
+//! table, and none runs a metamethod (raw rule 2).
+
+use std::ffi::{c_int, CStr};
+
+use mlua::ffi;
+
+use super::{not_a_table, Stack};
+use crate::raw::{api, LResult, Raise};
+
+// See the note on the main `impl`.
+#[allow(dead_code)]
+impl Stack<'_> {
+    /// Whether the value at `idx` is a table.
+    #[inline(always)]
+    fn is_table(&self, idx: c_int) -> bool {
+        idx == ffi::LUA_REGISTRYINDEX || self.type_of(idx) == ffi::LUA_TTABLE
+    }
+
+    /// Checks that `t` is a table; panics otherwise (a bug of the caller).
+    #[inline(always)]
+    fn table(&self, t: c_int) {
+        if !self.is_table(t) {
+            not_a_table(t);
+        }
+    }
+
+    /// Pops a key and pushes `t[key]`, raw (raw rule 2).
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table or the stack is empty.
+    #[inline]
+    pub fn rawget(&mut self, t: c_int) {
+        self.table(t);
+        assert!(self.top >= 1, "rawget: no key");
+        // SAFETY: a table at `t` and a key on top; replaces the key.
+        unsafe { api::rawget(self.l, t) }
+    }
+
+    /// Pushes `t[n]`, raw; returns its type.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table.
+    #[inline]
+    pub fn rawgeti(&mut self, t: c_int, n: c_int) -> c_int {
+        self.table(t);
+        self.slot();
+        // SAFETY: a table at `t` (checked before the top moved), a free
+        // slot.
+        unsafe { api::rawgeti_type(self.l, t, n) }
+    }
+
+    /// Pushes `t[name]`, raw; returns its type.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table.
+    pub fn rawget_field(&mut self, t: c_int, name: &CStr) -> c_int {
+        let t = self.abs(t);
+        self.push_cstr(name);
+        self.rawget(t);
+        self.type_of(-1)
+    }
+
+    /// Pops a value and a key below it and sets `t[key] = value`, raw.
+    ///
+    /// # Errors
+    ///
+    /// "table index is nil" or "... is NaN" (`IllegalParams`), with both
+    /// popped.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table or fewer than two values are on the
+    /// stack.
+    pub fn rawset(&mut self, t: c_int) -> LResult<()> {
+        self.table(t);
+        assert!(self.top >= 2, "rawset: no key and value");
+        let bad = match self.type_of(-2) {
+            ffi::LUA_TNIL => Some("table index is nil"),
+            ffi::LUA_TNUMBER if self.to_number(-2).is_some_and(f64::is_nan) => {
+                Some("table index is NaN")
+            }
+            _ => None,
+        };
+        if let Some(bad) = bad {
+            self.pop(2);
+            return Err(Raise::illegal(bad));
+        }
+        self.top -= 2;
+        self.room += 2;
+        // SAFETY: a table at `t`, a key that is neither nil nor NaN (so
+        // the raw set cannot raise) and a value on top.
+        unsafe { ffi::lua_rawset(self.l, t) };
+        Ok(())
+    }
+
+    /// Pops a value and sets `t[n] = value`, raw.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table or the stack is empty.
+    #[inline]
+    pub fn rawseti(&mut self, t: c_int, n: i64) {
+        self.table(t);
+        assert!(self.top >= 1, "rawseti: no value");
+        self.top -= 1;
+        self.room += 1;
+        // SAFETY: a table at `t` and a value on top.
+        unsafe { ffi::lua_rawseti(self.l, t, n as ffi::lua_Integer) }
+    }
+
+    /// Pops a value and sets `t[name] = value`, raw.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table or the stack is empty.
+    pub fn set_field(&mut self, t: c_int, name: &CStr) {
+        let t = self.abs(t);
+        assert!(self.top >= 1, "set_field: no value");
+        self.push_cstr(name);
+        self.insert(-2);
+        // A string key is neither nil nor NaN.
+        let _ = self.rawset(t);
+    }
+
+    /// Pops a table (or nil) and makes it the metatable of the value at
+    /// `idx`.
+    ///
+    /// # Panics
+    ///
+    /// Panics when the top is not a table or nil, or `idx` is invalid.
+    pub fn set_metatable(&mut self, idx: c_int) {
+        let idx = self.abs(idx);
+        assert!(
+            matches!(self.type_of(-1), ffi::LUA_TTABLE | ffi::LUA_TNIL),
+            "set_metatable: not a table"
+        );
+        self.top -= 1;
+        self.room += 1;
+        // SAFETY: a valid index and a table or nil on top.
+        unsafe { ffi::lua_setmetatable(self.l, idx) };
+    }
+
+    /// Pushes the metatable of the value at `idx`, if it has one.
+    pub fn get_metatable(&mut self, idx: c_int) -> bool {
+        if !self.readable(idx) {
+            return false;
+        }
+        if self.room < 1 {
+            self.grow();
+        }
+        // SAFETY: an acceptable index, a free slot.
+        let has = unsafe { ffi::lua_getmetatable(self.l, idx) } != 0;
+        if has {
+            self.top += 1;
+            self.room -= 1;
+        }
+        has
+    }
+
+    /// Pops a key and pushes the next key and value of table `t` after it
+    /// (`lua_next`, raw); returns false, with nothing pushed, at the end.
+    ///
+    /// # Safety
+    ///
+    /// The key on top is nil or the key this function last pushed for `t`,
+    /// and no new key was assigned to `t` since (`lua_next` raises
+    /// otherwise, raw rule 2).
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table or the stack is empty.
+    pub unsafe fn next(&mut self, t: c_int) -> bool {
+        self.table(t);
+        assert!(self.top >= 1, "next: no key");
+        // SAFETY: a table at `t`, a key on top that `lua_next` finds
+        // (contract); one free slot more is needed for the value.
+        if self.room < 1 {
+            self.grow();
+        }
+        // SAFETY: as above.
+        let more = unsafe { ffi::lua_next(self.l, t) } != 0;
+        if more {
+            self.top += 1;
+            self.room -= 1;
+        } else {
+            self.top -= 1;
+            self.room += 1;
+        }
+        more
+    }
+
+    /// Pops `n` strings or numbers and pushes their concatenation.
+    ///
+    /// # Panics
+    ///
+    /// Panics when the top `n` values are not all strings or numbers (their
+    /// `__concat` metamethods could raise).
+    pub fn concat(&mut self, n: c_int) {
+        assert!(n >= 1 && n <= self.top, "concat: {n} values");
+        for i in 0..n {
+            assert!(
+                matches!(self.type_of(-1 - i), ffi::LUA_TSTRING | ffi::LUA_TNUMBER),
+                "concat: not a string"
+            );
+        }
+        self.top -= n - 1;
+        self.room += n - 1;
+        // SAFETY: `n` strings or numbers on top: no metamethod runs; the
+        // allocation does not fail on the limit in a body (raw rule 3).
+        unsafe { ffi::lua_concat(self.l, n) }
+    }
+
+    /// Whether the values at `a` and `b` are primitively equal (no `__eq`).
+    pub fn rawequal(&self, a: c_int, b: c_int) -> bool {
+        // SAFETY: acceptable indices (checked).
+        self.readable(a) && self.readable(b) && unsafe { ffi::lua_rawequal(self.l, a, b) } != 0
+    }
+}
