@@ -123,7 +123,6 @@ impl Fd {
     /// What `f` returns; [`io::ErrorKind::TimedOut`] when `timeout` runs
     /// out; a cancel of the fiber (see [`is_cancelled`](crate::io::is_cancelled));
     /// `EBADF` when the `Fd` is closed, or gets closed while the fiber waits.
-    ///
     pub fn io<R>(
         &self,
         interest: Interest,
@@ -179,8 +178,11 @@ impl Fd {
         self.src.close();
         // SAFETY: this `Fd` owned the fd, and `closed` is now set, so it is
         // never used again.
-        drop(unsafe { OwnedFd::from_raw_fd(self.src.fd()) });
-        Ok(())
+        match unsafe { libc::close(self.src.fd()) } {
+            // Linux frees the fd even then (EINTR included): no retry.
+            -1 => Err(io::Error::last_os_error()),
+            _ => Ok(()),
+        }
     }
 
     /// Deregisters the fd and gives it back open, as it is (non-blocking).
