@@ -19,7 +19,8 @@ struct Seen {
 
 impl Visit for Seen {
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.fields.push((field.name().into(), format!("{value:?}")));
+        self.fields
+            .push((field.name().into(), format!("{value:?}")));
     }
     fn record_str(&mut self, field: &Field, value: &str) {
         self.fields.push((field.name().into(), value.into()));
@@ -172,7 +173,10 @@ fn log_cfg_writes_json_lines_to_a_file() {
         "{text}"
     );
     assert!(lines[1].contains(r#""level": "WARN", "#), "{text}");
-    assert!(lines[1].contains(r#""message":"m""#) && lines[1].contains(r#""x":1"#), "{text}");
+    assert!(
+        lines[1].contains(r#""message":"m""#) && lines[1].contains(r#""x":1"#),
+        "{text}"
+    );
 }
 
 #[test]

@@ -481,11 +481,16 @@ impl Parser<'_> {
     fn push_wide(&mut self, s: &mut Stack, bits: u64, signed: bool) -> LResult<()> {
         #[cfg(feature = "luajit")]
         {
-            let ctype = if signed { self.sh.int64 } else { self.sh.uint64 };
+            let ctype = if signed {
+                self.sh.int64
+            } else {
+                self.sh.uint64
+            };
             if ctype != ffi::LUA_NOREF {
                 s.push_ref(ctype);
-                s.pcall(0, 1)
-                    .map_err(|()| Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into()))?;
+                s.pcall(0, 1).map_err(|()| {
+                    Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into())
+                })?;
                 let p = s.to_pointer(-1).cast::<u64>().cast_mut();
                 // SAFETY: the value on top is the fresh cdata the ctype call
                 // made: its payload is 8 bytes of its 64-bit integer type.
