@@ -186,7 +186,7 @@ fn console_runs_lines_in_fibers_and_survives_ctrl_c() {
         "'x: y', nil, {a = {1, 2}}, 'yes'",
         "---\n- 'x: y'\n- null\n- a:\n  - 1\n  - 2\n- 'yes'\n...\n",
     );
-    c.line("error('boom')", "---\n- error: boom\n...\n");
+    c.line("error('boom', 0)", "---\n- error: boom\n...\n");
     // A fiber made at the prompt runs while the console waits for input.
     c.line(
         "fiber.create(function() while true do fiber.sleep(0.01) n = (n or 0) + 1 end end) ~= nil",
