@@ -40,23 +40,23 @@ struct Cli {
 /// Tarantool's log lines. `LUAFIBER_LOG` is its filter: one level name
 /// (Tarantool's or `tracing`'s, which is also `log.cfg.level` at start)
 /// lets every Lua line through and Rust's events from that level; other
-/// values are `EnvFilter` directives. By default `lua::log=trace,warn`:
+/// values are `EnvFilter` directives. By default `lua::log=debug,warn`:
 /// the lines `log.cfg` lets through, the runtime's warnings and errors.
 fn install_logging() {
     let directives = match std::env::var("LUAFIBER_LOG") {
-        Err(_) => "lua::log=trace,warn".to_string(),
+        Err(_) => "lua::log=debug,warn".to_string(),
         Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
-            "fatal" | "syserror" | "error" | "crit" => "lua::log=trace,error".into(),
-            "warn" => "lua::log=trace,warn".into(),
-            "info" => "lua::log=trace,info".into(),
-            "verbose" | "debug" => "lua::log=trace,debug".into(),
+            "fatal" | "syserror" | "error" | "crit" => "lua::log=debug,error".into(),
+            "warn" => "lua::log=debug,warn".into(),
+            "info" => "lua::log=debug,info".into(),
+            "verbose" | "debug" => "lua::log=debug,debug".into(),
             "trace" => "trace".into(),
             _ => v,
         },
     };
     let filter = EnvFilter::try_new(&directives).unwrap_or_else(|e| {
         eprintln!("luafiber: LUAFIBER_LOG: {e}");
-        EnvFilter::new("lua::log=trace,warn")
+        EnvFilter::new("lua::log=debug,warn")
     });
     let _ = tracing_subscriber::registry()
         .with(luafiber::log::TarantoolLayer.with_filter(filter))

@@ -97,7 +97,8 @@ fn an_embedders_subscriber_sees_lua_log_lines() {
     assert_eq!(lua[1].field("fiber_name"), Some("lua"));
     assert_eq!(lua[2].level, "ERROR");
     assert_eq!(lua[2].field("module"), Some("mymod"));
-    assert_eq!(lua[4].level, "TRACE");
+    assert_eq!(lua[4].level, "DEBUG");
+    assert_eq!(lua[4].field("tarantool_level"), Some("7"));
 }
 
 fn luafiber(args: &[&str], env: &[(&str, &str)]) -> (String, String) {

@@ -10,8 +10,10 @@
 //!   (a logger whose lines name the module), `log.pid()`, `log.rotate()`.
 //!
 //! Each line goes through `tracing` (target `lua::log`, at `ERROR` for fatal,
-//! syserror, error and crit, `WARN`, `INFO`, `DEBUG` for verbose, `TRACE`
-//! for debug), with fields `tarantool_level`, `fiber_id`, `fiber_name`,
+//! syserror, error and crit, `WARN`, `INFO`, `DEBUG` for verbose and debug:
+//! never `TRACE`, so a subscriber that takes every Lua line need not
+//! enable `TRACE`, which the scheduler tests on its hot paths), with
+//! fields `tarantool_level`, `fiber_id`, `fiber_name`,
 //! `module`, `file`, `line`, `json` and the message, so a Rust program that
 //! embeds luafiber sees Lua's lines in its own subscriber.
 //! [`TarantoolLayer`] writes events as Tarantool's lines (the `luafiber`
@@ -108,8 +110,7 @@ pub fn emit(level: u8, module: Option<&str>, file: &str, line: u32, msg: &str, j
         0..=3 => event!(Level::ERROR),
         4 => event!(Level::WARN),
         5 => event!(Level::INFO),
-        6 => event!(Level::DEBUG),
-        _ => event!(Level::TRACE),
+        _ => event!(Level::DEBUG),
     }
 }
 
