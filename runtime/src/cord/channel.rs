@@ -230,11 +230,11 @@ impl<T> Channel<T> {
         let mut st = self.state();
         if let Some(v) = st.buf.pop_front() {
             // Room now: the longest-waiting writer's value goes in.
-            let woken = st.writers.pop_front().map(|w| {
-                let wv = serve_writer(&w);
+            let woken = st.writers.pop_front();
+            if let Some(w) = &woken {
+                let wv = serve_writer(w);
                 st.buf.push_back(wv);
-                w
-            });
+            }
             drop(st);
             if let Some(w) = woken {
                 w.waker.wake_by_ref();
@@ -342,6 +342,16 @@ impl<T> Channel<T> {
     /// Whether the buffer is empty.
     pub fn is_empty(&self) -> bool {
         self.count() == 0
+    }
+
+    /// Whether fibers or threads are blocked in [`get`](Channel::get).
+    pub fn has_readers(&self) -> bool {
+        !self.state().readers.is_empty()
+    }
+
+    /// Whether fibers or threads are blocked in [`put`](Channel::put).
+    pub fn has_writers(&self) -> bool {
+        !self.state().writers.is_empty()
     }
 
     /// Whether the buffer is full (always for size 0).

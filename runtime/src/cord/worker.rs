@@ -85,7 +85,7 @@ fn turn(timeout: Option<Duration>) -> bool {
 impl Cord {
     fn turn(&self, timeout: Option<Duration>) {
         // First, as it may start work or stop the cord.
-        reactor::drain_inbox();
+        let drained = reactor::drain_inbox();
         if self.should_stop() {
             return;
         }
@@ -96,6 +96,8 @@ impl Cord {
             Some(_) => 0,
         };
         let timeout = match (started, stop) {
+            // What the inbox or the intake made ready runs first.
+            _ if drained => Some(Duration::ZERO),
             (1.., _) => Some(Duration::ZERO),
             (0, Some(deadline)) => {
                 let left = deadline.saturating_duration_since(Instant::now());

@@ -186,7 +186,11 @@ impl Reactor {
 /// The zero-timeout poll of a batch that follows a blocking poll at once
 /// (the fibers it woke are that batch) is skipped: nothing ran since.
 pub(crate) fn turn(timeout: Option<Duration>) -> bool {
-    with_existing(Reactor::drain_inbox);
+    // What the inbox made ready runs first.
+    let timeout = match with_existing(Reactor::drain_inbox) {
+        Some(true) => Some(Duration::ZERO),
+        _ => timeout,
+    };
     if waiters() == 0 {
         if let Some(t) = timeout.filter(|t| !t.is_zero()) {
             std::thread::sleep(t);
@@ -206,9 +210,10 @@ pub(crate) fn turn_cord(timeout: Option<Duration>, pending: impl FnOnce() -> boo
     with_existing(|r| r.turn(timeout, pending));
 }
 
-/// Acts on every message in this thread's inbox (outside any fiber).
-pub(crate) fn drain_inbox() {
-    with_existing(Reactor::drain_inbox);
+/// Acts on every message in this thread's inbox (outside any fiber);
+/// returns whether there was any (it may have made fibers ready).
+pub(crate) fn drain_inbox() -> bool {
+    with_existing(Reactor::drain_inbox).unwrap_or(false)
 }
 
 impl Reactor {
@@ -230,16 +235,19 @@ impl Reactor {
         self.poll_events(timeout);
         self.inbox.woke();
         JUST_POLLED.set(timeout != Some(Duration::ZERO));
+        // The loop runs what this made ready before its next turn.
         self.drain_inbox();
     }
 
-    /// Acts on every message in the inbox (outside any fiber).
-    fn drain_inbox(&self) {
+    /// Acts on every message in the inbox (outside any fiber); returns
+    /// whether there was any.
+    fn drain_inbox(&self) -> bool {
         if !self.inbox.has_msgs() {
-            return;
+            return false;
         }
         let mut spare = self.spare.take();
         self.inbox.drain(&mut spare);
         self.spare.replace(spare);
+        true
     }
 }
