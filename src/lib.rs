@@ -6,8 +6,10 @@
 //! clocks; no Lua) and the Lua bridge ([`LuaRuntime`]).
 
 pub use luafiber_fiber as fiber;
+#[cfg(luafiber_bench)]
+pub use luafiber_lua::NewThread;
 pub use luafiber_lua::{
-    mlua, CallHandle, Error, LuaHandle, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig,
+    mlua, CallHandle, Error, FnError, LuaHandle, LuaRuntime, RuntimeBuilder, ThreadPoolConfig,
     Value,
 };
 pub use luafiber_runtime as runtime;

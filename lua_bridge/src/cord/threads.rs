@@ -9,7 +9,7 @@ use mlua::ffi;
 
 use super::with;
 use crate::raw::error::ErrorKind;
-use crate::raw::{api, lua_fn, LResult, Raise};
+use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// Sizes of the Lua thread pool.
 #[derive(Clone, Copy, Debug)]
@@ -24,9 +24,11 @@ impl Default for ThreadPoolConfig {
     }
 }
 
-/// How a new fiber's Lua thread is made when the pool has none. Only benches
-/// pick anything but [`NewThread::CachedRef`].
+/// How a new fiber's Lua thread is made when the pool has none: a bench
+/// knob (`--cfg luafiber_bench`, see `benches/`); the product always uses
+/// [`NewThread::CachedRef`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(not(luafiber_bench), allow(dead_code))]
 pub enum NewThread {
     /// `lua_rawgeti` of the wrapper's registry ref + `lua_pcall` (the fast
     /// path, Tarantool's `luaT_newthread` since 2.6.1).
@@ -52,17 +54,9 @@ thread_local! {
 }
 
 /// Makes the registry ref of the wrapper; once per state, at setup.
-///
-/// # Safety
-///
-/// `l` is the idle main state of a new cord, with room for one value.
-pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; the push is consumed by luaL_ref.
-    let r = unsafe {
-        ffi::lua_pushcfunction(l, newthread_wrapper);
-        ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
-    };
-    NEWTHREAD.with(|n| n.set(r));
+pub(crate) fn init(s: &mut Stack) {
+    s.push_cfunction(newthread_wrapper);
+    NEWTHREAD.with(|n| n.set(s.make_ref()));
 }
 
 lua_fn! {
@@ -86,50 +80,42 @@ fn no_memory() -> Raise {
 }
 
 /// Takes a Lua thread for a new fiber: a pooled one, or a new one made by
-/// the cached wrapper ref. A new thread is also left on top of `l` (so the GC
+/// the cached wrapper ref. A new thread is also left on top of `s` (so the GC
 /// cannot take it during setup); the result says whether it was.
 ///
-/// # Safety
+/// # Errors
 ///
-/// `l` is a thread of the cord's Lua state with room for 2 values.
-pub(crate) unsafe fn take_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, bool)> {
+/// `OutOfMemory` when no thread can be made.
+pub(crate) fn take_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
     if let Some(t) = with(|c| c.threads.pop()) {
         return Ok((t, false));
     }
     let how = with(|c| c.new_thread);
-    // SAFETY: `l` is valid (contract); the wrapper runs under lua_pcall (or
-    // lua_cpcall), so its errors are caught there.
-    unsafe {
-        let rc = match how {
-            NewThread::CachedRef => {
-                api::push_registry_ref(l, NEWTHREAD.with(Cell::get));
-                ffi::lua_pcall(l, 0, 2, 0)
-            }
-            NewThread::PushPerCall => {
-                ffi::lua_pushcfunction(l, newthread_wrapper);
-                ffi::lua_pcall(l, 0, 2, 0)
-            }
-            #[cfg(feature = "luajit")]
-            NewThread::Cpcall => return cpcall_thread(l),
-        };
-        if rc != 0 {
-            ffi::lua_pop(l, 1);
-            return Err(no_memory());
-        }
-        let anchor = ffi::lua_tointeger(l, -1) as c_int;
-        ffi::lua_pop(l, 1);
-        let t = ffi::lua_tothread(l, -1);
-        Ok((LuaThread { l: t, anchor }, true))
+    match how {
+        NewThread::CachedRef => s.push_ref(NEWTHREAD.with(Cell::get)),
+        NewThread::PushPerCall => s.push_cfunction(newthread_wrapper),
+        #[cfg(feature = "luajit")]
+        NewThread::Cpcall => return cpcall_thread(s),
     }
+    // The wrapper runs under lua_pcall, which catches its out of memory.
+    if s.pcall(0, 2).is_err() {
+        s.pop(1);
+        return Err(no_memory());
+    }
+    let anchor = s.to_integer(-1).unwrap_or(0) as c_int;
+    s.pop(1);
+    Ok((
+        LuaThread {
+            l: s.to_thread(-1),
+            anchor,
+        },
+        true,
+    ))
 }
 
 /// The `lua_cpcall` variant (Tarantool 2.6.0's `luaT_newthread`).
-///
-/// # Safety
-///
-/// As [`take_thread`].
 #[cfg(feature = "luajit")]
-unsafe fn cpcall_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, bool)> {
+fn cpcall_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
     unsafe extern "C-unwind" fn body(l: *mut ffi::lua_State) -> c_int {
         // SAFETY: run by lua_cpcall on `l` with the out-slot as lightuserdata.
         unsafe {
@@ -145,14 +131,23 @@ unsafe fn cpcall_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, bool)> {
         l: std::ptr::null_mut(),
         anchor: ffi::LUA_NOREF,
     };
-    // SAFETY: `out` outlives the protected call, which writes it.
-    unsafe {
-        if ffi::lua_cpcall(l, crate::raw::wide_cfn!(body), (&raw mut out).cast()) != 0 {
-            ffi::lua_pop(l, 1);
-            return Err(no_memory());
-        }
-        api::push_registry_ref(l, out.anchor);
+    s.ensure(1)?;
+    // SAFETY: `out` outlives the protected call, which writes it; the call
+    // leaves nothing on the stack but an error message.
+    let failed = unsafe {
+        let failed = ffi::lua_cpcall(
+            s.as_ptr(),
+            crate::raw::wide_cfn!(body),
+            (&raw mut out).cast(),
+        ) != 0;
+        s.sync();
+        failed
+    };
+    if failed {
+        s.pop(1);
+        return Err(no_memory());
     }
+    s.push_ref(out.anchor);
     Ok((out, true))
 }
 

@@ -10,6 +10,7 @@ use mlua::ffi;
 
 use crate::cord;
 use crate::raw::api::{self, describe};
+use crate::raw::Stack;
 
 thread_local! {
     /// Registry ref of [`msgh`] in this thread's state.
@@ -17,27 +18,14 @@ thread_local! {
 }
 
 /// Makes the registry ref of the message handler; once per state, at setup.
-///
-/// # Safety
-///
-/// `l` is the idle main state of a new cord, with room for one value.
-pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; the push is consumed by luaL_ref.
-    let r = unsafe {
-        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(msgh));
-        ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
-    };
-    MSGH.with(|m| m.set(r));
+pub(crate) fn init(s: &mut Stack) {
+    s.push_cfunction(crate::raw::wide_cfn!(msgh));
+    MSGH.with(|m| m.set(s.make_ref()));
 }
 
-/// Pushes the message handler onto `l`.
-///
-/// # Safety
-///
-/// `l` is a thread of the cord's state with room for one value.
-pub(crate) unsafe fn push_msgh(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract.
-    unsafe { api::push_registry_ref(l, MSGH.with(Cell::get)) }
+/// Pushes the message handler onto `s`.
+pub(crate) fn push_msgh(s: &mut Stack) {
+    s.push_ref(MSGH.with(Cell::get));
 }
 
 /// The body of every Lua fiber, on its own stack.

@@ -7,18 +7,6 @@ use std::ffi::{c_int, c_void};
 
 use mlua::ffi;
 
-use super::{LResult, Raise};
-
-/// Pushes `s` as a Lua string.
-///
-/// # Safety
-///
-/// `l` is a valid state with room for one value.
-pub unsafe fn push_str(l: *mut ffi::lua_State, s: &str) {
-    // SAFETY: caller's contract.
-    unsafe { push_bytes(l, s.as_bytes()) };
-}
-
 /// The bytes of the string at `idx` (not converting numbers), or `None`.
 ///
 /// # Safety
@@ -164,86 +152,6 @@ pub unsafe fn registry_ptr(l: *mut ffi::lua_State) -> *const c_void {
     unsafe { ffi::lua_topointer(l, ffi::LUA_REGISTRYINDEX) }
 }
 
-/// The number at `idx`, or `None` when it is not a number (strings are not
-/// converted).
-///
-/// # Safety
-///
-/// `l` is a valid state, `idx` a valid index.
-pub unsafe fn to_number(l: *mut ffi::lua_State, idx: c_int) -> Option<f64> {
-    // SAFETY: caller's contract.
-    unsafe { (ffi::lua_type(l, idx) == ffi::LUA_TNUMBER).then(|| ffi::lua_tonumber(l, idx)) }
-}
-
-/// A timeout argument in seconds: `None` when absent or nil (wait forever).
-/// NaN and non-numbers are refused with `usage`; negative values mean
-/// already expired (zero).
-///
-/// # Safety
-///
-/// `l` is a valid state.
-#[inline]
-pub unsafe fn opt_timeout(
-    l: *mut ffi::lua_State,
-    idx: c_int,
-    usage: &str,
-) -> LResult<Option<std::time::Duration>> {
-    // SAFETY: caller's contract.
-    if unsafe { ffi::lua_type(l, idx) } <= ffi::LUA_TNIL {
-        return Ok(None);
-    }
-    // SAFETY: caller's contract.
-    unsafe { timeout(l, idx, usage) }
-}
-
-/// [`opt_timeout`] for a value that is there.
-unsafe fn timeout(
-    l: *mut ffi::lua_State,
-    idx: c_int,
-    usage: &str,
-) -> LResult<Option<std::time::Duration>> {
-    // SAFETY: caller's contract.
-    match unsafe { to_number(l, idx) } {
-        Some(t) if !t.is_nan() => Ok(seconds(t)),
-        _ => Err(Raise::illegal(usage)),
-    }
-}
-
-/// Seconds as a `Duration`: negative is zero, beyond what a `Duration` holds
-/// (or infinite) is `None` (forever).
-pub fn seconds(t: f64) -> Option<std::time::Duration> {
-    if t <= 0.0 {
-        return Some(std::time::Duration::ZERO);
-    }
-    std::time::Duration::try_from_secs_f64(t).ok()
-}
-
-/// Runs `chunk` (named `name`) once at setup with the arguments `args`
-/// pushes (returning their count), dropping its results; leaves the stack
-/// as it was. A chunk that fails to load or raises changes nothing more
-/// than it did before failing, so setup goes on with what was there.
-///
-/// # Safety
-///
-/// `l` is a valid state outside any `lua_fn` body, with room for the
-/// function and the arguments.
-pub unsafe fn run_setup_chunk(
-    l: *mut ffi::lua_State,
-    chunk: &str,
-    name: &std::ffi::CStr,
-    args: impl FnOnce() -> c_int,
-) {
-    // SAFETY: caller's contract; the chunk runs under lua_pcall.
-    unsafe {
-        let top = ffi::lua_gettop(l);
-        if ffi::luaL_loadbuffer(l, chunk.as_ptr().cast(), chunk.len(), name.as_ptr()) == 0 {
-            let n = args();
-            ffi::lua_pcall(l, n, 0, 0);
-        }
-        ffi::lua_settop(l, top);
-    }
-}
-
 /// A printable form of the value at `idx` that runs no metamethod other than
 /// an error object's message.
 ///
@@ -296,21 +204,6 @@ pub unsafe fn unref(l: *mut ffi::lua_State, r: c_int) {
     }
 }
 
-/// Sets `funcs` into the table on top of `l`.
-///
-/// # Safety
-///
-/// `l` is a valid state with a table on top, with room for one value.
-pub unsafe fn set_funcs(l: *mut ffi::lua_State, funcs: &[super::Reg]) {
-    for (name, f) in funcs {
-        // SAFETY: caller's contract.
-        unsafe {
-            ffi::lua_pushcfunction(l, *f);
-            ffi::lua_setfield(l, -2, name.as_ptr());
-        }
-    }
-}
-
 /// Whether the GC may run now: false inside a `__gc` finalizer, and (on
 /// LuaJIT, which cannot tell the two apart) after `collectgarbage("stop")`.
 ///
@@ -332,74 +225,5 @@ pub unsafe fn gc_running(l: *mut ffi::lua_State) -> bool {
         // collector is not reported here, so the cord's flag stays false.
         // SAFETY: LUA_GCCOUNT only reads the GC state.
         unsafe { ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0) >= 0 }
-    }
-}
-
-/// The `T` userdata at `idx` whose metatable is the table at address `mt`,
-/// or `None`.
-///
-/// # Safety
-///
-/// `l` is a valid state with room for one value, `idx` a valid index; a
-/// userdata with the metatable `mt` holds a live `T` (as [`new_udata`]
-/// made it) for as long as the returned reference is used.
-pub unsafe fn check_udata<'a, T>(
-    l: *mut ffi::lua_State,
-    idx: c_int,
-    mt: *const c_void,
-) -> Option<&'a T> {
-    // SAFETY: caller's contract.
-    unsafe { udata_with_mt(l, idx, mt).map(|p| &*p.cast::<T>()) }
-}
-
-/// Pushes a new userdata holding `v`, with the metatable of registry ref
-/// `mt` (whose `__gc` should drop it).
-///
-/// # Safety
-///
-/// `l` is a valid state with room for 2 values; `T` needs no alignment
-/// above 8.
-pub unsafe fn new_udata<T>(l: *mut ffi::lua_State, v: T, mt: c_int) {
-    // SAFETY: caller's contract; Lua aligns userdata to 8 bytes; the memory
-    // is written once here.
-    unsafe {
-        let p = ffi::lua_newuserdata(l, std::mem::size_of::<T>()).cast::<T>();
-        p.write(v);
-        push_registry_ref(l, mt);
-        ffi::lua_setmetatable(l, -2);
-    }
-}
-
-/// Makes a metatable named `name` with `__index` = a table of `methods`,
-/// the metamethods `meta`, and `__metatable` = itself; returns its registry
-/// ref and address.
-///
-/// `__metatable` makes `getmetatable` give the metatable itself, as
-/// without the field, but found at a known place (a LuaJIT trace then
-/// looks it up by its slot, not by walking a hash chain that the string
-/// seed changes).
-///
-/// # Safety
-///
-/// `l` is a valid state with room for 3 values.
-pub unsafe fn make_mt(
-    l: *mut ffi::lua_State,
-    name: &std::ffi::CStr,
-    methods: &[super::Reg],
-    meta: &[super::Reg],
-) -> (c_int, *const c_void) {
-    // SAFETY: caller's contract; fresh tables have no metamethods.
-    unsafe {
-        ffi::lua_createtable(l, 0, meta.len() as c_int + 3);
-        set_funcs(l, meta);
-        ffi::lua_createtable(l, 0, methods.len() as c_int);
-        set_funcs(l, methods);
-        ffi::lua_setfield(l, -2, c"__index".as_ptr());
-        ffi::lua_pushstring(l, name.as_ptr());
-        ffi::lua_setfield(l, -2, c"__name".as_ptr());
-        ffi::lua_pushvalue(l, -1);
-        ffi::lua_setfield(l, -2, c"__metatable".as_ptr());
-        let p = ffi::lua_topointer(l, -1);
-        (ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX), p)
     }
 }

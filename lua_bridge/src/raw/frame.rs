@@ -7,7 +7,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use mlua::ffi;
 
-use super::error::{push_error, ErrorKind};
+use super::error::{push_raise, ErrorKind};
 use super::Stack;
 
 /// An error a C function body asks [`protect`] to raise.
@@ -90,10 +90,11 @@ unsafe fn raise(l: *mut ffi::lua_State, failed: std::thread::Result<Raise>) -> !
             Raise::Error(ErrorKind::Panic, format!("Rust panic: {msg}"))
         }
     };
-    // SAFETY: `l` is the calling state (contract); `push_error` consumes
-    // `raise` and drops every Rust value it made before returning.
+    // SAFETY: `l` is the calling state, and the body is done with its
+    // stack (contract); `push_raise` consumes `raise` and drops every Rust
+    // value it made before returning; `lua_error` never returns.
     unsafe {
-        push_error(l, raise);
+        push_raise(&mut Stack::from_frame(l), raise);
         ffi::lua_error(l)
     }
 }

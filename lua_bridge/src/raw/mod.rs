@@ -8,6 +8,7 @@
 //!   the frame makes;
 //! - [`error`]: Tarantool-style error objects, with their own metatable;
 //! - [`memory`]: the Lua memory limit (the bridge's allocator);
+//! - [`args`]: arguments the modules read alike (timeouts);
 //! - [`api`]: small `unsafe` helpers over `mlua::ffi` for code that runs
 //!   outside a frame (setup on the main state, raw C functions that let Lua
 //!   errors through).
@@ -38,6 +39,7 @@
 //!    valid no longer than that.
 
 pub mod api;
+pub mod args;
 pub mod error;
 pub mod frame;
 pub mod memory;

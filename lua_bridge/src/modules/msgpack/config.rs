@@ -5,7 +5,7 @@ use std::ffi::{c_int, CStr};
 
 use mlua::ffi;
 
-use crate::raw::{api, lua_fn, Raise};
+use crate::raw::{lua_fn, Raise, Stack};
 
 /// `msgpack.cfg`: the options that encoding and decoding read.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -101,20 +101,15 @@ pub(super) const OPTIONS: &[(&CStr, Opt)] = &[
     (c"decode_max_depth", Opt::Num(|c| &mut c.decode_max_depth)),
 ];
 
-/// Sets every option's value as a field of the table on top.
-pub(super) unsafe fn write_cfg_fields(l: *mut ffi::lua_State, cfg: &Config) {
+/// Sets every option's value as a field of table `t`.
+pub(super) fn write_cfg_fields(s: &mut Stack, t: c_int, cfg: &Config) {
     let mut cfg = *cfg;
-    // SAFETY: caller's contract: a table without metamethods on top.
-    unsafe {
-        for (name, opt) in OPTIONS {
-            match opt {
-                Opt::Bool(f) => ffi::lua_pushboolean(l, c_int::from(*f(&mut cfg))),
-                Opt::Num(f) => ffi::lua_pushinteger(l, *f(&mut cfg) as ffi::lua_Integer),
-            }
-            ffi::lua_pushstring(l, name.as_ptr());
-            ffi::lua_insert(l, -2);
-            ffi::lua_rawset(l, -3);
+    for (name, opt) in OPTIONS {
+        match opt {
+            Opt::Bool(f) => s.push_bool(*f(&mut cfg)),
+            Opt::Num(f) => s.push_int(i64::from(*f(&mut cfg))),
         }
+        s.set_field(t, name);
     }
 }
 
@@ -122,36 +117,30 @@ lua_fn! {
     /// `msgpack.cfg{option = value, ...}`: changes the options (unknown
     /// names are ignored, as in Tarantool; a known one with a value of the
     /// wrong type raises).
-    pub(super) fn mp_cfg(l) {
-        // SAFETY: a module closure called by Lua with (cfg table, options).
-        unsafe {
-            if ffi::lua_type(l, 2) != ffi::LUA_TTABLE {
-                return Err(Raise::illegal("Usage: msgpack.cfg({option = value, ...})"));
-            }
-            let st = super::state(l);
-            let mut cfg = (*st).cfg;
-            for (name, opt) in OPTIONS {
-                ffi::lua_pushstring(l, name.as_ptr());
-                ffi::lua_rawget(l, 2);
-                let t = ffi::lua_type(l, -1);
-                if t != ffi::LUA_TNIL {
-                    let bad = || Raise::illegal(format!("msgpack.cfg: bad value for {}", name.to_string_lossy()));
-                    match opt {
-                        Opt::Bool(f) if t == ffi::LUA_TBOOLEAN => *f(&mut cfg) = ffi::lua_toboolean(l, -1) != 0,
-                        Opt::Num(f) => match api::to_number(l, -1) {
-                            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => *f(&mut cfg) = n as u32,
-                            _ => return Err(bad()),
-                        },
+    pub(super) fn mp_cfg(s: &mut Stack) {
+        if s.type_of(2) != ffi::LUA_TTABLE {
+            return Err(Raise::illegal("Usage: msgpack.cfg({option = value, ...})"));
+        }
+        let mut cfg = super::state(s).cfg;
+        for (name, opt) in OPTIONS {
+            let t = s.rawget_field(2, name);
+            if t != ffi::LUA_TNIL {
+                let bad = || Raise::illegal(format!("msgpack.cfg: bad value for {}", name.to_string_lossy()));
+                match opt {
+                    Opt::Bool(f) if t == ffi::LUA_TBOOLEAN => *f(&mut cfg) = s.to_bool(-1),
+                    Opt::Num(f) => match s.to_number(-1) {
+                        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => *f(&mut cfg) = n as u32,
                         _ => return Err(bad()),
-                    }
+                    },
+                    _ => return Err(bad()),
                 }
-                ffi::lua_pop(l, 1);
             }
-            (*st).cfg = cfg;
-            if ffi::lua_type(l, 1) == ffi::LUA_TTABLE {
-                ffi::lua_settop(l, 1);
-                write_cfg_fields(l, &cfg);
-            }
+            s.pop(1);
+        }
+        super::set_config(s, cfg);
+        if s.type_of(1) == ffi::LUA_TTABLE {
+            s.settop(1);
+            write_cfg_fields(s, 1, &cfg);
         }
         Ok(0)
     }

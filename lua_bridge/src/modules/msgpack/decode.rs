@@ -1,7 +1,7 @@
 //! MsgPack to Lua values, checked as it goes.
 //!
-//! Rules (cfunc rule 2: no Lua error may cross it; and bad input must never
-//! crash nor make a huge allocation):
+//! Rules, cited as "decode rule N" (raw rule 2: no Lua error may cross
+//! it; and bad input must never crash nor make a huge allocation):
 //!
 //! 1. Every read is bounds-checked; truncated input is a `DecodeError`.
 //! 2. A container's element count is checked against the bytes left (each
@@ -19,9 +19,8 @@ use mlua::ffi;
 use rmp::Marker;
 
 use super::{Config, State};
-use crate::raw::api;
 use crate::raw::error::ErrorKind;
-use crate::raw::{LResult, Raise};
+use crate::raw::{api, LResult, Raise, Stack};
 
 fn error(name: &str, what: &str) -> Raise {
     Raise::Error(
@@ -71,7 +70,7 @@ enum Head<'a> {
     Map(u32),
 }
 
-/// A bounds-checked reader (rule 1).
+/// A bounds-checked reader (decode rule 1).
 struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
@@ -159,7 +158,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// Checks a container's count against the bytes left (rule 2).
+    /// Checks a container's count against the bytes left (decode rule 2).
     #[inline(always)]
     fn check_count(&self, n: u32, per: usize) -> Result<(), Bad> {
         if (n as usize).saturating_mul(per) > self.left() {
@@ -217,43 +216,67 @@ thread_local! {
 }
 
 pub(super) struct Decoder<'a> {
-    l: *mut ffi::lua_State,
     st: &'a State,
     cfg: &'a Config,
     name: &'a str,
 }
 
 impl<'a> Decoder<'a> {
-    pub(super) fn new(
-        l: *mut ffi::lua_State,
-        st: &'a State,
-        cfg: &'a Config,
-        name: &'a str,
-    ) -> Self {
-        Decoder { l, st, cfg, name }
+    pub(super) fn new(st: &'a State, cfg: &'a Config, name: &'a str) -> Self {
+        Decoder { st, cfg, name }
     }
 
-    /// Pushes the value at the start of `data`; returns the bytes it took.
-    /// On error, the stack holds partial results (the caller raises).
+    /// Pushes the value at the start of `data` onto `s`; returns the bytes
+    /// it took. On error, the stack holds partial results (the caller
+    /// raises).
+    pub(super) fn decode(&self, s: &mut Stack, data: &[u8]) -> LResult<usize> {
+        // SAFETY: `s` is the running C function's stack, and `data` is Rust
+        // memory no Lua code can reach.
+        unsafe { self.decode_raw(s, data) }
+    }
+
+    /// [`Decoder::decode`] of the string at argument 1 of `s`, from byte
+    /// `start`.
     ///
+    /// # Panics
+    ///
+    /// Panics when argument 1 is no string or `start` is past its end.
+    pub(super) fn decode_arg1(&self, s: &mut Stack, start: usize) -> LResult<usize> {
+        assert_eq!(s.type_of(1), ffi::LUA_TSTRING, "decode_arg1: no string");
+        // SAFETY: a string at index 1, which the decoder never pops (it only
+        // pushes above the top), so its bytes stay put (raw rule 6).
+        let data = unsafe { api::to_str(s.as_ptr(), 1) }.unwrap_or_default();
+        // SAFETY: as above; the string is Lua memory no Lua code can change.
+        unsafe { self.decode_raw(s, &data[start..]) }
+    }
+
     /// # Safety
     ///
-    /// `l` is the calling state of a `lua_fn` body; `data` stays valid and
-    /// unchanged while the decoder runs (Lua code run by the collector
-    /// cannot reach it).
-    pub(super) unsafe fn decode(&self, data: &[u8]) -> LResult<usize> {
+    /// `data` stays valid and unchanged while the decoder runs (Lua code run
+    /// by the collector cannot reach it).
+    unsafe fn decode_raw(&self, s: &mut Stack, data: &[u8]) -> LResult<usize> {
         let mut frames = FRAMES.with(Cell::take);
         frames.clear();
-        // SAFETY: caller's contract.
-        let r = unsafe { self.run(data, &mut frames) };
+        // SAFETY: caller's contract; `s` is the running C function's stack.
+        let r = unsafe { self.run(s.as_ptr(), data, &mut frames) };
         FRAMES.with(|f| f.set(frames));
+        // SAFETY: the decoder worked through the C API.
+        unsafe { s.sync() };
         r
     }
 
-    unsafe fn run(&self, data: &[u8], frames: &mut Vec<Frame>) -> LResult<usize> {
-        let l = self.l;
+    /// # Safety
+    ///
+    /// `l` is the stack of the running C function; as [`Decoder::decode_raw`].
+    unsafe fn run(
+        &self,
+        l: *mut ffi::lua_State,
+        data: &[u8],
+        frames: &mut Vec<Frame>,
+    ) -> LResult<usize> {
         let mut r = Reader { data, pos: 0 };
-        // SAFETY: raw pushes and sets on tables this loop made (rule 4);
+        // SAFETY: raw pushes and sets on tables this loop made (decode rule
+        // 4);
         // the stack grows by at most 2 per open container, checked below.
         unsafe {
             if ffi::lua_checkstack(l, 4) == 0 {
@@ -304,12 +327,12 @@ impl<'a> Decoder<'a> {
                     }
                     Head::Array(n) => {
                         r.check_count(n, 1).map_err(|b| b.raise(self.name))?;
-                        self.open(frames, n, 0, false)?;
+                        self.open(l, frames, n, 0, false)?;
                         n > 0
                     }
                     Head::Map(n) => {
                         r.check_count(n, 2).map_err(|b| b.raise(self.name))?;
-                        self.open(frames, 0, n, true)?;
+                        self.open(l, frames, 0, n, true)?;
                         n > 0
                     }
                 };
@@ -345,8 +368,18 @@ impl<'a> Decoder<'a> {
 
     /// Pushes a new table for a container of `narr` elements or `nrec`
     /// pairs, with its kind's metatable; opens a frame when it is not empty.
-    unsafe fn open(&self, frames: &mut Vec<Frame>, narr: u32, nrec: u32, map: bool) -> LResult<()> {
-        let l = self.l;
+    ///
+    /// # Safety
+    ///
+    /// As [`Decoder::run`].
+    unsafe fn open(
+        &self,
+        l: *mut ffi::lua_State,
+        frames: &mut Vec<Frame>,
+        narr: u32,
+        nrec: u32,
+        map: bool,
+    ) -> LResult<()> {
         if frames.len() >= self.cfg.decode_max_depth as usize {
             return Err(error(
                 self.name,

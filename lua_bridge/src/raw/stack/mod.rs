@@ -21,7 +21,7 @@
 //! at its limit) panics, which the frame turns into a Lua error (raw
 //! rule 1); [`Stack::ensure`] asks first and reports it as a [`Raise`].
 
-use std::ffi::{c_int, c_void};
+use std::ffi::{c_int, c_void, CStr};
 use std::marker::PhantomData;
 
 use mlua::ffi;
@@ -253,6 +253,21 @@ impl<'f> Stack<'f> {
         (exact != 0).then_some(i as i64)
     }
 
+    /// The bytes of the string or number at `idx`, a number converted to a
+    /// string in place (`lua_tolstring`, which runs no metamethod).
+    pub fn coerce_str(&mut self, idx: c_int) -> Option<&[u8]> {
+        if !matches!(self.type_of(idx), ffi::LUA_TSTRING | ffi::LUA_TNUMBER) {
+            return None;
+        }
+        let mut len = 0;
+        // SAFETY: a string or number at an acceptable index; the string
+        // stays on the stack while `self` is borrowed (raw rule 6).
+        unsafe {
+            let p = ffi::lua_tolstring(self.l, idx, &mut len);
+            Some(std::slice::from_raw_parts(p.cast(), len))
+        }
+    }
+
     /// Whether the value at `idx` is an integer (Lua 5.4's integer subtype;
     /// on LuaJIT, a number with an integral value).
     pub fn is_integer(&self, idx: c_int) -> bool {
@@ -396,6 +411,160 @@ impl<'f> Stack<'f> {
         } else {
             Err(())
         }
+    }
+
+    /// Pops the top value into the registry; returns its ref
+    /// (`luaL_ref`; `LUA_REFNIL` for nil).
+    ///
+    /// # Panics
+    ///
+    /// Panics when the stack is empty.
+    pub fn make_ref(&mut self) -> c_int {
+        assert!(self.top >= 1, "make_ref: no value");
+        self.top -= 1;
+        self.room += 1;
+        // SAFETY: a value on top; the registry is a table.
+        unsafe { ffi::luaL_ref(self.l, ffi::LUA_REGISTRYINDEX) }
+    }
+
+    /// Compiles `chunk` (named `name`, e.g. `=probe`) and pushes it as a
+    /// function, or pushes the compiler's message and returns `Err`.
+    pub fn load(&mut self, chunk: &str, name: &CStr) -> Result<(), ()> {
+        self.slot();
+        // SAFETY: a free slot; the chunk is `chunk.len()` bytes; compiling
+        // runs no Lua code.
+        let rc = unsafe {
+            ffi::luaL_loadbuffer(self.l, chunk.as_ptr().cast(), chunk.len(), name.as_ptr())
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+
+    /// Whether this stack is its state's main thread.
+    pub fn is_main_thread(&mut self) -> bool {
+        if self.room < 1 {
+            self.grow();
+        }
+        // SAFETY: a free slot for the thread, popped at once.
+        unsafe {
+            let main = ffi::lua_pushthread(self.l) == 1;
+            ffi::lua_settop(self.l, -2);
+            main
+        }
+    }
+
+    /// Whether the state's collector may run now: false inside a `__gc`
+    /// finalizer (and, on LuaJIT, after `collectgarbage("stop")`).
+    #[inline]
+    pub fn gc_may_run(&self) -> bool {
+        // SAFETY: `l` is valid; the call only reads the GC state.
+        unsafe { api::gc_running(self.l) }
+    }
+
+    /// The thread at `idx`, or null.
+    pub fn to_thread(&self, idx: c_int) -> *mut ffi::lua_State {
+        if !self.readable(idx) {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: an acceptable index.
+        unsafe { ffi::lua_tothread(self.l, idx) }
+    }
+
+    /// Releases the registry ref `r` (`luaL_unref`; nothing for `LUA_NOREF`
+    /// and `LUA_REFNIL`).
+    pub fn unref(&mut self, r: c_int) {
+        if self.room < 1 {
+            self.grow();
+        }
+        // SAFETY: a free slot for `luaL_unref`'s own use; it does not
+        // allocate (the registry slot exists).
+        unsafe { api::unref(self.l, r) }
+    }
+
+    /// Moves the `n` values on top to the thread `to`.
+    ///
+    /// # Safety
+    ///
+    /// `to` is another thread of the same state, with room for `n` values,
+    /// and nothing else uses its stack meanwhile.
+    ///
+    /// # Panics
+    ///
+    /// Panics when fewer than `n` values are on the stack.
+    pub unsafe fn xmove_to(&mut self, to: *mut ffi::lua_State, n: c_int) {
+        assert!((0..=self.top).contains(&n), "xmove_to: {n} values");
+        self.top -= n;
+        self.room += n;
+        // SAFETY: caller's contract; `n` values on this stack.
+        unsafe { ffi::lua_xmove(self.l, to, n) }
+    }
+
+    /// Moves the `n` values on top of the thread `from` here.
+    ///
+    /// # Safety
+    ///
+    /// `from` is another thread of the same state with at least `n` values,
+    /// and nothing else uses its stack meanwhile.
+    ///
+    /// # Panics
+    ///
+    /// Panics when this stack cannot take `n` more values.
+    pub unsafe fn xmove_from(&mut self, from: *mut ffi::lua_State, n: c_int) {
+        if self.ensure(n).is_err() {
+            panic!("the Lua stack is full");
+        }
+        self.top += n;
+        self.room -= n;
+        // SAFETY: caller's contract; room for `n` values here.
+        unsafe { ffi::lua_xmove(from, self.l, n) }
+    }
+
+    /// Runs `chunk` (named `name`) once, at setup, with the arguments
+    /// `args` pushes (returning their count), dropping its results, and
+    /// sets the top back. A chunk that fails to load or raises changes
+    /// nothing more than it did before failing, so setup goes on with what
+    /// was there.
+    pub fn run_setup_chunk(
+        &mut self,
+        chunk: &str,
+        name: &CStr,
+        args: impl FnOnce(&mut Self) -> c_int,
+    ) {
+        let top = self.top;
+        if self.load(chunk, name).is_ok() {
+            let n = args(self);
+            let _ = self.pcall(n, 0);
+        }
+        self.settop(top);
+    }
+
+    /// Compiles the file at `path` (stdin for `None`) and pushes it as a
+    /// function, or pushes the message and returns `Err`.
+    pub fn load_file(&mut self, path: Option<&CStr>) -> Result<(), ()> {
+        self.slot();
+        let path = path.map_or(std::ptr::null(), CStr::as_ptr);
+        // SAFETY: a free slot; a null path reads stdin; compiling runs no
+        // Lua code.
+        if unsafe { ffi::luaL_loadfile(self.l, path) } == 0 {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+
+    /// A printable form of the value at `idx` that runs no metamethod other
+    /// than an error object's message ([`api::describe`]).
+    pub fn describe(&mut self, idx: c_int) -> String {
+        let idx = self.abs(idx);
+        if self.room < 1 {
+            self.grow();
+        }
+        // SAFETY: a value on the stack, a free slot for the one value the
+        // description pushes and pops.
+        unsafe { api::describe(self.l, idx) }
     }
 
     /// `lua_upvalueindex(i)`.

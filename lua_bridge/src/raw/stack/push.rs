@@ -143,4 +143,11 @@ impl Stack<'_> {
             p
         }
     }
+
+    /// Pushes the table of globals.
+    pub fn push_globals(&mut self) {
+        self.slot();
+        // SAFETY: a free slot.
+        unsafe { ffi::lua_pushglobaltable(self.l) };
+    }
 }

@@ -219,4 +219,44 @@ impl Stack<'_> {
         // SAFETY: acceptable indices (checked).
         self.readable(a) && self.readable(b) && unsafe { ffi::lua_rawequal(self.l, a, b) } != 0
     }
+
+    /// Sets each `(name, f)` of `funcs` as `t[name] = f`, raw.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table.
+    pub fn set_funcs(&mut self, t: c_int, funcs: &[crate::raw::Reg]) {
+        let t = self.abs(t);
+        for (name, f) in funcs {
+            self.push_cfunction(*f);
+            self.set_field(t, name);
+        }
+    }
+
+    /// Makes a metatable named `name` with `__index` = a table of `methods`,
+    /// the metamethods `meta`, and `__metatable` = itself; returns its
+    /// registry ref and address.
+    ///
+    /// `__metatable` makes `getmetatable` give the metatable itself, as
+    /// without the field, but found at a known place (a LuaJIT trace then
+    /// looks it up by its slot, not by walking a hash chain that the string
+    /// seed changes).
+    pub fn make_metatable(
+        &mut self,
+        name: &CStr,
+        methods: &[crate::raw::Reg],
+        meta: &[crate::raw::Reg],
+    ) -> (c_int, *const std::ffi::c_void) {
+        let mt = self.new_table(0, meta.len() as c_int + 3);
+        self.set_funcs(mt, meta);
+        let index = self.new_table(0, methods.len() as c_int);
+        self.set_funcs(index, methods);
+        self.set_field(mt, c"__index");
+        self.push_cstr(name);
+        self.set_field(mt, c"__name");
+        self.push_value(mt);
+        self.set_field(mt, c"__metatable");
+        let p = self.to_pointer(mt);
+        (self.make_ref(), p)
+    }
 }

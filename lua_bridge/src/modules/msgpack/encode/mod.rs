@@ -1,6 +1,7 @@
 //! Lua values to MsgPack, as Tarantool's `luamp_encode_r` + `luaL_tofield`.
 //!
-//! Rules the code keeps (cfunc rule 2: no Lua error may cross it):
+//! Rules the code keeps, cited as "encode rule N" (raw rule 2: no Lua
+//! error may cross it):
 //!
 //! 1. Only raw accesses (`lua_rawget`, `lua_rawgeti`, `lua_next`), which run
 //!    no metamethod.
@@ -23,14 +24,14 @@ use luafiber_runtime::ibuf::Ibuf;
 use mlua::ffi;
 use rmp::encode as mp;
 
-#[cfg(feature = "luajit")]
 pub(crate) mod raw;
 mod table;
 
 use super::{Config, State, MAX_NESTING};
-use crate::raw::api;
+use crate::luajit::cdata::Scalar;
+use crate::luajit::obj::LUA_TCDATA;
 use crate::raw::error::ErrorKind;
-use crate::raw::{LResult as LuaResult, Raise};
+use crate::raw::{api, LResult as LuaResult, Raise, Stack};
 
 /// 2^63 as a float.
 const TWO_63: f64 = 9_223_372_036_854_775_808.0;
@@ -43,7 +44,7 @@ const MAX_HANDOVERS: u32 = 64;
 /// key, value, and a call's function and argument.
 const SLOTS_PER_LEVEL: c_int = 8;
 
-/// Stack slots checked at once (rule 4), so that `lua_checkstack` runs
+/// Stack slots checked at once (encode rule 4), so that `lua_checkstack` runs
 /// once per encode, not once per table.
 const SLOTS_AT_ONCE: c_int = 16 * SLOTS_PER_LEVEL;
 
@@ -105,15 +106,16 @@ enum Shape {
 }
 
 pub(super) struct Encoder<'a> {
+    /// The stack of the running C function (set by [`Encoder::encode`]).
     l: *mut ffi::lua_State,
     st: &'a State,
     cfg: Config,
     out: &'a mut Ibuf,
     /// Stack index of the string `"__serialize"`.
     key: c_int,
-    /// Lua calls made so far (rule 3).
+    /// Lua calls made so far (encode rule 3).
     calls: u64,
-    /// The highest stack index known to be available (rule 4; 0 once Lua
+    /// The highest stack index known to be available (encode rule 4; 0 once Lua
     /// code ran).
     room: c_int,
 }
@@ -121,14 +123,9 @@ pub(super) struct Encoder<'a> {
 impl<'a> Encoder<'a> {
     /// An encoder writing to `out`; `key` is the stack index of the string
     /// `"__serialize"`.
-    pub(super) fn new(
-        l: *mut ffi::lua_State,
-        st: &'a State,
-        out: &'a mut Ibuf,
-        key: c_int,
-    ) -> Self {
+    pub(super) fn new(st: &'a State, out: &'a mut Ibuf, key: c_int) -> Self {
         Encoder {
-            l,
+            l: std::ptr::null_mut(),
             st,
             cfg: st.cfg,
             out,
@@ -138,26 +135,28 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    /// Encodes the value at `idx` (an absolute index); `top` is the stack
-    /// top.
+    /// Encodes the value at `idx` of `s`, the running C function's stack,
+    /// whose top is the `"__serialize"` key; the stack is as it was after.
     ///
-    /// # Safety
+    /// # Panics
     ///
-    /// `l` is the calling state of a `lua_fn` body; `idx` is valid and at
-    /// most `top`.
-    pub(super) unsafe fn encode(&mut self, idx: c_int, top: c_int) -> LuaResult<()> {
-        #[cfg(feature = "luajit")]
-        if let Some(layout) = self.st.raw {
-            // SAFETY: caller's contract; nothing runs in between.
-            let done = unsafe {
-                ffi::lua_type(self.l, idx) == ffi::LUA_TTABLE && self.raw_root(&layout, idx)
-            };
-            if done {
+    /// Panics when `idx` is not on the stack.
+    pub(super) fn encode(&mut self, s: &mut Stack, idx: c_int) -> LuaResult<()> {
+        let idx = s.abs(idx);
+        if let Some(root) = self.st.tables.as_ref().and_then(|t| t.root(s, idx)) {
+            if self.raw_root(root) {
                 return Ok(());
             }
         }
-        // SAFETY: caller's contract.
-        unsafe { self.value_at(idx, top, 0, 0) }.map_err(|f| *f.0)
+        self.l = s.as_ptr();
+        let top = s.top();
+        // SAFETY: `l` is the running C function's stack, `idx` a value on
+        // it at most `top`, and the handle is not used until the encoder
+        // is done (encode rules 1-4).
+        let r = unsafe { self.value_at(idx, top, 0, 0) }.map_err(|f| *f.0);
+        // SAFETY: the encoder worked through the C API.
+        unsafe { s.sync() };
+        r
     }
 
     /// [`Encoder::value`] of a value whose type is not known yet.
@@ -176,7 +175,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Encodes the value at `idx`, of Lua type `t`; `top` is the stack top
-    /// (rule 4). Numbers and strings are written here, in the caller's
+    /// (encode rule 4). Numbers and strings are written here, in the caller's
     /// loop; the rest costs a call.
     #[inline(always)]
     unsafe fn value(
@@ -228,10 +227,9 @@ impl<'a> Encoder<'a> {
                 ffi::LUA_TUSERDATA | ffi::LUA_TLIGHTUSERDATA => {
                     self.object(idx, top, level, handovers)
                 }
-                #[cfg(feature = "luajit")]
-                10 => {
+                LUA_TCDATA => {
                     let payload = ffi::lua_topointer(l, idx).cast::<u8>();
-                    match self.st.ctypes.and_then(|ct| ct.read(payload)) {
+                    match self.st.ctypes.and_then(|ct| ct.read_payload(payload)) {
                         Some(s) => self.scalar(s),
                         None => self.object(idx, top, level, handovers),
                     }
@@ -257,7 +255,7 @@ impl<'a> Encoder<'a> {
     }
 
     #[inline(always)]
-    unsafe fn str(&mut self, s: &[u8]) -> LResult<()> {
+    fn str(&mut self, s: &[u8]) -> LResult<()> {
         let len =
             u32::try_from(s.len()).map_err(|_| illegal("msgpack.encode: string is too long"))?;
         let room = self.out.try_reserve(5 + s.len()).map_err(oom)?;
@@ -321,9 +319,7 @@ impl<'a> Encoder<'a> {
 
     /// A scalar cdata, as Tarantool's `luaL_tofield`: integers in their
     /// shortest form, `float` and `double` as such, `bool`, NULL as nil.
-    #[cfg(feature = "luajit")]
-    fn scalar(&mut self, s: super::cdata::Scalar) -> LResult<()> {
-        use super::cdata::Scalar;
+    fn scalar(&mut self, s: Scalar) -> LResult<()> {
         match s {
             Scalar::Nil => self.head(|w| mp::write_nil(w)),
             Scalar::Bool(b) => self.head(|w| mp::write_bool(w, b)),
@@ -382,7 +378,7 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    /// Calls `f(x)` through the trampoline (rule 2): the trampoline, `f`
+    /// Calls `f(x)` through the trampoline (encode rule 2): the trampoline, `f`
     /// and `x` are the top three values; leaves the result in their place.
     unsafe fn call(&mut self) -> LResult<()> {
         self.calls += 1;

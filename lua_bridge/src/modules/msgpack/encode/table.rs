@@ -12,7 +12,7 @@ use crate::modules::msgpack::MAX_NESTING;
 use crate::raw::{api, Raise};
 
 impl Encoder<'_> {
-    /// Makes sure of [`SLOTS_PER_LEVEL`] stack slots above `top` (rule 4).
+    /// Makes sure of [`SLOTS_PER_LEVEL`] stack slots above `top` (encode rule 4).
     #[cold]
     pub(super) unsafe fn reserve_stack(&mut self, top: c_int, level: u32) -> LResult<()> {
         // SAFETY: the calling state of a `lua_fn` body.
@@ -36,8 +36,8 @@ impl Encoder<'_> {
         handovers: u32,
     ) -> LResult<()> {
         let l = self.l;
-        // SAFETY: `idx` holds a table; raw reads only (rule 1), Lua code
-        // under pcall (rule 2), room checked (rule 4).
+        // SAFETY: `idx` holds a table; raw reads only (encode rule 1), Lua code
+        // under pcall (encode rule 2), room checked (encode rule 4).
         unsafe {
             if !stack_ok() {
                 return Err(no_stack(level));
@@ -103,7 +103,7 @@ impl Encoder<'_> {
     ) -> LResult<()> {
         let l = self.l;
         // SAFETY: `idx` holds a table (caller); raw reads only; `top` is the
-        // top (rule 4).
+        // top (encode rule 4).
         unsafe {
             for i in from..=to {
                 let t = match c_int::try_from(i) {
@@ -129,7 +129,7 @@ impl Encoder<'_> {
         let start = self.begin_container()?;
         let calls = self.calls;
         let mut n: u32 = 0;
-        // SAFETY: `idx` holds a table; rules 1-4.
+        // SAFETY: `idx` holds a table; encode rules 1-4.
         unsafe {
             ffi::lua_pushnil(l);
             let key = top + 1;
@@ -210,7 +210,7 @@ impl Encoder<'_> {
         let l = self.l;
         let (mut size, mut max) = (0f64, 0f64);
         // SAFETY: `idx` holds a table; no Lua code runs in this traversal,
-        // so a raw `lua_next` cannot fail (rule 3).
+        // so a raw `lua_next` cannot fail (encode rule 3).
         unsafe {
             ffi::lua_pushnil(l);
             while ffi::lua_next(l, idx) != 0 {
@@ -245,7 +245,7 @@ impl Encoder<'_> {
         let l = self.l;
         let mut max = 0f64;
         // SAFETY: `idx` holds a table; no Lua code runs in this traversal
-        // (rule 3).
+        // (encode rule 3).
         unsafe {
             ffi::lua_pushnil(l);
             while ffi::lua_next(l, idx) != 0 {
@@ -273,7 +273,7 @@ impl Encoder<'_> {
         let l = self.l;
         let calls = self.calls;
         let mut count: u32 = 0;
-        // SAFETY: `idx` holds a table; rules 1-4.
+        // SAFETY: `idx` holds a table; encode rules 1-4.
         unsafe {
             ffi::lua_pushnil(l);
             let key = top + 1;
