@@ -26,7 +26,7 @@ use luafiber_fiber as fiber;
 use mlua::ffi;
 
 use crate::cord;
-use crate::luajit::{self, Entry};
+use crate::luajit::{self, entry, Entry};
 use crate::raw::{api, LResult, Raise, Stack};
 
 /// What the fast test reads of the cord (guard rule 2); all null while no
@@ -41,14 +41,14 @@ struct Facts {
     /// whenever it is not null.
     lua: *const mlua::Lua,
     /// The probe's entry token, for the in-place reads of the facts.
-    entry: Option<Entry>,
+    entry: entry::Slot,
 }
 
 const OFF: Facts = Facts {
     main: std::ptr::null_mut(),
     state: std::ptr::null(),
     lua: std::ptr::null(),
-    entry: None,
+    entry: entry::Slot::NONE,
 };
 
 thread_local! {
@@ -82,7 +82,7 @@ pub(crate) unsafe fn install(main: *mut ffi::lua_State, lua: &Rc<mlua::Lua>) {
             main,
             state: identity(&s, entry),
             lua: Rc::as_ptr(lua),
-            entry,
+            entry: entry::Slot::of(entry),
         })
     });
 }
@@ -98,17 +98,18 @@ pub(crate) fn uninstall() {
 #[inline(always)]
 fn may_switch(s: &Stack) -> bool {
     let f = FACTS.with(Cell::get);
-    let gc_may_run = || match f.entry {
+    let e = f.entry.get();
+    let gc_may_run = || match e {
         Some(e) => e.gc_may_run(s),
         None => s.gc_may_run(),
     };
     fiber::switch_count().is_some()
         && s.as_ptr() != f.main
-        && identity(s, f.entry) == f.state
-        && !f.lua.is_null()
+        && identity(s, e) == f.state
         && gc_may_run()
-        // SAFETY: `f.lua` is not null, so it points into the installed
-        // cord's `Rc` (guard rule 2).
+        // SAFETY: the identity matched, so the facts are set (no state's
+        // identity is null) and `f.lua` points into the installed cord's
+        // `Rc` (guard rule 2).
         && unsafe { (*f.lua).state() } == f.main
 }
 

@@ -7,14 +7,14 @@
 //! Through the C API each of those is a call: on LuaJIT `lua_touserdata`
 //! walks `index2adr`, `lua_gc(l, LUA_GCISRUNNING)` goes through the API's
 //! switch. Here they are a load or two from the state itself, through an
-//! [`Entry`], which only the probe makes (luajit rule 1). Every reader
-//! checks what it reads (the argument's tag, the stack's room), so a wrong
-//! argument gets `None`, not a wild read.
+//! [`Entry`], which only the probe makes (luajit rule 1). The argument
+//! readers trust what the Lua wrappers checked (`wrappers.lua`): that is
+//! their `# Safety` contract; the pushes check the stack's room.
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 
-use super::obj::{gcptr, itype, Global, State, Udata, Word, ISNUM, MAX_MEM, UDATA};
+use super::obj::{gcptr, Global, State, Udata, Word, MAX_MEM};
 use crate::raw::Stack;
 
 /// What the probe learnt of the C function frame: the token of the
@@ -26,21 +26,44 @@ pub(crate) struct Entry {
     pub(super) bools: [Word; 2],
 }
 
+/// An [`Entry`] kept in a thread-local, or none (all zero: no boolean's
+/// word is 0). Not an `Option`: a niche in a thread-local's value makes
+/// every access test it for the "destroyed" state that a `const`
+/// thread-local never has.
+#[derive(Clone, Copy)]
+pub(crate) struct Slot([Word; 2]);
+
+impl Slot {
+    /// No token.
+    pub(crate) const NONE: Slot = Slot([0; 2]);
+
+    /// `e` in a slot.
+    pub(crate) fn of(e: Option<Entry>) -> Slot {
+        e.map_or(Slot::NONE, |e| Slot(e.bools))
+    }
+
+    /// The token it holds.
+    #[inline(always)]
+    pub(crate) fn get(self) -> Option<Entry> {
+        (self.0[0] != 0).then_some(Entry { bools: self.0 })
+    }
+}
+
 thread_local! {
     /// The entry token of this thread's cord, while it is installed.
-    static ENTRY: Cell<Option<Entry>> = const { Cell::new(None) };
+    static ENTRY: Cell<Slot> = const { Cell::new(Slot::NONE) };
 }
 
 /// The entry token, when the probe of this thread's cord made one (the
 /// fast paths are on).
 #[inline(always)]
 pub(crate) fn entry() -> Option<Entry> {
-    ENTRY.with(Cell::get)
+    ENTRY.with(Cell::get).get()
 }
 
 /// Makes `e` the token of this thread's cord (`None`: fast paths off).
 pub(super) fn set(e: Option<Entry>) {
-    ENTRY.with(|c| c.set(e));
+    ENTRY.with(|c| c.set(Slot::of(e)));
 }
 
 /// The head of the state `s` runs on.
@@ -69,32 +92,41 @@ impl Entry {
         unsafe { (*state(s).glref.cast::<Global>()).threshold != MAX_MEM }
     }
 
-    /// The word of argument `i` (1-based) of the running C function, if it
-    /// has that many.
+    /// The word of argument `i` (1-based) of the running C function.
+    ///
+    /// # Safety
+    ///
+    /// The running C function has at least `i` arguments.
     #[inline(always)]
-    fn arg(self, s: &Stack, i: c_int) -> Option<Word> {
-        if s.top() < i || i < 1 {
-            return None;
-        }
-        // SAFETY: `base` is argument 1 of the running C function, and it has
-        // `top` arguments (the handle's count).
-        Some(unsafe { *state(s).base.add(i as usize - 1) })
+    unsafe fn arg(self, s: &Stack, i: usize) -> Word {
+        // SAFETY: `base` is argument 1 of the running C function; the
+        // caller's contract keeps `base + i - 1` below `top`.
+        unsafe { *state(s).base.add(i - 1) }
     }
 
-    /// The payload of the full userdata at argument 1, if it is one
-    /// (`lua_touserdata(l, 1)`).
+    /// The payload of the full userdata at argument 1
+    /// (`lua_touserdata(l, 1)`), read in place.
+    ///
+    /// # Safety
+    ///
+    /// Argument 1 of the running C function is a full userdata.
     #[inline(always)]
-    pub(crate) fn arg1_udata(self, s: &Stack) -> Option<*mut c_void> {
-        let tv = self.arg(s, 1)?;
-        // The payload follows the `GCudata` head (luajit rule 2).
-        (itype(tv) == UDATA).then(|| gcptr::<Udata>(tv).wrapping_add(1).cast_mut().cast())
+    pub(crate) unsafe fn arg1_udata(self, s: &Stack) -> *mut c_void {
+        // SAFETY: caller's contract; the payload follows the `GCudata` head
+        // (luajit rule 2).
+        let tv = unsafe { self.arg(s, 1) };
+        gcptr::<Udata>(tv).wrapping_add(1).cast_mut().cast()
     }
 
-    /// Argument 2 as a number, if it is one.
+    /// Argument 2, a number, read in place.
+    ///
+    /// # Safety
+    ///
+    /// Argument 2 of the running C function is a number.
     #[inline(always)]
-    pub(crate) fn arg2_number(self, s: &Stack) -> Option<f64> {
-        let tv = self.arg(s, 2)?;
-        (itype(tv) <= ISNUM).then(|| f64::from_bits(tv))
+    pub(crate) unsafe fn arg2_number(self, s: &Stack) -> f64 {
+        // SAFETY: caller's contract; a number's word is its `f64` bits.
+        f64::from_bits(unsafe { self.arg(s, 2) })
     }
 
     /// Pushes `b` (`lua_pushboolean`, in place).
@@ -129,23 +161,32 @@ impl Entry {
 }
 
 /// `lua_touserdata(l, 1)` of the running C function: read in place when the
-/// probe made the token, else through the C API; null when argument 1 is
-/// no userdata.
+/// probe made the token.
+///
+/// # Safety
+///
+/// Argument 1 of the running C function is a full userdata.
 #[inline(always)]
-pub(crate) fn arg1_udata(s: &Stack) -> *mut c_void {
+pub(crate) unsafe fn arg1_udata(s: &Stack) -> *mut c_void {
     match entry() {
-        Some(e) => e.arg1_udata(s).unwrap_or(std::ptr::null_mut()),
+        // SAFETY: caller's contract.
+        Some(e) => unsafe { e.arg1_udata(s) },
         None => s.to_userdata(1),
     }
 }
 
-/// Argument 2 of the running C function as a number, read in place when the
+/// Argument 2 of the running C function, a number: read in place when the
 /// probe made the token.
+///
+/// # Safety
+///
+/// Argument 2 of the running C function is a number.
 #[inline(always)]
-pub(crate) fn arg2_number(s: &Stack) -> Option<f64> {
+pub(crate) unsafe fn arg2_number(s: &Stack) -> f64 {
     match entry() {
-        Some(e) => e.arg2_number(s),
-        None => s.to_number(2),
+        // SAFETY: caller's contract.
+        Some(e) => unsafe { e.arg2_number(s) },
+        None => s.to_number(2).unwrap_or(0.0),
     }
 }
 

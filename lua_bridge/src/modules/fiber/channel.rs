@@ -45,13 +45,10 @@ fn channel(s: &mut Stack, usage: &str) -> LResult<Channel<c_int>> {
 ///
 /// Argument 1 is a channel object, and stays on the stack while the
 /// reference is used (the caller never lowers the top below 1; raw rule 6).
-unsafe fn wrapped_channel<'a>(s: &Stack) -> LResult<&'a Channel<c_int>> {
-    let p = entry::arg1_udata(s);
-    if p.is_null() {
-        return Err(Raise::illegal("usage: channel method without a channel"));
-    }
-    // SAFETY: caller's contract.
-    Ok(unsafe { &*p.cast::<Channel<c_int>>() })
+#[inline(always)]
+unsafe fn wrapped_channel<'a>(s: &Stack) -> &'a Channel<c_int> {
+    // SAFETY: caller's contract: a live channel's userdata.
+    unsafe { &*entry::arg1_udata(s).cast::<Channel<c_int>>() }
 }
 
 /// What a failed get raises: a cancel or a get outside a fiber; `Ok` for
@@ -144,10 +141,9 @@ lua_fn! {
     /// channel and that no timeout is given, and stored `v` at slot `s`
     /// (argument 2) that `try_put` reserved when it could not put.
     fn channel_put_slot_unchecked(s: &mut Stack) {
-        // SAFETY: the wrapper checked argument 1; this body never lowers the
-        // top below 1.
-        let ch = unsafe { wrapped_channel(s)? };
-        let slot = entry::arg2_number(s).ok_or_else(|| Raise::illegal("usage: channel:put_slot(slot)"))? as c_int;
+        // SAFETY: the wrapper checked argument 1 and passes the slot, a
+        // number, as argument 2; this body never lowers the top below 1.
+        let (ch, slot) = unsafe { (wrapped_channel(s), entry::arg2_number(s) as c_int) };
         if !ch.is_closed() {
             if let Err(refused) = check_switch(s, "channel:put") {
                 release(s, slot, false);
@@ -190,7 +186,7 @@ lua_fn! {
     fn channel_get_unchecked(s: &mut Stack) {
         // SAFETY: the wrapper checked argument 1; this body never lowers the
         // top below 1.
-        let ch = unsafe { wrapped_channel(s)? };
+        let ch = unsafe { wrapped_channel(s) };
         if !ch.is_closed() {
             check_switch(s, "channel:get")?;
         }

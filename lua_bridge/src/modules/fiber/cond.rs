@@ -64,15 +64,13 @@ lua_fn! {
     /// cond and that no timeout is given. Returns nothing: with no timeout,
     /// a wait that returns was signalled (the wrapper returns `true`).
     pub(super) fn cond_wait_unchecked(s: &mut Stack) {
-        let p = entry::arg1_udata(s);
-        if p.is_null() {
-            return Err(Raise::illegal("Usage: cond:wait([timeout])"));
-        }
-        // SAFETY: the wrapper checked argument 1's metatable, so it is a
-        // live cond, on the stack for the whole call (this body never
-        // lowers the top).
-        let c = unsafe { &*p.cast::<Cond>() };
+        // SAFETY: the wrapper checked argument 1's metatable: a cond's
+        // userdata.
+        let p = unsafe { entry::arg1_udata(s) }.cast::<Cond>();
         check_switch(s, "cond:wait")?;
+        // SAFETY: a live cond, on the stack for the whole call (this body
+        // never lowers the top).
+        let c = unsafe { &*p };
         let signalled = c.wait(None).map_err(error::from_fiber)?;
         debug_assert!(signalled, "a wait with no timeout ends signalled");
         Ok(0)

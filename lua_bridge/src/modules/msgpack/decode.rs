@@ -235,19 +235,25 @@ impl<'a> Decoder<'a> {
         unsafe { self.decode_raw(s, data) }
     }
 
-    /// [`Decoder::decode`] of the string at argument 1 of `s`, from byte
-    /// `start`.
+    /// [`Decoder::decode`] of the string at argument 1 of `s`, from the
+    /// 1-based byte position `pos`; returns the bytes it took from there.
     ///
-    /// # Panics
+    /// # Errors
     ///
-    /// Panics when argument 1 is no string or `start` is past its end.
-    pub(super) fn decode_arg1(&self, s: &mut Stack, start: usize) -> LResult<usize> {
-        assert_eq!(s.type_of(1), ffi::LUA_TSTRING, "decode_arg1: no string");
-        // SAFETY: a string at index 1, which the decoder never pops (it only
-        // pushes above the top), so its bytes stay put (raw rule 6).
+    /// `IllegalParams` when `pos` is not within the string (or argument 1
+    /// is none), and as [`Decoder::decode`].
+    pub(super) fn decode_arg1(&self, s: &mut Stack, pos: f64) -> LResult<usize> {
+        // SAFETY: the string at index 1 is never popped by the decoder (it
+        // only pushes above the top), so its bytes stay put (raw rule 6).
         let data = unsafe { api::to_str(s.as_ptr(), 1) }.unwrap_or_default();
+        if !(pos >= 1.0 && pos <= data.len() as f64 && pos.fract() == 0.0) {
+            return Err(Raise::illegal(format!(
+                "msgpack.{}: offset is out of bounds",
+                self.name
+            )));
+        }
         // SAFETY: as above; the string is Lua memory no Lua code can change.
-        unsafe { self.decode_raw(s, &data[start..]) }
+        unsafe { self.decode_raw(s, &data[pos as usize - 1..]) }
     }
 
     /// # Safety
@@ -260,8 +266,13 @@ impl<'a> Decoder<'a> {
         // SAFETY: caller's contract; `s` is the running C function's stack.
         let r = unsafe { self.run(s.as_ptr(), data, &mut frames) };
         FRAMES.with(|f| f.set(frames));
-        // SAFETY: the decoder worked through the C API.
-        unsafe { s.sync() };
+        match r {
+            // SAFETY: the decoder pushed the one value, with room for 3 more
+            // left (it checked for 4 before the last push).
+            Ok(_) => unsafe { s.pushed(1, 3) },
+            // SAFETY: the decoder worked through the C API.
+            Err(_) => unsafe { s.sync() },
+        }
         r
     }
 

@@ -349,15 +349,8 @@ fn decode_args(s: &mut Stack, name: &str, size_required: bool) -> LResult<c_int>
                 Raise::illegal(format!("msgpack.{name}: offset must be a number"))
             })?,
         };
-        let len = s.to_str(1).map_or(0, <[u8]>::len);
-        if !(pos >= 1.0 && pos <= len as f64 && pos.fract() == 0.0) {
-            return Err(Raise::illegal(format!(
-                "msgpack.{name}: offset is out of bounds"
-            )));
-        }
-        let start = pos as usize - 1;
-        let used = decode::Decoder::new(&st, cfg, name).decode_arg1(s, start)?;
-        s.push_number((start + used + 1) as f64);
+        let used = decode::Decoder::new(&st, cfg, name).decode_arg1(s, pos)?;
+        s.push_number(pos + used as f64);
         return Ok(2);
     }
     let Some(addr) = buffer::to_pointer(s, &st.buffer, 1)? else {

@@ -21,6 +21,7 @@
 //! at its limit) panics, which the frame turns into a Lua error (raw
 //! rule 1); [`Stack::ensure`] asks first and reports it as a [`Raise`].
 
+use std::cell::Cell;
 use std::ffi::{c_int, c_void, CStr};
 use std::marker::PhantomData;
 
@@ -36,8 +37,10 @@ mod table;
 /// Not `Send`: a Lua state belongs to its thread.
 pub struct Stack<'f> {
     l: *mut ffi::lua_State,
-    /// The index of the top value (0: empty), as the C API would report it.
-    top: c_int,
+    /// The index of the top value (0: empty), as the C API would report it;
+    /// -1 until something needs it (reading it is a call into the engine,
+    /// which a C function that never asks does without).
+    top: Cell<c_int>,
     /// Free slots known to be above the top (raw rule 4).
     room: c_int,
     _frame: PhantomData<&'f mut ffi::lua_State>,
@@ -58,8 +61,7 @@ impl<'f> Stack<'f> {
     pub unsafe fn from_frame(l: *mut ffi::lua_State) -> Stack<'f> {
         Stack {
             l,
-            // SAFETY: `l` is a valid state (contract).
-            top: unsafe { ffi::lua_gettop(l) },
+            top: Cell::new(-1),
             room: ffi::LUA_MINSTACK,
             _frame: PhantomData,
         }
@@ -76,8 +78,7 @@ impl<'f> Stack<'f> {
     pub unsafe fn from_state(l: *mut ffi::lua_State) -> Stack<'f> {
         Stack {
             l,
-            // SAFETY: `l` is a valid state (contract).
-            top: unsafe { ffi::lua_gettop(l) },
+            top: Cell::new(-1),
             room: 0,
             _frame: PhantomData,
         }
@@ -98,8 +99,7 @@ impl<'f> Stack<'f> {
     /// The stack is as the C API leaves it (every change was made through
     /// the C API or keeps its invariants).
     pub unsafe fn sync(&mut self) {
-        // SAFETY: `l` is valid (the handle's invariant).
-        self.top = unsafe { ffi::lua_gettop(self.l) };
+        self.top.set(-1);
         self.room = 0;
     }
 
@@ -112,15 +112,28 @@ impl<'f> Stack<'f> {
     /// `n` is at most the room it had.
     #[inline(always)]
     pub unsafe fn assume_pushed(&mut self, n: c_int) {
-        self.top += n;
+        self.bump(n);
         self.room -= n;
+    }
+
+    /// Counts `n` values pushed by `unsafe` code through the C API, after
+    /// which the API left at least `room` free slots (it checked them).
+    ///
+    /// # Safety
+    ///
+    /// `n` values were pushed since the last operation of the handle, and
+    /// `room` slots are free above them.
+    #[inline(always)]
+    pub unsafe fn pushed(&mut self, n: c_int, room: c_int) {
+        self.bump(n);
+        self.room = room;
     }
 
     /// The index of the top value: the number of values on the stack (at
     /// the start of a C function, its argument count).
     #[inline(always)]
     pub fn top(&self) -> c_int {
-        self.top
+        self.t()
     }
 
     /// The free slots known above the top.
@@ -149,6 +162,34 @@ impl<'f> Stack<'f> {
         Ok(())
     }
 
+    /// The top, read from the engine the first time it is needed.
+    #[inline(always)]
+    fn t(&self) -> c_int {
+        let t = self.top.get();
+        if t >= 0 {
+            t
+        } else {
+            self.load_top()
+        }
+    }
+
+    #[inline(never)]
+    fn load_top(&self) -> c_int {
+        // SAFETY: `l` is valid (the handle's invariant).
+        let t = unsafe { ffi::lua_gettop(self.l) };
+        self.top.set(t);
+        t
+    }
+
+    /// Moves the known top by `d` (an unknown top stays unknown).
+    #[inline(always)]
+    fn bump(&self, d: c_int) {
+        let t = self.top.get();
+        if t >= 0 {
+            self.top.set(t + d);
+        }
+    }
+
     /// Takes one slot for a push.
     #[inline(always)]
     fn slot(&mut self) {
@@ -156,7 +197,7 @@ impl<'f> Stack<'f> {
             self.grow();
         }
         self.room -= 1;
-        self.top += 1;
+        self.bump(1);
     }
 
     #[cold]
@@ -171,16 +212,16 @@ impl<'f> Stack<'f> {
     /// positive index past the top reads as none.
     #[inline(always)]
     fn readable(&self, idx: c_int) -> bool {
-        idx > 0 || (idx < 0 && -idx <= self.top) || idx <= ffi::LUA_REGISTRYINDEX
+        idx > 0 || (idx < 0 && -idx <= self.t()) || idx <= ffi::LUA_REGISTRYINDEX
     }
 
     /// `idx` as an absolute index of a value on the stack, if it is one.
     #[inline(always)]
     fn on_stack(&self, idx: c_int) -> Option<c_int> {
-        if idx > 0 && idx <= self.top {
+        if idx > 0 && idx <= self.t() {
             Some(idx)
-        } else if idx < 0 && -idx <= self.top {
-            Some(self.top + idx + 1)
+        } else if idx < 0 && -idx <= self.t() {
+            Some(self.t() + idx + 1)
         } else {
             None
         }
@@ -325,17 +366,29 @@ impl<'f> Stack<'f> {
     /// Panics when a negative `idx` reaches below the bottom.
     #[inline]
     pub fn settop(&mut self, idx: c_int) {
+        if idx >= 0 && self.top.get() < 0 {
+            // The top is unknown: count the room as if the stack were
+            // empty (the most pushing `settop` may do), without asking.
+            if self.room < idx && self.ensure(idx).is_err() {
+                panic!("the Lua stack is full");
+            }
+            self.room -= idx;
+            self.top.set(idx);
+            // SAFETY: room for `idx` values above an empty stack.
+            unsafe { ffi::lua_settop(self.l, idx) };
+            return;
+        }
         let new = if idx >= 0 {
             idx
         } else {
-            assert!(-idx - 1 <= self.top, "settop({idx}) below the bottom");
-            self.top + idx + 1
+            assert!(-idx - 1 <= self.t(), "settop({idx}) below the bottom");
+            self.t() + idx + 1
         };
-        if new > self.top && self.ensure(new - self.top).is_err() {
+        if new > self.t() && self.ensure(new - self.t()).is_err() {
             panic!("the Lua stack is full");
         }
-        self.room += self.top - new;
-        self.top = new;
+        self.room += self.t() - new;
+        self.top.set(new);
         // SAFETY: `new` is at most the top, or within the room ensured.
         unsafe { ffi::lua_settop(self.l, new) }
     }
@@ -343,7 +396,7 @@ impl<'f> Stack<'f> {
     /// Pops `n` values (all, when fewer are there).
     #[inline]
     pub fn pop(&mut self, n: c_int) {
-        let new = self.top - n.clamp(0, self.top);
+        let new = self.t() - n.clamp(0, self.t());
         self.settop(new);
     }
 
@@ -354,7 +407,7 @@ impl<'f> Stack<'f> {
     /// Panics when `idx` is not on the stack.
     pub fn replace(&mut self, idx: c_int) {
         let idx = self.abs(idx);
-        self.top -= 1;
+        self.bump(-1);
         self.room += 1;
         // SAFETY: a valid index with a value on top.
         unsafe { ffi::lua_replace(self.l, idx) }
@@ -369,7 +422,7 @@ impl<'f> Stack<'f> {
         let Some(idx) = self.on_stack(idx) else {
             invalid(idx);
         };
-        self.top -= 1;
+        self.bump(-1);
         self.room += 1;
         // SAFETY: a value on the stack.
         unsafe { ffi::lua_remove(self.l, idx) }
@@ -398,13 +451,13 @@ impl<'f> Stack<'f> {
     ///
     /// Panics when fewer than `nargs + 1` values are on the stack.
     pub fn pcall(&mut self, nargs: c_int, nresults: c_int) -> Result<(), ()> {
-        assert!(nargs >= 0 && nargs < self.top, "pcall: {nargs} arguments");
+        assert!(nargs >= 0 && nargs < self.t(), "pcall: {nargs} arguments");
         // SAFETY: a function and its arguments on top; every Lua error is
         // caught by lua_pcall (raw rule 2).
         let rc = unsafe { ffi::lua_pcall(self.l, nargs, nresults, 0) };
-        // SAFETY: `l` is valid. The room above the new top is unknown after
-        // Lua code ran (a collection may shrink the stack).
-        self.top = unsafe { ffi::lua_gettop(self.l) };
+        // The top is read again when needed; the room above it is unknown
+        // after Lua code ran (a collection may shrink the stack).
+        self.top.set(-1);
         self.room = 0;
         if rc == 0 {
             Ok(())
@@ -420,8 +473,8 @@ impl<'f> Stack<'f> {
     ///
     /// Panics when the stack is empty.
     pub fn make_ref(&mut self) -> c_int {
-        assert!(self.top >= 1, "make_ref: no value");
-        self.top -= 1;
+        assert!(self.t() >= 1, "make_ref: no value");
+        self.bump(-1);
         self.room += 1;
         // SAFETY: a value on top; the registry is a table.
         unsafe { ffi::luaL_ref(self.l, ffi::LUA_REGISTRYINDEX) }
@@ -495,8 +548,8 @@ impl<'f> Stack<'f> {
     ///
     /// Panics when fewer than `n` values are on the stack.
     pub unsafe fn xmove_to(&mut self, to: *mut ffi::lua_State, n: c_int) {
-        assert!((0..=self.top).contains(&n), "xmove_to: {n} values");
-        self.top -= n;
+        assert!((0..=self.t()).contains(&n), "xmove_to: {n} values");
+        self.bump(-n);
         self.room += n;
         // SAFETY: caller's contract; `n` values on this stack.
         unsafe { ffi::lua_xmove(self.l, to, n) }
@@ -516,7 +569,7 @@ impl<'f> Stack<'f> {
         if self.ensure(n).is_err() {
             panic!("the Lua stack is full");
         }
-        self.top += n;
+        self.bump(n);
         self.room -= n;
         // SAFETY: caller's contract; room for `n` values here.
         unsafe { ffi::lua_xmove(from, self.l, n) }
@@ -533,7 +586,7 @@ impl<'f> Stack<'f> {
         name: &CStr,
         args: impl FnOnce(&mut Self) -> c_int,
     ) {
-        let top = self.top;
+        let top = self.t();
         if self.load(chunk, name).is_ok() {
             let n = args(self);
             let _ = self.pcall(n, 0);

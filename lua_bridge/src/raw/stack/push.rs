@@ -83,11 +83,11 @@ impl Stack<'_> {
     ///
     /// Panics when fewer than `n` values are on the stack.
     pub fn push_closure(&mut self, f: ffi::lua_CFunction, n: c_int) {
-        assert!((0..=self.top).contains(&n), "push_closure: {n} upvalues");
+        assert!((0..=self.t()).contains(&n), "push_closure: {n} upvalues");
         if n == 0 {
             self.slot();
         } else {
-            self.top -= n - 1;
+            self.bump(-(n - 1));
             self.room += n - 1;
         }
         // SAFETY: `n` values are on the stack, or a free slot for `n == 0`.
@@ -121,7 +121,7 @@ impl Stack<'_> {
         self.slot();
         // SAFETY: a free slot.
         unsafe { ffi::lua_createtable(self.l, narr.max(0), nrec.max(0)) };
-        self.top
+        self.t()
     }
 
     /// Pushes a new full userdata holding `v`; returns its address, which

@@ -33,7 +33,7 @@ impl Stack<'_> {
     #[inline]
     pub fn rawget(&mut self, t: c_int) {
         self.table(t);
-        assert!(self.top >= 1, "rawget: no key");
+        assert!(self.t() >= 1, "rawget: no key");
         // SAFETY: a table at `t` and a key on top; replaces the key.
         unsafe { api::rawget(self.l, t) }
     }
@@ -77,7 +77,7 @@ impl Stack<'_> {
     /// stack.
     pub fn rawset(&mut self, t: c_int) -> LResult<()> {
         self.table(t);
-        assert!(self.top >= 2, "rawset: no key and value");
+        assert!(self.t() >= 2, "rawset: no key and value");
         let bad = match self.type_of(-2) {
             ffi::LUA_TNIL => Some("table index is nil"),
             ffi::LUA_TNUMBER if self.to_number(-2).is_some_and(f64::is_nan) => {
@@ -89,7 +89,7 @@ impl Stack<'_> {
             self.pop(2);
             return Err(Raise::illegal(bad));
         }
-        self.top -= 2;
+        self.bump(-2);
         self.room += 2;
         // SAFETY: a table at `t`, a key that is neither nil nor NaN (so
         // the raw set cannot raise) and a value on top.
@@ -105,8 +105,8 @@ impl Stack<'_> {
     #[inline]
     pub fn rawseti(&mut self, t: c_int, n: i64) {
         self.table(t);
-        assert!(self.top >= 1, "rawseti: no value");
-        self.top -= 1;
+        assert!(self.t() >= 1, "rawseti: no value");
+        self.bump(-1);
         self.room += 1;
         // SAFETY: a table at `t` and a value on top.
         unsafe { ffi::lua_rawseti(self.l, t, n as ffi::lua_Integer) }
@@ -119,7 +119,7 @@ impl Stack<'_> {
     /// Panics when `t` is not a table or the stack is empty.
     pub fn set_field(&mut self, t: c_int, name: &CStr) {
         let t = self.abs(t);
-        assert!(self.top >= 1, "set_field: no value");
+        assert!(self.t() >= 1, "set_field: no value");
         self.push_cstr(name);
         self.insert(-2);
         // A string key is neither nil nor NaN.
@@ -138,7 +138,7 @@ impl Stack<'_> {
             matches!(self.type_of(-1), ffi::LUA_TTABLE | ffi::LUA_TNIL),
             "set_metatable: not a table"
         );
-        self.top -= 1;
+        self.bump(-1);
         self.room += 1;
         // SAFETY: a valid index and a table or nil on top.
         unsafe { ffi::lua_setmetatable(self.l, idx) };
@@ -155,7 +155,7 @@ impl Stack<'_> {
         // SAFETY: an acceptable index, a free slot.
         let has = unsafe { ffi::lua_getmetatable(self.l, idx) } != 0;
         if has {
-            self.top += 1;
+            self.bump(1);
             self.room -= 1;
         }
         has
@@ -175,7 +175,7 @@ impl Stack<'_> {
     /// Panics when `t` is not a table or the stack is empty.
     pub unsafe fn next(&mut self, t: c_int) -> bool {
         self.table(t);
-        assert!(self.top >= 1, "next: no key");
+        assert!(self.t() >= 1, "next: no key");
         // SAFETY: a table at `t`, a key on top that `lua_next` finds
         // (contract); one free slot more is needed for the value.
         if self.room < 1 {
@@ -184,10 +184,10 @@ impl Stack<'_> {
         // SAFETY: as above.
         let more = unsafe { ffi::lua_next(self.l, t) } != 0;
         if more {
-            self.top += 1;
+            self.bump(1);
             self.room -= 1;
         } else {
-            self.top -= 1;
+            self.bump(-1);
             self.room += 1;
         }
         more
@@ -200,14 +200,14 @@ impl Stack<'_> {
     /// Panics when the top `n` values are not all strings or numbers (their
     /// `__concat` metamethods could raise).
     pub fn concat(&mut self, n: c_int) {
-        assert!(n >= 1 && n <= self.top, "concat: {n} values");
+        assert!(n >= 1 && n <= self.t(), "concat: {n} values");
         for i in 0..n {
             assert!(
                 matches!(self.type_of(-1 - i), ffi::LUA_TSTRING | ffi::LUA_TNUMBER),
                 "concat: not a string"
             );
         }
-        self.top -= n - 1;
+        self.bump(-(n - 1));
         self.room += n - 1;
         // SAFETY: `n` strings or numbers on top: no metamethod runs; the
         // allocation does not fail on the limit in a body (raw rule 3).
