@@ -41,11 +41,26 @@ pub enum NewThread {
     Cpcall,
 }
 
-/// A Lua thread anchored by a registry ref.
-#[derive(Clone, Copy)]
+/// A Lua thread anchored by a registry ref, owned: outside a
+/// [`LuaFiber`](super::LuaFiber) (in the pool, or on its way to or from a
+/// fiber) nothing runs on it.
 pub(crate) struct LuaThread {
-    pub l: *mut ffi::lua_State,
-    pub anchor: c_int,
+    l: *mut ffi::lua_State,
+    anchor: c_int,
+}
+
+impl LuaThread {
+    /// The thread's state.
+    pub(crate) fn as_ptr(&self) -> *mut ffi::lua_State {
+        self.l
+    }
+
+    /// Its stack: nothing runs on an owned thread (the type's invariant).
+    pub(crate) fn stack(&mut self) -> Stack<'_> {
+        // SAFETY: an owned thread is idle, and `&mut self` makes this the
+        // only handle on its stack.
+        unsafe { Stack::from_state(self.l) }
+    }
 }
 
 thread_local! {
@@ -62,15 +77,11 @@ pub(crate) fn init(s: &mut Stack) {
 lua_fn! {
     /// Made once and called by registry ref: `lua_newthread`, anchored at
     /// once by a registry ref; returns the thread and the ref.
-    fn newthread_wrapper(l) {
-        // SAFETY: called through lua_pcall, so an out-of-memory error here is
-        // caught by that pcall; no Rust value is live across these calls.
-        unsafe {
-            ffi::lua_newthread(l);
-            ffi::lua_pushvalue(l, -1);
-            let anchor = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-            ffi::lua_pushinteger(l, anchor as ffi::lua_Integer);
-        }
+    fn newthread_wrapper(s: &mut Stack) {
+        s.push_new_thread();
+        s.push_value(-1);
+        let anchor = s.make_ref();
+        s.push_int(anchor.into());
         Ok(2)
     }
 }
@@ -151,15 +162,12 @@ fn cpcall_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
     Ok((out, true))
 }
 
-/// Gives a finished fiber's thread back: reset and pooled, or unanchored
-/// (the GC then takes it) when the pool is full or off.
-///
-/// # Safety
-///
-/// `t` is a thread of the cord's state that no fiber runs any more.
-pub(crate) unsafe fn recycle_thread(t: LuaThread) {
+/// Gives a thread back: reset and pooled, or unanchored (the GC then takes
+/// it) when the pool is full or off.
+pub(crate) fn recycle_thread(t: LuaThread) {
     let (main, keep) = with(|c| (c.main, c.threads.len() < c.thread_pool.max));
-    // SAFETY: `t.l` is idle (contract); these calls do not allocate.
+    // SAFETY: an owned thread is idle (the type's invariant), a thread of
+    // the cord's state as `main` is; these calls do not allocate.
     unsafe {
         ffi::lua_settop(t.l, 0);
         if keep {

@@ -87,20 +87,13 @@ impl RuntimeBuilder {
         let cord_lua = std::rc::Rc::new(lua.clone());
         cord::install(cord::Cord::new(
             cord_lua.clone(),
-            main,
+            s,
             self.threads,
             self.new_thread,
         ));
-        // SAFETY: `main` is the idle main thread of `cord_lua`'s state,
-        // which the cord keeps until `uninstall`; the probe runs before the
-        // modules that read what it found.
-        unsafe {
-            crate::luajit::install(main);
-            crate::fiber::guard::install(main, &cord_lua);
-        }
-        // The probe worked through the C API on `main`.
-        // SAFETY: as above.
-        unsafe { s.sync() };
+        // The probe runs before the modules that read what it found.
+        crate::luajit::install(s);
+        crate::fiber::guard::install(s, &cord_lua);
         crate::modules::register(s);
         Ok(LuaRuntime { lua })
     }

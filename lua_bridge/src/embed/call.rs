@@ -9,10 +9,9 @@ use mlua::ffi;
 
 #[cfg(luafiber_bench)]
 use super::handle::Handlers;
-use super::handle::{push_values, raise_to_error, start, wait, CallHandle, LuaHandle};
+use super::handle::{main_stack, push_values, raise_to_error, start, wait, CallHandle, LuaHandle};
 use super::handlers::Handler;
 use super::{Error, LuaRuntime, Value};
-use crate::cord;
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::Stack;
 
@@ -164,10 +163,7 @@ impl LuaRuntime {
         self.lua
             .set_named_registry_value(SPAWN_LUA_SLOT, f)
             .map_err(Error::Lua)?;
-        let main = cord::with(|c| c.main);
-        // SAFETY: `main` is the idle main state (as `main_stack` in
-        // handle.rs).
-        let s = &mut unsafe { Stack::from_state(main) };
+        let s = &mut main_stack()?;
         let top = s.top();
         if s.ensure(args.len() as c_int + 8).is_err() {
             return Err(Error::Runtime("too many arguments".into()));
@@ -223,10 +219,7 @@ impl LuaRuntime {
         name: &str,
         load: impl FnOnce(&mut Stack) -> Result<(), ()>,
     ) -> Result<(), Error> {
-        let main = cord::with(|c| c.main);
-        // SAFETY: `main` is the idle main state (as `main_stack` in
-        // handle.rs).
-        let s = &mut unsafe { Stack::from_state(main) };
+        let s = &mut main_stack()?;
         if s.ensure(4).is_err() {
             return Err(Error::Runtime("stack overflow".into()));
         }

@@ -9,7 +9,7 @@ use luafiber_runtime::FiberError;
 
 use super::handlers::{handler_fn, handler_ref, Handler};
 use super::{value, Error, Value};
-use crate::cord;
+use crate::cord::{self, Ended};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{Raise, Stack};
@@ -99,30 +99,10 @@ fn detach(id: Option<FiberId>) {
         return;
     }
     if fiber::status(id) == Some(Status::Dead) {
-        if let Ok(ext) = fiber::join(id, None) {
-            // SAFETY: the fiber has ended, so its thread is idle.
-            unsafe { release(ext) };
-        }
+        // Joined and dropped: its Lua data is freed.
+        drop(Ended::joined(id, None));
     } else {
         let _ = fiber::set_joinable(id, false);
-    }
-}
-
-/// Frees the Lua data of an ended, joined fiber.
-///
-/// # Safety
-///
-/// `ext` is the joined fiber's embedder word.
-unsafe fn release(ext: usize) {
-    if ext == 0 {
-        return;
-    }
-    let lf = cord::with(|c| c.fibers.remove(ext - 1));
-    // SAFETY: caller's contract: the fiber has ended, so nothing runs on
-    // its thread (or uses its stack).
-    unsafe {
-        Stack::from_state(lf.thread.l).unref(lf.udata);
-        cord::recycle_thread(lf.thread);
     }
 }
 
@@ -131,7 +111,7 @@ unsafe fn release(ext: usize) {
 /// # Errors
 ///
 /// [`Error::NoRuntime`] when this thread has no runtime.
-fn main_stack<'a>() -> Result<Stack<'a>, Error> {
+pub(super) fn main_stack<'a>() -> Result<Stack<'a>, Error> {
     let main = cord::try_with(|c| c.main).ok_or(Error::NoRuntime)?;
     // SAFETY: no Lua code runs on the main thread while Rust code does (it
     // never yields), and whatever else uses its stack meanwhile (mlua)
@@ -214,50 +194,40 @@ pub(super) fn wait(id: FiberId) -> Result<Vec<Value>, FiberError> {
             fiber::run_until(ended);
             if !ended() {
                 let _ = fiber::set_joinable(id, false);
-            } else if let Ok(ext) = fiber::join(id, None) {
-                // SAFETY: the fiber has ended.
-                unsafe { release(ext) };
+            } else {
+                drop(Ended::joined(id, None));
             }
             return Err(FiberError::cancelled(id));
         }
     }
-    let ext = match fiber::join(id, None) {
-        Ok(ext) => ext,
-        // The function made its fiber non-joinable: its results are gone.
-        Err(fiber::Error::Dead(_)) => return Ok(Vec::new()),
+    let mut ended = match Ended::joined(id, None) {
+        Ok(Some(ended)) => ended,
+        // The function made its fiber non-joinable (its results are gone),
+        // or it has no Lua data.
+        Ok(None) | Err(fiber::Error::Dead(_)) => return Ok(Vec::new()),
         Err(fiber::Error::Cancelled) => return Err(FiberError::cancelled(id)),
         Err(e) => return Err(FiberError::lua_error(id, e.to_string())),
     };
-    if ext == 0 {
-        return Ok(Vec::new());
-    }
-    let lf = cord::with(|c| c.fibers.remove(ext - 1));
-    // SAFETY: the fiber has ended, so nothing runs on its thread, laid out
-    // as `[msgh, results...]` or `[msgh, error]` (fiber/mod.rs).
-    let t = &mut unsafe { Stack::from_state(lf.thread.l) };
-    let result = if lf.rc == Some(0) {
+    let ok = ended.rc() == Some(0);
+    let tb = ended.take_traceback();
+    // `[msgh, results...]` or `[msgh, error]` (fiber/mod.rs).
+    let t = &mut ended.stack();
+    if ok {
         if t.ensure(4).is_err() {
-            Err(FiberError::lua_error(id, "too many results"))
-        } else {
-            (2..=t.top())
-                .map(|i| value::read(t, i, 0))
-                .collect::<Result<_, _>>()
-                .map_err(|r| FiberError::lua_error(id, raise_to_error(r).to_string()))
+            return Err(FiberError::lua_error(id, "too many results"));
         }
-    } else if error::is_error_of(t, -1, ErrorKind::FiberIsCancelled) {
-        Err(FiberError::cancelled(id))
-    } else {
-        let msg = t.describe(-1);
-        // A traceback that shows only the handler says nothing more.
-        let tb = lf
-            .traceback
-            .filter(|tb| !tb.ends_with("stack traceback:\n\t[C]: in ?"));
-        Err(FiberError::lua_error(id, tb.unwrap_or(msg)))
-    };
-    t.unref(lf.udata);
-    // SAFETY: the fiber has ended.
-    unsafe { cord::recycle_thread(lf.thread) };
-    result
+        return (2..=t.top())
+            .map(|i| value::read(t, i, 0))
+            .collect::<Result<_, _>>()
+            .map_err(|r| FiberError::lua_error(id, raise_to_error(r).to_string()));
+    }
+    if error::is_error_of(t, -1, ErrorKind::FiberIsCancelled) {
+        return Err(FiberError::cancelled(id));
+    }
+    let msg = t.describe(-1);
+    // A traceback that shows only the handler says nothing more.
+    let tb = tb.filter(|tb| !tb.ends_with("stack traceback:\n\t[C]: in ?"));
+    Err(FiberError::lua_error(id, tb.unwrap_or(msg)))
 }
 
 /// A handle on this thread's [`LuaRuntime`] that is `'static` and `Clone`,

@@ -111,7 +111,7 @@ impl LuaRuntime {
 
     /// A handle on the stack of the state mlua runs on (the main thread,
     /// idle while Rust code runs).
-    fn main_stack(&self) -> crate::raw::Stack<'_> {
+    pub(crate) fn main_stack(&self) -> crate::raw::Stack<'_> {
         // SAFETY: no Lua code runs on it while this Rust code does, and
         // whatever else uses its stack meanwhile (mlua) leaves it as it was.
         unsafe { crate::raw::Stack::from_state(self.lua.state()) }

@@ -6,7 +6,7 @@ use std::ffi::{c_int, CString};
 use luafiber_fiber::{self as fiber, Builder};
 
 use super::{Error, LuaRuntime};
-use crate::cord;
+use crate::cord::Ended;
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::Stack;
 
@@ -143,25 +143,19 @@ impl LuaRuntime {
         )
         .map_err(|e| Error::Runtime(format!("{e:?}")))?;
         fiber::run();
-        let ext = match fiber::join(id, None) {
-            Ok(ext) => ext,
+        let mut ended = match Ended::joined(id, None) {
+            Ok(Some(ended)) => ended,
+            Ok(None) => return Ok(()),
             // The chunk made itself non-joinable: it has ended, and an error
             // of it was reported as a detached fiber's.
             Err(fiber::Error::Dead(_)) => return Ok(()),
             Err(e) => return Err(Error::Runtime(e.to_string())),
         };
-        let lf = cord::with(|c| c.fibers.remove(ext - 1));
-        let result = if lf.rc == Some(0) {
-            Ok(())
-        } else {
-            // SAFETY: the fiber has ended, so nothing runs on its thread.
-            let msg = unsafe { Stack::from_state(lf.thread.l) }.describe(-1);
-            Err(Error::Runtime(lf.traceback.unwrap_or(msg)))
-        };
-        s.unref(lf.udata);
-        // SAFETY: as above.
-        unsafe { cord::recycle_thread(lf.thread) };
-        result
+        if ended.rc() == Some(0) {
+            return Ok(());
+        }
+        let msg = ended.stack().describe(-1);
+        Err(Error::Runtime(ended.take_traceback().unwrap_or(msg)))
     }
 }
 

@@ -18,7 +18,7 @@
 //!    probe's entry token), set by [`install`] and cleared by
 //!    [`uninstall`]; every other fact is read at the call.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
@@ -37,8 +37,8 @@ struct Facts {
     main: *mut ffi::lua_State,
     /// The cord's state's identity ([`identity`]).
     state: *const c_void,
-    /// The cord's `mlua::Lua`, kept alive by the cord's `Rc`; valid
-    /// whenever it is not null.
+    /// The cord's `mlua::Lua`, kept alive by `LUA`; valid whenever it is
+    /// not null.
     lua: *const mlua::Lua,
     /// The probe's entry token, for the in-place reads of the facts.
     entry: entry::Slot,
@@ -53,6 +53,9 @@ const OFF: Facts = Facts {
 
 thread_local! {
     static FACTS: Cell<Facts> = const { Cell::new(OFF) };
+    /// The `mlua::Lua` that `Facts::lua` points into, kept alive while the
+    /// facts are set (guard rule 2).
+    static LUA: RefCell<Option<Rc<mlua::Lua>>> = const { RefCell::new(None) };
 }
 
 /// The identity of `s`'s Lua state: `G(L)` read in place with the entry
@@ -66,21 +69,16 @@ fn identity(s: &Stack, entry: Option<Entry>) -> *const c_void {
     }
 }
 
-/// Arms the fast test for the cord whose main thread is `main` and whose
-/// mlua handle is `lua` (kept by the cord until [`uninstall`]); after the
-/// probe ([`luajit::install`]).
-///
-/// # Safety
-///
-/// `main` is the idle main thread of `lua`'s state.
-pub(crate) unsafe fn install(main: *mut ffi::lua_State, lua: &Rc<mlua::Lua>) {
+/// Arms the fast test for the cord whose main thread `s` is and whose mlua
+/// handle is `lua` (kept here until [`uninstall`]); after the probe
+/// ([`luajit::install`]).
+pub(crate) fn install(s: &Stack, lua: &Rc<mlua::Lua>) {
     let entry = luajit::entry::entry();
-    // SAFETY: caller's contract; the handle only reads.
-    let s = unsafe { Stack::from_state(main) };
+    LUA.with(|l| *l.borrow_mut() = Some(lua.clone()));
     FACTS.with(|f| {
         f.set(Facts {
-            main,
-            state: identity(&s, entry),
+            main: s.as_ptr(),
+            state: identity(s, entry),
             lua: Rc::as_ptr(lua),
             entry: entry::Slot::of(entry),
         })
@@ -90,6 +88,7 @@ pub(crate) unsafe fn install(main: *mut ffi::lua_State, lua: &Rc<mlua::Lua>) {
 /// Disarms the fast test (the cord is going away).
 pub(crate) fn uninstall() {
     FACTS.with(|f| f.set(OFF));
+    LUA.with(|l| l.borrow_mut().take());
 }
 
 /// The fast test of guard rule 1: true only when [`check_switch_slow`]
@@ -108,8 +107,8 @@ fn may_switch(s: &Stack) -> bool {
         && identity(s, e) == f.state
         && gc_may_run()
         // SAFETY: the identity matched, so the facts are set (no state's
-        // identity is null) and `f.lua` points into the installed cord's
-        // `Rc` (guard rule 2).
+        // identity is null) and `f.lua` points into the `Rc` that `LUA`
+        // keeps (guard rule 2).
         && unsafe { (*f.lua).state() } == f.main
 }
 

@@ -4,7 +4,6 @@
 use std::ffi::c_int;
 
 use luafiber_fiber::{Builder, FiberId};
-use mlua::ffi;
 
 use super::entry::{entry, main_entry, push_msgh};
 use crate::cord::{self, LuaFiber};
@@ -71,16 +70,13 @@ fn spawn_with(
 ) -> LResult<FiberId> {
     let func = s.abs(func);
     let n = s.top() - func + 1;
-    let (thread, pushed) = cord::take_thread(s)?;
-    // SAFETY: a thread of the cord's state that no fiber runs (taken from
-    // the pool or just made).
-    let t = &mut unsafe { Stack::from_state(thread.l) };
+    let (mut thread, pushed) = cord::take_thread(s)?;
+    let t = &mut thread.stack();
     if t.ensure(n + 2).is_err() {
         if pushed {
             s.pop(1);
         }
-        // SAFETY: no fiber runs on it.
-        unsafe { cord::recycle_thread(thread) };
+        cord::recycle_thread(thread);
         return Err(Raise::illegal("fiber: too many arguments"));
     }
     if pushed {
@@ -88,18 +84,10 @@ fn spawn_with(
         s.insert(func);
     }
     push_msgh(t);
-    // SAFETY: `t` is another thread of the same state with room for `n`.
-    unsafe { s.xmove_to(thread.l, n) };
-    let idx = cord::with(|c| {
-        c.fibers.insert(LuaFiber {
-            thread,
-            udata: ffi::LUA_NOREF,
-            storage: ffi::LUA_NOREF,
-            rc: None,
-            traceback: None,
-            exit_on_error,
-        })
-    });
+    // SAFETY: `t` is another thread of the same state (taken from its pool
+    // or made on it), idle, with room for `n`.
+    unsafe { s.xmove_to(thread.as_ptr(), n) };
+    let idx = cord::with(|c| c.fibers.insert(LuaFiber::new(thread, exit_on_error)));
     let builder = builder.ext(idx + 1);
     let run = move || body(idx);
     let spawned = match start {
@@ -110,9 +98,8 @@ fn spawn_with(
         s.pop(1);
     }
     spawned.map_err(|e| {
-        let lf = cord::with(|c| c.fibers.remove(idx));
-        // SAFETY: the fiber was never made, so nothing runs on the thread.
-        unsafe { cord::recycle_thread(lf.thread) };
+        // SAFETY: the fiber was never made, so nothing runs on its thread.
+        drop(unsafe { cord::Ended::own(idx) });
         error::from_fiber(e)
     })
 }

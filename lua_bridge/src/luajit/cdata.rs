@@ -15,6 +15,7 @@ use mlua::ffi;
 
 use super::obj::{CTYPEID_BACK, LUA_TCDATA};
 use super::table::Tv;
+use crate::raw::Stack;
 
 /// A scalar read from a cdata payload.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -140,14 +141,15 @@ unsafe fn read(payload: *const u8, how: Read) -> Option<Scalar> {
 /// Learns the scalar C type ids from one value of each, made through the
 /// FFI; `None` when there is no FFI or any value reads back wrong.
 ///
-/// # Safety
-///
-/// `l` is an idle state with room for 4 values, outside any `lua_fn` body
-/// (this runs Lua code under `lua_pcall`).
-pub(super) unsafe fn learn(l: *mut ffi::lua_State) -> Option<CTypes> {
-    // SAFETY: caller's contract; every push is popped; the payloads read
-    // are those of the probe values, alive on the stack meanwhile.
+/// `s` is an idle state's stack outside any `lua_fn` body (this runs Lua
+/// code under `lua_pcall`).
+pub(super) fn learn(s: &mut Stack) -> Option<CTypes> {
+    let l = s.as_ptr();
+    // SAFETY: `l` is a valid, idle state (the handle's); every push is
+    // popped; the payloads read are those of the probe values, alive on the
+    // stack meanwhile.
     unsafe {
+        ffi::lua_checkstack(l, 4);
         let top = ffi::lua_gettop(l);
         let loaded =
             ffi::luaL_loadbuffer(l, PROBE.as_ptr().cast(), PROBE.len(), c"=probe".as_ptr());

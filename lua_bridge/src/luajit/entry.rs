@@ -104,31 +104,6 @@ impl Entry {
         unsafe { *state(s).base.add(i - 1) }
     }
 
-    /// The payload of the full userdata at argument 1
-    /// (`lua_touserdata(l, 1)`), read in place.
-    ///
-    /// # Safety
-    ///
-    /// Argument 1 of the running C function is a full userdata.
-    #[inline(always)]
-    pub(crate) unsafe fn arg1_udata(self, s: &Stack) -> *mut c_void {
-        // SAFETY: caller's contract; the payload follows the `GCudata` head
-        // (luajit rule 2).
-        let tv = unsafe { self.arg(s, 1) };
-        gcptr::<Udata>(tv).wrapping_add(1).cast_mut().cast()
-    }
-
-    /// Argument 2, a number, read in place.
-    ///
-    /// # Safety
-    ///
-    /// Argument 2 of the running C function is a number.
-    #[inline(always)]
-    pub(crate) unsafe fn arg2_number(self, s: &Stack) -> f64 {
-        // SAFETY: caller's contract; a number's word is its `f64` bits.
-        f64::from_bits(unsafe { self.arg(s, 2) })
-    }
-
     /// Pushes `b` (`lua_pushboolean`, in place).
     #[inline(always)]
     pub(crate) fn push_bool(self, s: &mut Stack, b: bool) {
@@ -169,8 +144,12 @@ impl Entry {
 #[inline(always)]
 pub(crate) unsafe fn arg1_udata(s: &Stack) -> *mut c_void {
     match entry() {
-        // SAFETY: caller's contract.
-        Some(e) => unsafe { e.arg1_udata(s) },
+        // SAFETY: caller's contract: argument 1 is there; a userdata's
+        // payload follows its `GCudata` head (luajit rule 2).
+        Some(e) => gcptr::<Udata>(unsafe { e.arg(s, 1) })
+            .wrapping_add(1)
+            .cast_mut()
+            .cast(),
         None => s.to_userdata(1),
     }
 }
@@ -184,8 +163,9 @@ pub(crate) unsafe fn arg1_udata(s: &Stack) -> *mut c_void {
 #[inline(always)]
 pub(crate) unsafe fn arg2_number(s: &Stack) -> f64 {
     match entry() {
-        // SAFETY: caller's contract.
-        Some(e) => unsafe { e.arg2_number(s) },
+        // SAFETY: caller's contract: argument 2 is there; a number's word
+        // is its `f64` bits.
+        Some(e) => f64::from_bits(unsafe { e.arg(s, 2) }),
         None => s.to_number(2).unwrap_or(0.0),
     }
 }

@@ -61,14 +61,10 @@ thread_local! {
     static LAYOUT: Cell<Layout> = Cell::new(Layout::default());
 }
 
-/// Probes `main`'s state and makes what it found this thread's layout.
-///
-/// # Safety
-///
-/// As [`probe::probe`].
-pub(crate) unsafe fn install(main: *mut mlua::ffi::lua_State) {
-    // SAFETY: caller's contract.
-    let layout = unsafe { probe::probe(main) };
+/// Probes the state of `s` ([`probe::probe`]) and makes what it found
+/// this thread's layout.
+pub(crate) fn install(s: &mut crate::raw::Stack) {
+    let layout = probe::probe(s);
     LAYOUT.with(|l| l.set(layout));
     entry::set(layout.entry);
 }

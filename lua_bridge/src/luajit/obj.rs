@@ -42,6 +42,11 @@ pub(crate) const NIL_WORD: Word = u64::MAX;
 pub(crate) const LUA_TCDATA: std::ffi::c_int = 10;
 
 /// `lua_gc` option `LUA_GCISRUNNING` of LuaJIT's `lua.h`.
+#[cfg(feature = "luajit")]
+pub(crate) use crate::raw::LUA_GCISRUNNING;
+/// `lua_gc` option `LUA_GCISRUNNING` of LuaJIT's `lua.h` (never asked
+/// without LuaJIT).
+#[cfg(not(feature = "luajit"))]
 pub(crate) const LUA_GCISRUNNING: std::ffi::c_int = 9;
 
 /// `LJ_MAX_MEM` in GC64 mode: the GC threshold while the collector is

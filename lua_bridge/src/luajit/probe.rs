@@ -42,38 +42,33 @@ pub(crate) struct Layout {
     pub ctypes: Option<CTypes>,
 }
 
-/// Probes `main`'s state.
-///
-/// # Safety
-///
-/// `main` is the idle main thread of a state set up for a cord, with room
-/// for 4 values, outside any `lua_fn` body (the probe runs Lua code under
-/// `lua_pcall`). The collector is left running or stopped as it was.
-pub(crate) unsafe fn probe(main: *mut ffi::lua_State) -> Layout {
+/// Probes the state of `s`, a cord's main thread at setup (outside any
+/// `lua_fn` body: the probe runs Lua code under `lua_pcall`). The stack and
+/// the collector are left as they were.
+pub(crate) fn probe(s: &mut Stack) -> Layout {
     if !cfg!(feature = "luajit") {
         return Layout::default();
     }
-    // SAFETY: caller's contract.
-    unsafe {
-        let fast = !cfg!(luafiber_no_fast_paths);
-        let ctypes = cdata::learn(main);
-        Layout {
-            entry: (fast && state_ok(main)).then(|| entry(main)).flatten(),
-            tables: fast.then(|| tables(main, ctypes.is_some())).flatten(),
-            ctypes,
-        }
-    }
+    let fast = !cfg!(luafiber_no_fast_paths);
+    let ctypes = cdata::learn(s);
+    let layout = Layout {
+        entry: (fast && state_ok(s)).then(|| entry(s)).flatten(),
+        tables: fast.then(|| tables(s, ctypes.is_some())).flatten(),
+        ctypes,
+    };
+    // SAFETY: the parts above that worked through the C API left the stack
+    // as they found it.
+    unsafe { s.sync() };
+    layout
 }
 
-/// Whether `G(L)` and its threshold read right on `main` (see the module
-/// doc).
-///
-/// # Safety
-///
-/// As [`probe`].
-unsafe fn state_ok(main: *mut ffi::lua_State) -> bool {
-    // SAFETY: caller's contract. `glref` is read only once it points to a
-    // `global_State` whose allocator is the state's own.
+/// Whether `G(L)` and its threshold read right on the state of `s` (see
+/// the module doc).
+fn state_ok(s: &mut Stack) -> bool {
+    let main = s.as_ptr();
+    // SAFETY: `main` is a valid, idle state (the handle's). `glref` is read
+    // only once it points to a `global_State` whose allocator is the
+    // state's own; the stack is left as it was.
     unsafe {
         let is_main = ffi::lua_pushthread(main) == 1;
         ffi::lua_pop(main, 1);
@@ -104,15 +99,14 @@ unsafe fn state_ok(main: *mut ffi::lua_State) -> bool {
 
 /// Calls [`frame_probe`] with a new userdata and 7; its words of `false`
 /// and `true` when every read and write agreed with the C API.
-///
-/// # Safety
-///
-/// As [`probe`].
-unsafe fn entry(main: *mut ffi::lua_State) -> Option<Entry> {
+fn entry(s: &mut Stack) -> Option<Entry> {
+    let main = s.as_ptr();
     let mut bools: [Word; 2] = [0; 2];
-    // SAFETY: caller's contract; a failing call (out of memory) is caught
-    // and reads as a failed check; `bools` outlives the call.
+    // SAFETY: `main` is a valid, idle state (the handle's); a failing call
+    // (out of memory) is caught and reads as a failed check; `bools`
+    // outlives the call; the stack is left as it was.
     unsafe {
+        ffi::lua_checkstack(main, 4);
         ffi::lua_pushcfunction(main, crate::raw::wide_cfn!(frame_probe));
         ffi::lua_newuserdata(main, 24);
         ffi::lua_pushnumber(main, 7.0);
@@ -187,13 +181,7 @@ unsafe extern "C-unwind" fn frame_probe(l: *mut ffi::lua_State) -> c_int {
 /// back in place; the token when everything agrees. `cdata`: whether the
 /// FFI is there to make element 4 (`ffi.cast('void *', 0)`).
 ///
-/// # Safety
-///
-/// As [`probe`].
-unsafe fn tables(main: *mut ffi::lua_State, cdata: bool) -> Option<Tables> {
-    // SAFETY: caller's contract: the handle is the only user of `main`'s
-    // stack here.
-    let s = &mut unsafe { Stack::from_state(main) };
+fn tables(s: &mut Stack, cdata: bool) -> Option<Tables> {
     let top = s.top();
     s.push_cstr(c"__serialize");
     // Anchors the interned string for the state's life.

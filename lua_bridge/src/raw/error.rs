@@ -97,12 +97,12 @@ pub fn push(s: &mut Stack, kind: ErrorKind, message: &str) {
 /// The source and line of the Lua function that called the running C
 /// function (Tarantool's `trace`), if it is a Lua function.
 fn caller(s: &Stack) -> Option<(std::ffi::CString, i64)> {
-    // SAFETY: all-zero is a valid `lua_Debug` (integers and null pointers).
-    let mut ar: ffi::lua_Debug = unsafe { std::mem::zeroed() };
-    // SAFETY: `l` is valid; `lua_getstack` and `lua_getinfo` with "Sl" fill
-    // `ar` from the call stack and push nothing; `short_src` is a
-    // NUL-terminated buffer inside `ar`.
+    // SAFETY: all-zero is a valid `lua_Debug` (integers and null pointers);
+    // `l` is valid; `lua_getstack` and `lua_getinfo` with "Sl" fill `ar`
+    // from the call stack and push nothing; `short_src` is a NUL-terminated
+    // buffer inside `ar`.
     unsafe {
+        let mut ar: ffi::lua_Debug = std::mem::zeroed();
         let l = s.as_ptr();
         let found = ffi::lua_getstack(l, 1, &mut ar) != 0
             && ffi::lua_getinfo(l, c"Sl".as_ptr(), &mut ar) != 0
@@ -176,7 +176,7 @@ lua_fn! {
 }
 
 /// The name of Lua type `t` (`lua_typename`).
-fn type_name(t: c_int) -> &'static CStr {
+pub fn type_name(t: c_int) -> &'static CStr {
     match t {
         ffi::LUA_TNIL => c"nil",
         ffi::LUA_TBOOLEAN => c"boolean",

@@ -38,19 +38,19 @@ pub type LResult<T = c_int> = Result<T, Raise>;
 /// the last thing the C function does.
 #[inline(always)]
 pub unsafe fn protect(l: *mut ffi::lua_State, body: impl FnOnce() -> LResult) -> c_int {
-    match panic::catch_unwind(AssertUnwindSafe(|| {
+    let failed = match panic::catch_unwind(AssertUnwindSafe(|| {
         // Allocations inside the body never fail on the memory limit (raw
         // rule 3): a Lua error must not cross catch_unwind.
         let _exempt = Exempt::enter();
         body()
     })) {
-        Ok(Ok(n)) => n,
-        // SAFETY: `l` is the calling state and this is the last thing the
-        // C function does (contract).
-        Ok(Err(e)) => unsafe { raise(l, Ok(e)) },
-        // SAFETY: as above.
-        Err(payload) => unsafe { raise(l, Err(payload)) },
-    }
+        Ok(Ok(n)) => return n,
+        Ok(Err(e)) => Ok(e),
+        Err(payload) => Err(payload),
+    };
+    // SAFETY: `l` is the calling state and this is the last thing the C
+    // function does (contract).
+    unsafe { raise(l, failed) }
 }
 
 /// [`protect`] for a body that works through the call's [`Stack`], made
@@ -150,9 +150,7 @@ pub const fn cfunction(f: WideCFunction) -> ffi::lua_CFunction {
 /// Declares `$name`, a `lua_CFunction` whose body runs under [`protect`]
 /// (a [`WideCFunction`], see there).
 ///
-/// `fn name(s: &mut Stack) { ... }` gives the body the call's [`Stack`];
-/// `fn name(l) { ... }` gives it the raw `*mut lua_State` instead, for code
-/// not yet moved to the handle.
+/// `fn name(s: &mut Stack) { ... }`: the body gets the call's [`Stack`].
 macro_rules! lua_fn {
     ($(#[$m:meta])* $vis:vis fn $name:ident($s:ident: &mut Stack) $body:block) => {
         $(#[$m])*
@@ -163,19 +161,6 @@ macro_rules! lua_fn {
                 // SAFETY: called by Lua with its own state; `protect_stack`
                 // is the last thing this function does.
                 unsafe { $crate::raw::frame::protect_stack(l, body) as isize }
-            }
-            $crate::raw::frame::cfunction($name)
-        };
-    };
-    ($(#[$m:meta])* $vis:vis fn $name:ident($l:ident) $body:block) => {
-        $(#[$m])*
-        #[allow(non_upper_case_globals)]
-        $vis const $name: mlua::ffi::lua_CFunction = {
-            unsafe extern "C-unwind" fn $name($l: *mut mlua::ffi::lua_State) -> isize {
-                let body = || $body;
-                // SAFETY: called by Lua with its own state; `protect` is the
-                // last thing this function does.
-                unsafe { $crate::raw::frame::protect($l, body) as isize }
             }
             $crate::raw::frame::cfunction($name)
         };

@@ -49,5 +49,10 @@ pub(crate) use frame::{lua_fn, wide_cfn};
 pub use frame::{LResult, Raise};
 pub use stack::Stack;
 
+/// `lua_gc` option `LUA_GCISRUNNING` of LuaJIT's `lua.h` (not in mlua's
+/// bindings).
+#[cfg(feature = "luajit")]
+pub const LUA_GCISRUNNING: std::ffi::c_int = 9;
+
 /// A module table's entry: a name and its C function.
 pub type Reg = (&'static std::ffi::CStr, mlua::ffi::lua_CFunction);

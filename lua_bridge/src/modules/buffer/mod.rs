@@ -106,19 +106,22 @@ pub(crate) fn init(s: &mut Stack) -> Ctx {
     let (to_cdata, to_addr) = ffi_helpers(s);
     s.new_table(0, 0);
     let cord_objs = s.make_ref();
-    let mut ctx = Ctx {
-        mt: ffi::LUA_NOREF,
+    // The metatable, filled below: its functions see the context as
+    // upvalue 1, and the context holds its ref.
+    s.new_table(0, 6);
+    let ctx = Ctx {
+        mt: s.make_ref(),
         cord_objs,
         to_cdata,
         to_addr,
     };
-    let p = s.push_userdata(ctx);
+    s.push_userdata(ctx);
     let ud = s.top();
     s.push_light((&raw const CTX_KEY).cast_mut().cast());
     s.push_value(ud);
     let _ = s.rawset(ffi::LUA_REGISTRYINDEX);
-    // The metatable; its functions see the context as upvalue 1.
-    let mt = s.new_table(0, 6);
+    s.push_ref(ctx.mt);
+    let mt = s.top();
     let methods: &[Reg] = &[
         (c"size", ibuf_size),
         (c"pos", ibuf_pos),
@@ -151,23 +154,25 @@ pub(crate) fn init(s: &mut Stack) -> Ctx {
     );
     s.push_cstr(c"ibuf");
     s.set_field(mt, c"__name");
-    ctx.mt = s.make_ref();
-    // SAFETY: `p` is the context userdata's block, on the stack (at `ud`),
-    // written here before any module function runs.
-    unsafe { p.write(ctx) };
-    s.pop(1);
+    s.pop(2);
     ctx
 }
 
 /// The context of `s`'s state, if [`init`] ran on it.
 fn ctx(s: &mut Stack) -> Option<Ctx> {
     push_ctx(s);
-    let p = s.to_userdata(-1).cast::<Ctx>();
-    // SAFETY: the userdata at `registry[&CTX_KEY]` holds a `Ctx` (`init`),
-    // on the stack while it is read.
-    let ctx = (!p.is_null()).then(|| unsafe { p.read() });
+    let ctx = ctx_at(s, -1);
     s.pop(1);
     ctx
+}
+
+/// The context in the userdata at `idx`: `registry[&CTX_KEY]` or upvalue 1
+/// of a module function, the only places this module reads it from.
+fn ctx_at(s: &Stack, idx: c_int) -> Option<Ctx> {
+    let p = s.to_userdata(idx).cast::<Ctx>();
+    // SAFETY: both places hold the context userdata `init` made, which holds
+    // a `Ctx`; it is on the stack (or an upvalue) while it is read.
+    (!p.is_null()).then(|| unsafe { p.read() })
 }
 
 /// Loads the FFI pointer helpers (LuaJIT with `ffi` only).
@@ -243,13 +248,10 @@ fn push_ctx(s: &mut Stack) {
     s.rawget(ffi::LUA_REGISTRYINDEX);
 }
 
-/// The context a module function sees as upvalue 1.
+/// The context a module function sees as upvalue 1 (every function of
+/// this module is a closure over it: `init` and `open` make them all).
 fn up_ctx(s: &Stack) -> Ctx {
-    let p = s.to_userdata(Stack::upvalue(1)).cast::<Ctx>();
-    assert!(!p.is_null(), "a buffer function without its context");
-    // SAFETY: every function of this module is a closure over the context
-    // userdata (`init` and `open` make them all), which holds a `Ctx`.
-    unsafe { p.read() }
+    ctx_at(s, Stack::upvalue(1)).expect("a buffer function without its context")
 }
 
 /// The ibuf object at `idx`, or `None` when the value is not one.

@@ -253,18 +253,14 @@ lua_fn! {
         let Some(p) = s.udata_with_mt(1, CHANNEL_MT.with(Cell::get).1) else {
             return Ok(0);
         };
-        let p = p.cast::<Channel<c_int>>();
-        {
-            // SAFETY: a live channel (as in `channel`), not dropped before
-            // this reference's last use.
-            let ch = unsafe { &*p };
-            while let Ok(slot) = ch.try_get() {
-                release(s, slot, false);
-            }
+        // SAFETY: a live channel (as in `channel`); `__gc` runs once per
+        // userdata, and the channel is never used again: a resurrected
+        // channel is no channel any more (below).
+        let ch = unsafe { std::ptr::read(p.cast::<Channel<c_int>>()) };
+        while let Ok(slot) = ch.try_get() {
+            release(s, slot, false);
         }
-        // SAFETY: `__gc` runs once per userdata; the channel is never used
-        // again: a resurrected channel is no channel any more (below).
-        unsafe { std::ptr::drop_in_place(p) };
+        drop(ch);
         s.push_nil();
         s.set_metatable(1);
         Ok(0)

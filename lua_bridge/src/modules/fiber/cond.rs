@@ -1,9 +1,11 @@
 //! `fiber.cond()`: Tarantool's `fiber_cond.c` over the fiber layer's
-//! [`Cond`]. On LuaJIT `wait`, `signal` and `broadcast` are Lua wrappers
+//! [`Cond`] (a cond object's userdata holds an `Rc` of it). On LuaJIT
+//! `wait`, `signal` and `broadcast` are Lua wrappers
 //! ([`wrappers`](super::wrappers)) for the common case.
 
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
+use std::rc::Rc;
 
 use luafiber_fiber::Cond;
 use mlua::ffi;
@@ -18,25 +20,24 @@ thread_local! {
     static COND_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
 }
 
+/// What a cond object's userdata holds: a cond of its own, so a method can
+/// hold it whatever happens to the object.
+type CondBox = Rc<Cond>;
+
 /// The cond of the object at argument 1 (checked by its metatable).
-///
-/// # Safety
-///
-/// Argument 1 stays on the stack while the reference is used (the caller
-/// never lowers the top below 1; raw rule 6).
-unsafe fn cond<'a>(s: &mut Stack, usage: &str) -> LResult<&'a Cond> {
+fn cond(s: &mut Stack, usage: &str) -> LResult<CondBox> {
     let p = s.udata_with_mt(1, COND_MT.with(Cell::get).1);
-    // SAFETY: a userdata with the cond metatable holds a live cond
-    // (`cond_new`; `__gc` takes the metatable away when it drops it), alive
-    // while it is on the stack (contract).
-    p.map(|p| unsafe { &*p.cast::<Cond>() })
+    // SAFETY: a userdata with the cond metatable holds a live `CondBox`
+    // (`cond_new`; `__gc` takes the metatable away when it drops it), on
+    // the stack while it is cloned.
+    p.map(|p| unsafe { &*p.cast::<CondBox>() }.clone())
         .ok_or_else(|| Raise::illegal(usage))
 }
 
 lua_fn! {
     /// `fiber.cond()`: a condition variable.
     pub(super) fn cond_new(s: &mut Stack) {
-        s.push_userdata(Cond::new());
+        s.push_userdata(CondBox::new(Cond::new()));
         s.push_ref(COND_MT.with(Cell::get).0);
         s.set_metatable(-2);
         Ok(1)
@@ -49,8 +50,7 @@ lua_fn! {
     /// cond:wait([timeout])"` for a bad timeout.
     fn cond_wait(s: &mut Stack) {
         const USAGE: &str = "Usage: cond:wait([timeout])";
-        // SAFETY: this body never lowers the top below 1.
-        let c = unsafe { cond(s, USAGE)? };
+        let c = cond(s, USAGE)?;
         let timeout = opt_timeout(s, 2, USAGE)?;
         check_switch(s, "cond:wait")?;
         let signalled = c.wait(timeout).map_err(error::from_fiber)?;
@@ -66,11 +66,11 @@ lua_fn! {
     pub(super) fn cond_wait_unchecked(s: &mut Stack) {
         // SAFETY: the wrapper checked argument 1's metatable: a cond's
         // userdata.
-        let p = unsafe { entry::arg1_udata(s) }.cast::<Cond>();
+        let p = unsafe { entry::arg1_udata(s) }.cast::<CondBox>();
         check_switch(s, "cond:wait")?;
-        // SAFETY: a live cond, on the stack for the whole call (this body
-        // never lowers the top).
-        let c = unsafe { &*p };
+        // SAFETY: a live cond's box, on the stack for the whole call (this
+        // body never lowers the top).
+        let c = unsafe { &**p };
         let signalled = c.wait(None).map_err(error::from_fiber)?;
         debug_assert!(signalled, "a wait with no timeout ends signalled");
         Ok(0)
@@ -80,8 +80,7 @@ lua_fn! {
 lua_fn! {
     /// `cond:signal()`: wakes the first waiter.
     fn cond_signal(s: &mut Stack) {
-        // SAFETY: this body never lowers the top below 1.
-        unsafe { cond(s, "Usage: cond:signal()")? }.signal();
+        cond(s, "Usage: cond:signal()")?.signal();
         Ok(0)
     }
 }
@@ -89,8 +88,7 @@ lua_fn! {
 lua_fn! {
     /// `cond:broadcast()`: wakes every waiter.
     fn cond_broadcast(s: &mut Stack) {
-        // SAFETY: this body never lowers the top below 1.
-        unsafe { cond(s, "Usage: cond:broadcast()")? }.broadcast();
+        cond(s, "Usage: cond:broadcast()")?.broadcast();
         Ok(0)
     }
 }
@@ -110,7 +108,7 @@ lua_fn! {
             // SAFETY: `__gc` runs once per userdata, on a live cond; it is
             // never used again: a resurrected cond is no cond any more
             // (below).
-            unsafe { std::ptr::drop_in_place(p.cast::<Cond>()) };
+            unsafe { std::ptr::drop_in_place(p.cast::<CondBox>()) };
             s.push_nil();
             s.set_metatable(1);
         }

@@ -5,6 +5,7 @@
 //! methods; the FFI primitives they call are here.
 
 use std::ffi::{c_int, c_void};
+use std::rc::Rc;
 
 use luafiber_fiber::{Channel, Cond};
 
@@ -59,8 +60,9 @@ unsafe extern "C" fn try_get(ch: *const Channel<c_int>) -> c_int {
 ///
 /// # Safety
 ///
-/// `c` points to a live cond (the caller checked the metatable).
-unsafe extern "C" fn signal(c: *const Cond) {
+/// `c` points to a live cond object's box (the caller checked the
+/// metatable).
+unsafe extern "C" fn signal(c: *const Rc<Cond>) {
     // SAFETY: caller's contract.
     unsafe { &*c }.signal();
 }
@@ -70,7 +72,7 @@ unsafe extern "C" fn signal(c: *const Cond) {
 /// # Safety
 ///
 /// As [`signal`].
-unsafe extern "C" fn broadcast(c: *const Cond) {
+unsafe extern "C" fn broadcast(c: *const Rc<Cond>) {
     // SAFETY: caller's contract.
     unsafe { &*c }.broadcast();
 }

@@ -230,9 +230,24 @@ impl<'a> Decoder<'a> {
     /// it took. On error, the stack holds partial results (the caller
     /// raises).
     pub(super) fn decode(&self, s: &mut Stack, data: &[u8]) -> LResult<usize> {
-        // SAFETY: `s` is the running C function's stack, and `data` is Rust
-        // memory no Lua code can reach.
-        unsafe { self.decode_raw(s, data) }
+        let mut frames = FRAMES.with(Cell::take);
+        frames.clear();
+        // SAFETY: `s` is the running C function's stack; `data` cannot
+        // change while the decoder runs (Lua code run by the collector
+        // cannot reach Rust's memory, nor change a Lua string). After it,
+        // the handle learns what the decoder pushed: the one value, with
+        // room for 3 more left (it checked for 4 before the last push), or,
+        // on error, something it reads again.
+        let r = unsafe {
+            let r = self.run(s.as_ptr(), data, &mut frames);
+            match r {
+                Ok(_) => s.pushed(1, 3),
+                Err(_) => s.sync(),
+            }
+            r
+        };
+        FRAMES.with(|f| f.set(frames));
+        r
     }
 
     /// [`Decoder::decode`] of the string at argument 1 of `s`, from the
@@ -244,7 +259,8 @@ impl<'a> Decoder<'a> {
     /// is none), and as [`Decoder::decode`].
     pub(super) fn decode_arg1(&self, s: &mut Stack, pos: f64) -> LResult<usize> {
         // SAFETY: the string at index 1 is never popped by the decoder (it
-        // only pushes above the top), so its bytes stay put (raw rule 6).
+        // only pushes above the top), so its bytes stay put while the
+        // decoder reads them (raw rule 6).
         let data = unsafe { api::to_str(s.as_ptr(), 1) }.unwrap_or_default();
         if !(pos >= 1.0 && pos <= data.len() as f64 && pos.fract() == 0.0) {
             return Err(Raise::illegal(format!(
@@ -252,33 +268,13 @@ impl<'a> Decoder<'a> {
                 self.name
             )));
         }
-        // SAFETY: as above; the string is Lua memory no Lua code can change.
-        unsafe { self.decode_raw(s, &data[pos as usize - 1..]) }
+        self.decode(s, &data[pos as usize - 1..])
     }
 
     /// # Safety
     ///
-    /// `data` stays valid and unchanged while the decoder runs (Lua code run
-    /// by the collector cannot reach it).
-    unsafe fn decode_raw(&self, s: &mut Stack, data: &[u8]) -> LResult<usize> {
-        let mut frames = FRAMES.with(Cell::take);
-        frames.clear();
-        // SAFETY: caller's contract; `s` is the running C function's stack.
-        let r = unsafe { self.run(s.as_ptr(), data, &mut frames) };
-        FRAMES.with(|f| f.set(frames));
-        match r {
-            // SAFETY: the decoder pushed the one value, with room for 3 more
-            // left (it checked for 4 before the last push).
-            Ok(_) => unsafe { s.pushed(1, 3) },
-            // SAFETY: the decoder worked through the C API.
-            Err(_) => unsafe { s.sync() },
-        }
-        r
-    }
-
-    /// # Safety
-    ///
-    /// `l` is the stack of the running C function; as [`Decoder::decode_raw`].
+    /// `l` is the stack of the running C function, and no handle on it is
+    /// used meanwhile; `data` does not change while this runs.
     unsafe fn run(
         &self,
         l: *mut ffi::lua_State,

@@ -195,8 +195,6 @@ pub(crate) fn open(s: &mut Stack) {
         null: ffi::LUA_NOREF,
         ctypes: layout.ctypes,
     };
-    let p = s.push_userdata(st);
-    let st_idx = s.top();
     s.push_cfunction(crate::raw::wide_cfn!(call_trampoline));
     st.call = s.make_ref();
     st.next = global_ref(s, c"next");
@@ -212,9 +210,8 @@ pub(crate) fn open(s: &mut Stack) {
         s.set_field(t, c"__newindex");
         *slot = s.make_ref();
     }
-    // SAFETY: `p` is the state userdata's block, on the stack at `st_idx`;
-    // no module function has run yet.
-    unsafe { p.write(st) };
+    s.push_userdata(st);
+    let st_idx = s.top();
 
     let module = s.new_table(0, 8);
     for (name, f) in [

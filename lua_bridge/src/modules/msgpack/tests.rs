@@ -6,7 +6,6 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use crate::raw::Stack;
 use crate::LuaRuntime;
 
 /// A runtime whose `package.loaded` has `buffer` and `msgpack` (opened here
@@ -28,25 +27,6 @@ fn runtime_with_stacks(bytes: usize) -> LuaRuntime {
         .stack_size(bytes)
         .build()
         .expect("a runtime");
-    let installed: bool = rt
-        .lua()
-        .load("return package.loaded.msgpack ~= nil")
-        .eval()
-        .unwrap();
-    if !installed {
-        // SAFETY: the idle main state of the runtime, used by nothing else
-        // meanwhile.
-        let s = &mut unsafe { Stack::from_state(rt.lua().state()) };
-        let top = s.top();
-        s.push_globals();
-        s.rawget_field(-1, c"package");
-        s.rawget_field(-1, c"loaded");
-        crate::modules::buffer::open(s);
-        s.set_field(-2, c"buffer");
-        super::open(s);
-        s.set_field(-2, c"msgpack");
-        s.settop(top);
-    }
     // `hex(s)`: the bytes of `s` as hex digits, for the cases to compare.
     rt.lua()
         .load("function hex(s) return (s:gsub('.', function(c) return ('%02x'):format(c:byte()) end)) end")
@@ -466,10 +446,8 @@ fn mutated_inputs_never_crash() {
 /// takes the LuaJIT fast path (`encode::raw`), to compare the two paths.
 #[cfg(all(feature = "luajit", not(luafiber_no_fast_paths)))]
 fn open_slow_msgpack(rt: &LuaRuntime) {
-    let l = rt.lua().state();
-    // SAFETY: the idle main state of the runtime, used by nothing else
-    // meanwhile.
-    let s = &mut unsafe { Stack::from_state(l) };
+    let s = &mut rt.main_stack();
+    let l = s.as_ptr();
     super::open(s);
     s.rawget_field(-1, c"encode");
     // SAFETY: upvalue 1 of `encode` is the module's `State` userdata; the

@@ -27,7 +27,7 @@ use std::marker::PhantomData;
 
 use mlua::ffi;
 
-use super::{api, LResult, Raise};
+use super::{LResult, Raise};
 
 mod push;
 mod table;
@@ -46,8 +46,6 @@ pub struct Stack<'f> {
     _frame: PhantomData<&'f mut ffi::lua_State>,
 }
 
-// Not all of it has users yet: the C functions move to it one by one.
-#[allow(dead_code)]
 impl<'f> Stack<'f> {
     /// The handle of the C function Lua called with `l`: `LUA_MINSTACK`
     /// free slots, the arguments below them.
@@ -243,15 +241,46 @@ impl<'f> Stack<'f> {
         }
     }
 
+    /// Runs the C API read `f` of the value at `idx`, when `idx` is
+    /// acceptable.
+    #[inline(always)]
+    fn read<R>(
+        &self,
+        idx: c_int,
+        f: unsafe extern "C-unwind" fn(*mut ffi::lua_State, c_int) -> R,
+    ) -> Option<R> {
+        if !self.readable(idx) {
+            return None;
+        }
+        // SAFETY: an acceptable index (raw rule 5); each `f` given here
+        // (`lua_type`, `lua_toboolean`, `lua_touserdata`, `lua_topointer`,
+        // `lua_tothread`) only reads the value there.
+        Some(unsafe { f(self.l, idx) })
+    }
+
+    /// The bytes of the string at `idx`, or of the number there converted
+    /// to a string in place.
+    ///
+    /// # Safety
+    ///
+    /// The value at `idx` is a string or a number; the slice is used only
+    /// while it stays on the stack (raw rule 6).
+    #[inline(always)]
+    unsafe fn tolstring<'s>(&self, idx: c_int) -> &'s [u8] {
+        let mut len = 0;
+        // SAFETY: caller's contract; `lua_tolstring` of a string or number
+        // runs no metamethod and returns `len` bytes.
+        unsafe {
+            let p = ffi::lua_tolstring(self.l, idx, &mut len);
+            std::slice::from_raw_parts(p.cast(), len)
+        }
+    }
+
     /// The Lua type of the value at `idx` (`LUA_TNONE` for an index past
     /// the top or an invalid one).
     #[inline(always)]
     pub fn type_of(&self, idx: c_int) -> c_int {
-        if !self.readable(idx) {
-            return ffi::LUA_TNONE;
-        }
-        // SAFETY: `idx` is acceptable (raw rule 5).
-        unsafe { ffi::lua_type(self.l, idx) }
+        self.read(idx, ffi::lua_type).unwrap_or(ffi::LUA_TNONE)
     }
 
     /// Whether the value at `idx` is nil or absent.
@@ -266,9 +295,9 @@ impl<'f> Stack<'f> {
         if self.type_of(idx) != ffi::LUA_TSTRING {
             return None;
         }
-        // SAFETY: a string at an acceptable index; it stays on the stack
-        // while `&self` is borrowed (raw rule 6: popping takes `&mut`).
-        unsafe { api::to_str(self.l, idx) }
+        // SAFETY: a string; it stays on the stack while `&self` is borrowed
+        // (raw rule 6: popping takes `&mut`).
+        Some(unsafe { self.tolstring(idx) })
     }
 
     /// The number at `idx` (strings are not converted).
@@ -300,13 +329,9 @@ impl<'f> Stack<'f> {
         if !matches!(self.type_of(idx), ffi::LUA_TSTRING | ffi::LUA_TNUMBER) {
             return None;
         }
-        let mut len = 0;
-        // SAFETY: a string or number at an acceptable index; the string
-        // stays on the stack while `self` is borrowed (raw rule 6).
-        unsafe {
-            let p = ffi::lua_tolstring(self.l, idx, &mut len);
-            Some(std::slice::from_raw_parts(p.cast(), len))
-        }
+        // SAFETY: a string or number; the string stays on the stack while
+        // `self` is borrowed (raw rule 6).
+        Some(unsafe { self.tolstring(idx) })
     }
 
     /// Whether the value at `idx` is an integer (Lua 5.4's integer subtype;
@@ -319,43 +344,42 @@ impl<'f> Stack<'f> {
     /// The truth of the value at `idx`: false for nil, `false` and none.
     #[inline]
     pub fn to_bool(&self, idx: c_int) -> bool {
-        // SAFETY: an acceptable index (checked).
-        self.readable(idx) && unsafe { ffi::lua_toboolean(self.l, idx) } != 0
+        self.read(idx, ffi::lua_toboolean).is_some_and(|b| b != 0)
     }
 
     /// The address of the (full or light) userdata at `idx`, or null.
     #[inline]
     pub fn to_userdata(&self, idx: c_int) -> *mut c_void {
-        if !self.readable(idx) {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: an acceptable index.
-        unsafe { ffi::lua_touserdata(self.l, idx) }
+        self.read(idx, ffi::lua_touserdata)
+            .unwrap_or(std::ptr::null_mut())
     }
 
     /// The identity of the value at `idx` (`lua_topointer`), or null.
     #[inline]
     pub fn to_pointer(&self, idx: c_int) -> *const c_void {
-        if !self.readable(idx) {
-            return std::ptr::null();
-        }
-        // SAFETY: an acceptable index.
-        unsafe { ffi::lua_topointer(self.l, idx) }
+        self.read(idx, ffi::lua_topointer)
+            .unwrap_or(std::ptr::null())
     }
 
     /// The block of the userdata at `idx` when its metatable is the table at
-    /// address `mt` (see [`api::udata_with_mt`]).
+    /// address `mt`, else `None`.
+    ///
+    /// A light userdata is not told apart from a full one, which only
+    /// matters when the debug library gave light userdata one of the
+    /// bridge's metatables (which can break memory safety in other ways
+    /// too).
     #[inline]
     pub fn udata_with_mt(&mut self, idx: c_int, mt: *const c_void) -> Option<*mut c_void> {
         if !self.readable(idx) {
             return None;
         }
-        if self.room < 1 {
-            self.grow();
+        let p = self.to_userdata(idx);
+        if p.is_null() || !self.get_metatable(idx) {
+            return None;
         }
-        // SAFETY: an acceptable index, a free slot for the metatable, which
-        // is popped again.
-        unsafe { api::udata_with_mt(self.l, idx, mt) }
+        let same = self.to_pointer(-1) == mt;
+        self.pop(1);
+        same.then_some(p)
     }
 
     /// Sets the top to `idx` (absolute, or negative from the top): pops the
@@ -366,28 +390,27 @@ impl<'f> Stack<'f> {
     /// Panics when a negative `idx` reaches below the bottom.
     #[inline]
     pub fn settop(&mut self, idx: c_int) {
-        if idx >= 0 && self.top.get() < 0 {
+        let new = if idx >= 0 && self.top.get() < 0 {
             // The top is unknown: count the room as if the stack were
             // empty (the most pushing `settop` may do), without asking.
             if self.room < idx && self.ensure(idx).is_err() {
                 panic!("the Lua stack is full");
             }
             self.room -= idx;
-            self.top.set(idx);
-            // SAFETY: room for `idx` values above an empty stack.
-            unsafe { ffi::lua_settop(self.l, idx) };
-            return;
-        }
-        let new = if idx >= 0 {
             idx
         } else {
-            assert!(-idx - 1 <= self.t(), "settop({idx}) below the bottom");
-            self.t() + idx + 1
+            let new = if idx >= 0 {
+                idx
+            } else {
+                assert!(-idx - 1 <= self.t(), "settop({idx}) below the bottom");
+                self.t() + idx + 1
+            };
+            if new > self.t() && self.ensure(new - self.t()).is_err() {
+                panic!("the Lua stack is full");
+            }
+            self.room += self.t() - new;
+            new
         };
-        if new > self.t() && self.ensure(new - self.t()).is_err() {
-            panic!("the Lua stack is full");
-        }
-        self.room += self.t() - new;
         self.top.set(new);
         // SAFETY: `new` is at most the top, or within the room ensured.
         unsafe { ffi::lua_settop(self.l, new) }
@@ -451,19 +474,34 @@ impl<'f> Stack<'f> {
     ///
     /// Panics when fewer than `nargs + 1` values are on the stack.
     pub fn pcall(&mut self, nargs: c_int, nresults: c_int) -> Result<(), ()> {
-        assert!(nargs >= 0 && nargs < self.t(), "pcall: {nargs} arguments");
-        // SAFETY: a function and its arguments on top; every Lua error is
-        // caught by lua_pcall (raw rule 2).
-        let rc = unsafe { ffi::lua_pcall(self.l, nargs, nresults, 0) };
+        match self.pcall_with(nargs, nresults, 0) {
+            0 => Ok(()),
+            _ => Err(()),
+        }
+    }
+
+    /// [`Stack::pcall`] with the message handler at `handler` (an absolute
+    /// index, 0 for none); returns `lua_pcall`'s status (0: success).
+    ///
+    /// # Panics
+    ///
+    /// Panics when fewer than `nargs + 1` values are on the stack, or
+    /// `handler` is not below them.
+    pub fn pcall_with(&mut self, nargs: c_int, nresults: c_int, handler: c_int) -> c_int {
+        let top = self.t();
+        assert!(nargs >= 0 && nargs < top, "pcall: {nargs} arguments");
+        assert!(
+            (0..top - nargs).contains(&handler),
+            "pcall: handler at {handler}"
+        );
+        // SAFETY: a function and its arguments on top, a handler below them
+        // (or none); every Lua error is caught by lua_pcall (raw rule 2).
+        let rc = unsafe { ffi::lua_pcall(self.l, nargs, nresults, handler) };
         // The top is read again when needed; the room above it is unknown
         // after Lua code ran (a collection may shrink the stack).
         self.top.set(-1);
         self.room = 0;
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(())
-        }
+        rc
     }
 
     /// Pops the top value into the registry; returns its ref
@@ -513,28 +551,35 @@ impl<'f> Stack<'f> {
     /// finalizer (and, on LuaJIT, after `collectgarbage("stop")`).
     #[inline]
     pub fn gc_may_run(&self) -> bool {
-        // SAFETY: `l` is valid; the call only reads the GC state.
-        unsafe { api::gc_running(self.l) }
+        // LuaJIT stops GC steps while a finalizer runs (and after "stop");
+        // Lua 5.4's `lua_gc` returns -1 while a finalizer runs (a stopped
+        // collector is not reported: the cord's flag stays false there).
+        #[cfg(feature = "luajit")]
+        let (what, running) = (crate::raw::LUA_GCISRUNNING, |r: c_int| r != 0);
+        #[cfg(not(feature = "luajit"))]
+        let (what, running) = (ffi::LUA_GCCOUNT, |r: c_int| r >= 0);
+        // SAFETY: `l` is valid; either call only reads the GC state.
+        running(unsafe { ffi::lua_gc(self.l, what, 0) })
     }
 
     /// The thread at `idx`, or null.
     pub fn to_thread(&self, idx: c_int) -> *mut ffi::lua_State {
-        if !self.readable(idx) {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: an acceptable index.
-        unsafe { ffi::lua_tothread(self.l, idx) }
+        self.read(idx, ffi::lua_tothread)
+            .unwrap_or(std::ptr::null_mut())
     }
 
     /// Releases the registry ref `r` (`luaL_unref`; nothing for `LUA_NOREF`
     /// and `LUA_REFNIL`).
     pub fn unref(&mut self, r: c_int) {
+        if r == ffi::LUA_NOREF || r == ffi::LUA_REFNIL {
+            return;
+        }
         if self.room < 1 {
             self.grow();
         }
         // SAFETY: a free slot for `luaL_unref`'s own use; it does not
         // allocate (the registry slot exists).
-        unsafe { api::unref(self.l, r) }
+        unsafe { ffi::luaL_unref(self.l, ffi::LUA_REGISTRYINDEX, r) }
     }
 
     /// Moves the `n` values on top to the thread `to`.
@@ -609,15 +654,29 @@ impl<'f> Stack<'f> {
     }
 
     /// A printable form of the value at `idx` that runs no metamethod other
-    /// than an error object's message ([`api::describe`]).
+    /// than an error object's message (read raw).
     pub fn describe(&mut self, idx: c_int) -> String {
         let idx = self.abs(idx);
-        if self.room < 1 {
-            self.grow();
+        match self.type_of(idx) {
+            ffi::LUA_TSTRING | ffi::LUA_TNUMBER => {
+                let s = self.coerce_str(idx).unwrap_or_default();
+                String::from_utf8_lossy(s).into_owned()
+            }
+            ffi::LUA_TTABLE => {
+                self.rawget_field(idx, c"message");
+                let s = self
+                    .to_str(-1)
+                    .map(|b| String::from_utf8_lossy(b).into_owned());
+                self.pop(1);
+                s.unwrap_or_else(|| format!("table: {:p}", self.to_pointer(idx)))
+            }
+            ffi::LUA_TNIL => "nil".into(),
+            t => format!(
+                "{}: {:p}",
+                super::error::type_name(t).to_string_lossy(),
+                self.to_pointer(idx)
+            ),
         }
-        // SAFETY: a value on the stack, a free slot for the one value the
-        // description pushes and pops.
-        unsafe { api::describe(self.l, idx) }
     }
 
     /// `lua_upvalueindex(i)`.

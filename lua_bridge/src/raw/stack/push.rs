@@ -7,8 +7,6 @@ use mlua::ffi;
 use super::{invalid, Stack};
 use crate::raw::api;
 
-// See the note on the main `impl`.
-#[allow(dead_code)]
 impl Stack<'_> {
     /// Pushes nil.
     #[inline]
@@ -18,28 +16,33 @@ impl Stack<'_> {
         unsafe { ffi::lua_pushnil(self.l) }
     }
 
+    /// Takes a slot and runs the C API push `f` of `a`.
+    #[inline(always)]
+    fn push_with<A>(&mut self, f: unsafe extern "C-unwind" fn(*mut ffi::lua_State, A), a: A) {
+        self.slot();
+        // SAFETY: a free slot (raw rule 4); each `f` given here pushes one
+        // value made of `a` (`lua_pushboolean`, `lua_pushinteger`,
+        // `lua_pushnumber`, `lua_pushlightuserdata`: any `a`;
+        // `lua_pushvalue`: an index its caller checked).
+        unsafe { f(self.l, a) }
+    }
+
     /// Pushes a boolean.
     #[inline]
     pub fn push_bool(&mut self, b: bool) {
-        self.slot();
-        // SAFETY: a free slot.
-        unsafe { ffi::lua_pushboolean(self.l, c_int::from(b)) }
+        self.push_with(ffi::lua_pushboolean, c_int::from(b));
     }
 
     /// Pushes an integer (a number on LuaJIT).
     #[inline]
     pub fn push_int(&mut self, i: i64) {
-        self.slot();
-        // SAFETY: a free slot.
-        unsafe { ffi::lua_pushinteger(self.l, i as ffi::lua_Integer) }
+        self.push_with(ffi::lua_pushinteger, i as ffi::lua_Integer);
     }
 
     /// Pushes a float.
     #[inline]
     pub fn push_number(&mut self, n: f64) {
-        self.slot();
-        // SAFETY: a free slot.
-        unsafe { ffi::lua_pushnumber(self.l, n) }
+        self.push_with(ffi::lua_pushnumber, n);
     }
 
     /// Pushes a string with these bytes.
@@ -66,9 +69,7 @@ impl Stack<'_> {
     /// Pushes a light userdata.
     #[inline]
     pub fn push_light(&mut self, p: *mut c_void) {
-        self.slot();
-        // SAFETY: a free slot.
-        unsafe { ffi::lua_pushlightuserdata(self.l, p) }
+        self.push_with(ffi::lua_pushlightuserdata, p);
     }
 
     /// Pushes a C function (no upvalues).
@@ -100,10 +101,8 @@ impl Stack<'_> {
         if !self.readable(idx) {
             invalid(idx);
         }
-        self.slot();
-        // SAFETY: an acceptable index (checked before the push moved the
-        // top), a free slot.
-        unsafe { ffi::lua_pushvalue(self.l, idx) }
+        // An acceptable index (checked before the push moves the top).
+        self.push_with(ffi::lua_pushvalue, idx);
     }
 
     /// Pushes the value a registry ref holds.
@@ -149,5 +148,13 @@ impl Stack<'_> {
         self.slot();
         // SAFETY: a free slot.
         unsafe { ffi::lua_pushglobaltable(self.l) };
+    }
+
+    /// Pushes a new Lua thread of this state; returns it.
+    pub fn push_new_thread(&mut self) -> *mut ffi::lua_State {
+        self.slot();
+        // SAFETY: a free slot; the allocation does not fail on the limit in
+        // a body (raw rule 3).
+        unsafe { ffi::lua_newthread(self.l) }
     }
 }

@@ -8,8 +8,6 @@ use mlua::ffi;
 use super::{not_a_table, Stack};
 use crate::raw::{api, LResult, Raise};
 
-// See the note on the main `impl`.
-#[allow(dead_code)]
 impl Stack<'_> {
     /// Whether the value at `idx` is a table.
     #[inline(always)]
@@ -46,9 +44,21 @@ impl Stack<'_> {
     #[inline]
     pub fn rawgeti(&mut self, t: c_int, n: c_int) -> c_int {
         self.table(t);
+        // SAFETY: a table at `t` (checked).
+        unsafe { self.rawgeti_unchecked(t, n) }
+    }
+
+    /// [`Stack::rawgeti`] without checking that `t` is a table (a hot loop
+    /// over an array checked once).
+    ///
+    /// # Safety
+    ///
+    /// `t` holds a table.
+    #[inline(always)]
+    pub unsafe fn rawgeti_unchecked(&mut self, t: c_int, n: c_int) -> c_int {
+        debug_assert!(self.is_table(t));
         self.slot();
-        // SAFETY: a table at `t` (checked before the top moved), a free
-        // slot.
+        // SAFETY: a table at `t` (contract), a free slot.
         unsafe { api::rawgeti_type(self.l, t, n) }
     }
 
