@@ -1,6 +1,8 @@
-//! The cord's Lua threads: made through a cached wrapper ref (DESIGN.md,
-//! mechanism 1), anchored by a registry ref for a fiber's whole life
-//! (mechanism 2), and pooled once the fiber is done (mechanism 3).
+//! The cord's Lua threads: made through a cached wrapper ref (pushed once,
+//! called by `lua_rawgeti` + `lua_pcall`: no C function is pushed per
+//! thread, and running out of memory is a Lua error), anchored by a
+//! registry ref for a fiber's whole life, and pooled once the fiber is done
+//! (reset, its globals restored).
 
 use std::cell::Cell;
 use std::ffi::c_int;

@@ -1,6 +1,7 @@
-//! The guard every fiber switch requested by Lua code goes through
-//! (DESIGN.md, hard rules: yield only from the bridge's raw C functions, on
-//! the fiber's own thread): [`check_switch`].
+//! The guard every fiber switch requested by Lua code goes through: a
+//! fiber yields only from the bridge's C functions, on the fiber's own
+//! thread, and never where the switch would break something
+//! ([`check_switch`]).
 //!
 //! # Rules
 //!
@@ -113,7 +114,7 @@ fn may_switch(s: &Stack) -> bool {
 }
 
 /// Refuses a fiber switch requested by Lua code running on `s` unless it is
-/// safe (DESIGN.md, hard rules): inside a fiber; on a thread of the cord's
+/// safe (guard rule 1): inside a fiber; on a thread of the cord's
 /// own state other than its main thread; not inside a `__gc` finalizer; not
 /// under an `mlua` callback. `what` names the function for the error.
 #[inline(always)]

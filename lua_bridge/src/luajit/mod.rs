@@ -38,7 +38,7 @@
 //!    from the state at that call; a token holds only what is fixed for the
 //!    state's life.
 
-// The gate of rule 2: the mirrored layout is GC64's.
+// The gate of luajit rule 2: the mirrored layout is GC64's.
 #[cfg(all(feature = "luajit", not(target_pointer_width = "64")))]
 compile_error!(
     "the LuaJIT build reads LuaJIT's GC64 object layout, which 64-bit targets have; \

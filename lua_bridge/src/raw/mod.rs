@@ -15,8 +15,9 @@
 //!
 //! # Rules
 //!
-//! The unsafe code of the whole bridge cites these as "raw rule N"
-//! (DESIGN.md, "Hard rules"; each was seen to crash when broken):
+//! The unsafe code of the whole bridge cites these as "raw rule N" (rules 1
+//! and 2 are the project's hard rules on Lua errors and Rust panics; each
+//! was seen to crash when broken):
 //!
 //! 1. No Rust panic crosses a Lua frame: a C function body runs under
 //!    `catch_unwind`, and a panic becomes a Lua error ([`frame`]).
@@ -27,7 +28,7 @@
 //!    metamethod runs), pushes, `lua_pcall`. ([`Stack`] offers only those.)
 //! 3. Inside a body an allocation never fails on the memory limit
 //!    ([`memory`]): a Lua "not enough memory" error raised there would cross
-//!    the body's Rust frames (rule 2).
+//!    the body's Rust frames (raw rule 2).
 //! 4. A C function starts with `LUA_MINSTACK` (20) free stack slots; more
 //!    need `lua_checkstack` first. [`Stack`] counts the slots it may use.
 //! 5. An index is valid when it is `1..=top` (positive indices past the top

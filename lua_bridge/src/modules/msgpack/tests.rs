@@ -4,6 +4,7 @@
 
 use std::ffi::c_int;
 
+#[cfg(all(feature = "luajit", not(luafiber_no_fast_paths)))]
 use mlua::ffi;
 
 use crate::LuaRuntime;
