@@ -6,6 +6,7 @@
 //! clocks; no Lua) and the Lua bridge ([`LuaRuntime`]).
 
 pub use luafiber_fiber as fiber;
+pub use luafiber_lua::capi;
 #[cfg(luafiber_bench)]
 pub use luafiber_lua::NewThread;
 pub use luafiber_lua::{
@@ -17,6 +18,8 @@ pub use luafiber_runtime::{
     current, sleep, spawn, spawn_now, task, testcancel, yield_now, Channel, Cond, FiberError,
     FiberId, GetError, JoinHandle, PutError, Runtime,
 };
+
+pub mod paths;
 
 /// `luafiber --version`: the crate version and the Lua engine.
 #[cfg(not(feature = "lua54"))]

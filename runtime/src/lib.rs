@@ -1,6 +1,6 @@
 //! The cord layer of luafiber, with no Lua: a fiber runtime for Rust
-//! programs, clocks and per-cord buffers over the fibers of
-//! [`luafiber_fiber`] (re-exported as [`fiber`]).
+//! programs, its event loop and sockets, clocks and per-cord buffers over
+//! the fibers of [`luafiber_fiber`] (re-exported as [`fiber`]).
 //!
 //! Fibers are stackful coroutines on one OS thread, scheduled cooperatively:
 //! a fiber runs until it yields, sleeps or blocks on a [`Channel`] or a
@@ -19,8 +19,13 @@
 //!   and carries the fiber id. A panic in a fiber is caught in that fiber
 //!   and reported by its join.
 //!
-//! Everything is per thread: a fiber, its handle, channels and conds are not
-//! `Send`.
+//! - [`net`] has TCP and UDP sockets whose calls block only the calling
+//!   fiber, and [`io`] the cord's event loop under them (waits on any fd,
+//!   a [`CordWaker`](io::CordWaker) for other threads, blocking calls on
+//!   a thread pool).
+//!
+//! Everything is per thread: a fiber, its handle, channels, conds and
+//! sockets are not `Send`.
 //!
 //! ```
 //! use luafiber_runtime::{sleep, spawn, Channel, Runtime};
@@ -66,7 +71,9 @@ mod builder;
 pub mod clock;
 mod error;
 pub mod ibuf;
+pub mod io;
 mod join;
+pub mod net;
 mod runtime;
 pub mod task;
 mod this_fiber;

@@ -114,9 +114,22 @@ impl Runtime {
         task::spawn(f)
     }
 
-    /// Runs this thread's scheduler until no fiber is ready or sleeping
-    /// (fibers blocked with no timeout, waiting for a wakeup that nothing
-    /// can give any more, stay suspended).
+    /// A handle that wakes this thread's fibers in
+    /// [`io::wait_woken`](crate::io::wait_woken) from any thread (see
+    /// [`io::waker`](crate::io::waker)).
+    ///
+    /// # Errors
+    ///
+    /// When the event loop cannot be made.
+    pub fn waker(&self) -> std::io::Result<crate::io::CordWaker> {
+        crate::io::waker()
+    }
+
+    /// Runs this thread's scheduler until no fiber is ready, sleeping or
+    /// parked in the event loop ([`io`](crate::io): a socket wait keeps it
+    /// going, as an accept loop keeps a server serving); fibers blocked
+    /// with no timeout, waiting for a wakeup that nothing can give any
+    /// more, stay suspended.
     ///
     /// # Panics
     ///

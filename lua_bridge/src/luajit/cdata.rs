@@ -11,6 +11,8 @@
 //! there is no FFI), every cdata goes the old way (`__serialize` or
 //! unsupported).
 
+use std::ffi::c_int;
+
 use mlua::ffi;
 
 use super::obj::{CTYPEID_BACK, LUA_TCDATA};
@@ -143,7 +145,7 @@ unsafe fn read(payload: *const u8, how: Read) -> Option<Scalar> {
 ///
 /// `s` is an idle state's stack outside any `lua_fn` body (this runs Lua
 /// code under `lua_pcall`).
-pub(super) fn learn(s: &mut Stack) -> Option<CTypes> {
+pub(crate) fn learn(s: &mut Stack) -> Option<CTypes> {
     let l = s.as_ptr();
     // SAFETY: `l` is a valid, idle state (the handle's); every push is
     // popped; the payloads read are those of the probe values, alive on the
@@ -177,4 +179,21 @@ pub(super) fn learn(s: &mut Stack) -> Option<CTypes> {
         ffi::lua_settop(l, top);
         ok.then_some(CTypes { ids })
     }
+}
+
+/// Makes `ffi.cast('void *', 0)` (Tarantool's `NULL`, `msgpack.NULL`)
+/// and returns its registry ref; `LUA_NOREF` without the FFI.
+pub(crate) fn null_ref(s: &mut Stack) -> c_int {
+    const CHUNK: &str =
+        "local ok, ffi = pcall(require, 'ffi') return ok and ffi.cast('void *', 0) or nil";
+    let top = s.top();
+    if !cfg!(feature = "luajit")
+        || s.load(CHUNK, c"=null").is_err()
+        || s.pcall(0, 1).is_err()
+        || s.is_none_or_nil(-1)
+    {
+        s.settop(top);
+        return ffi::LUA_NOREF;
+    }
+    s.make_ref()
 }

@@ -160,23 +160,6 @@ unsafe extern "C-unwind" fn call_trampoline(l: *mut ffi::lua_State) -> c_int {
     1
 }
 
-/// Pushes `ffi.cast('void *', 0)` (Tarantool's `msgpack.NULL`) and returns
-/// its registry ref; `LUA_NOREF` without the FFI.
-fn cdata_null(s: &mut Stack) -> c_int {
-    const CHUNK: &str =
-        "local ok, ffi = pcall(require, 'ffi') return ok and ffi.cast('void *', 0) or nil";
-    let top = s.top();
-    if !cfg!(feature = "luajit")
-        || s.load(CHUNK, c"=msgpack").is_err()
-        || s.pcall(0, 1).is_err()
-        || s.is_none_or_nil(-1)
-    {
-        s.settop(top);
-        return ffi::LUA_NOREF;
-    }
-    s.make_ref()
-}
-
 /// Pushes the `msgpack` module table (at setup: this runs Lua code under
 /// `lua_pcall`).
 pub(crate) fn open(s: &mut Stack) {
@@ -201,7 +184,7 @@ pub(crate) fn open(s: &mut Stack) {
     st.tostring = global_ref(s, c"tostring");
     s.push_cstr(c"__serialize");
     st.serialize_key = s.make_ref();
-    st.null = cdata_null(s);
+    st.null = crate::luajit::cdata::null_ref(s);
     for (kind, slot) in [(c"seq", &mut st.array_mt), (c"map", &mut st.map_mt)] {
         let t = s.new_table(0, 2);
         s.push_cstr(kind);

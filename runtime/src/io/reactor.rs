@@ -1,0 +1,192 @@
+//! The cord's reactor: one `mio::Poll` per thread, its table of fd records,
+//! its waker, and the idle-wait hook that runs it from the scheduler loop.
+//!
+//! Made on first use (the first registration, wait or waker on the
+//! thread), which also installs [`turn`] as the thread's idle-wait hook
+//! ([`luafiber_fiber::idle`]): a thread that never does I/O never polls.
+//! Nothing here runs inside a fiber except registration: events are taken
+//! only by [`turn`], between the scheduler's batches, so a fiber's syscall
+//! and the clearing of its ready bit happen with no event in between.
+
+use std::cell::{Cell, OnceCell, RefCell};
+use std::io;
+use std::os::fd::RawFd;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use luafiber_fiber as fiber;
+use mio::unix::SourceFd;
+use mio::{Events, Poll, Token};
+
+use crate::io::source::Source;
+use crate::io::waker::{self, Shared};
+
+/// The waker's token (no table key reaches it).
+const WAKER: Token = Token(usize::MAX);
+/// Events taken by one poll.
+const EVENTS: usize = 1024;
+
+pub(crate) struct Reactor {
+    poll: RefCell<Poll>,
+    events: RefCell<Events>,
+    /// Every registered fd's record, indexed by the fd, which is also its
+    /// token (an fd is deregistered before it is closed, so no event of a
+    /// closed fd reaches the record of a new fd with its number).
+    sources: RefCell<Vec<Option<Rc<Source>>>>,
+    /// What other threads hold to wake this cord.
+    pub shared: Arc<Shared>,
+    /// Fibers in [`crate::io::wait_woken`].
+    pub woken: Rc<fiber::Cond>,
+    /// A wake that came while no fiber waited for it: the next
+    /// [`crate::io::wait_woken`] takes it.
+    pub permit: Cell<bool>,
+    /// Fibers waiting for a job of [`crate::io::run_blocking`].
+    pub jobs: Rc<fiber::Cond>,
+}
+
+thread_local! {
+    static REACTOR: OnceCell<Reactor> = const { OnceCell::new() };
+    /// Fibers parked in the event loop (fd waits, wake and job waits).
+    static WAITERS: Cell<usize> = const { Cell::new(0) };
+    /// Set by a blocking poll, cleared by the next poll of a batch.
+    static JUST_POLLED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Counts a fiber that parks in the event loop (`true`) or leaves it.
+pub(crate) fn add_waiter(parks: bool) {
+    WAITERS.with(|w| w.set(if parks { w.get() + 1 } else { w.get() - 1 }));
+}
+
+/// Fibers parked in the event loop now.
+pub(crate) fn waiters() -> usize {
+    WAITERS.with(Cell::get)
+}
+
+/// Runs `f` on this thread's reactor, made (and the idle hook installed)
+/// on first use.
+///
+/// # Errors
+///
+/// When the reactor cannot be made (`epoll_create`, `eventfd`), or the
+/// thread is ending.
+pub(crate) fn with<R>(f: impl FnOnce(&Reactor) -> R) -> io::Result<R> {
+    REACTOR
+        .try_with(|cell| {
+            if cell.get().is_none() {
+                let r = Reactor::new()?;
+                let _ = cell.set(r);
+                fiber::set_idle_hook(Some(turn));
+            }
+            Ok(f(cell.get().expect("the reactor was just made")))
+        })
+        .unwrap_or_else(|_| Err(io::Error::other("the thread's event loop is gone")))
+}
+
+/// Runs `f` on this thread's reactor if it exists (and the thread is not
+/// ending).
+pub(crate) fn with_existing<R>(f: impl FnOnce(&Reactor) -> R) -> Option<R> {
+    REACTOR.try_with(|c| c.get().map(f)).ok().flatten()
+}
+
+impl Reactor {
+    fn new() -> io::Result<Reactor> {
+        let poll = Poll::new()?;
+        let shared = Arc::new(Shared::new(mio::Waker::new(poll.registry(), WAKER)?));
+        Ok(Reactor {
+            poll: RefCell::new(poll),
+            events: RefCell::new(Events::with_capacity(EVENTS)),
+            sources: RefCell::new(Vec::new()),
+            shared,
+            woken: Rc::new(fiber::Cond::new()),
+            permit: Cell::new(false),
+            jobs: Rc::new(fiber::Cond::new()),
+        })
+    }
+
+    /// The record of `fd`, with one more reference: registered
+    /// (edge-triggered, both directions) when it has none yet.
+    pub fn acquire(&self, fd: RawFd) -> io::Result<Rc<Source>> {
+        let i = usize::try_from(fd).map_err(|_| crate::io::error::closed())?;
+        let mut sources = self.sources.borrow_mut();
+        if let Some(Some(src)) = sources.get(i) {
+            src.refs.set(src.refs.get() + 1);
+            return Ok(src.clone());
+        }
+        self.poll.borrow().registry().register(
+            &mut SourceFd(&fd),
+            Token(i),
+            mio::Interest::READABLE | mio::Interest::WRITABLE,
+        )?;
+        if sources.len() <= i {
+            sources.resize(i + 1, None);
+        }
+        let src = Rc::new(Source::new(fd));
+        sources[i] = Some(src.clone());
+        Ok(src)
+    }
+
+    /// Drops a reference to the record; the last one takes it out of the
+    /// table and the fd out of the poll (the fd stays open).
+    pub fn release(&self, src: &Source) {
+        src.refs.set(src.refs.get() - 1);
+        if src.refs.get() == 0 {
+            self.deregister(src);
+        }
+    }
+
+    /// Takes the record out of the table and its fd out of the poll (the
+    /// fd stays open), whatever its references: before the fd is closed.
+    /// An fd closed behind the reactor's back is no error.
+    pub fn deregister(&self, src: &Source) {
+        let fd = src.fd();
+        let mut sources = self.sources.borrow_mut();
+        let slot = sources.get_mut(fd as usize);
+        if let Some(slot) = slot.filter(|s| s.as_deref().is_some_and(|s| std::ptr::eq(s, src))) {
+            *slot = None;
+            let _ = self.poll.borrow().registry().deregister(&mut SourceFd(&fd));
+        }
+    }
+
+    /// Waits for events at most `timeout` (`None`: until one) and hands
+    /// them out.
+    fn poll_events(&self, timeout: Option<Duration>) {
+        let mut events = self.events.borrow_mut();
+        if let Err(e) = self.poll.borrow_mut().poll(&mut events, timeout) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                tracing::error!(error = %e, "event loop poll failed");
+            }
+            return;
+        }
+        let sources = self.sources.borrow();
+        for ev in events.iter() {
+            if ev.token() == WAKER {
+                waker::on_wake(self);
+            } else if let Some(Some(src)) = sources.get(ev.token().0) {
+                src.on_event(ev);
+            }
+        }
+    }
+}
+
+/// The idle-wait hook (see [`luafiber_fiber::idle`]): polls the event loop
+/// for at most `timeout`, and says whether fibers still wait on it. With no
+/// fiber waiting, no event could wake anyone: it only sleeps out the
+/// timeout (a timer's deadline), without a syscall for a zero one.
+///
+/// The zero-timeout poll of a batch that follows a blocking poll at once
+/// (the fibers it woke are that batch) is skipped: nothing ran since.
+pub(crate) fn turn(timeout: Option<Duration>) -> bool {
+    if waiters() == 0 {
+        if let Some(t) = timeout.filter(|t| !t.is_zero()) {
+            std::thread::sleep(t);
+        }
+        return false;
+    }
+    let zero = timeout == Some(Duration::ZERO);
+    if !(zero && JUST_POLLED.replace(false)) {
+        with_existing(|r| r.poll_events(timeout));
+        JUST_POLLED.set(!zero);
+    }
+    waiters() > 0
+}

@@ -1,0 +1,2 @@
+//! Helpers shared by the I/O tests.
+pub mod sock;
