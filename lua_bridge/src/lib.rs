@@ -80,7 +80,7 @@
 //! Each folder builds only on those listed before it:
 //!
 //! - `raw/`: the raw Lua C API and nothing of the bridge: the C function
-//!   frame and its [`Stack`](raw::Stack) handle, error objects, the memory
+//!   frame and its `Stack` handle, error objects, the memory
 //!   limit;
 //! - `luajit/`: LuaJIT's object layout, read in place by the fast paths;
 //! - `cord/`: the cord's Lua state, its per-fiber data, the Lua thread pool;

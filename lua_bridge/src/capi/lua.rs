@@ -5,12 +5,12 @@
 //!
 //! On LuaJIT a 64-bit integer beyond 2^53 is an `int64_t`/`uint64_t`
 //! cdata, as in Tarantool; the C types of cdata are read as the msgpack
-//! encoder reads them (`msgpack::cdata`: ids learnt at start-up, never
+//! encoder reads them (`luajit::cdata`: ids learnt at start-up, never
 //! assumed). On Lua 5.4 integers are Lua integers (a `uint64_t` above
 //! 2^63 - 1 is a float), and there is no cdata.
 //!
 //! The functions that raise (`luaL_check*int64`, `luaT_error`) hold no
-//! Rust value when they call `lua_error` (hard rule 2 of `cfunc`).
+//! Rust value when they call `lua_error` (capi rule 3, raw rule 2).
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -485,6 +485,9 @@ pub unsafe extern "C-unwind" fn luaT_tolstring(
     unsafe { tolstring(l, idx, len) }
 }
 
+/// # Safety
+///
+/// As [`luaT_tolstring`]'s.
 unsafe fn tolstring(l: *mut ffi::lua_State, idx: c_int, len: *mut usize) -> *const c_char {
     // SAFETY: caller's contract (of `luaT_tolstring`).
     unsafe {

@@ -129,6 +129,9 @@ pub(crate) fn take_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
 /// The `lua_cpcall` variant (Tarantool 2.6.0's `luaT_newthread`).
 #[cfg(feature = "luajit")]
 fn cpcall_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
+    /// # Safety
+    ///
+    /// Run by `lua_cpcall` with the out-slot as a light userdata.
     unsafe extern "C-unwind" fn body(l: *mut ffi::lua_State) -> c_int {
         // SAFETY: run by lua_cpcall on `l` with the out-slot as lightuserdata.
         unsafe {

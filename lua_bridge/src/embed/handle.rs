@@ -28,8 +28,8 @@ pub enum Handlers {
     PushPerCall,
 }
 
-/// A Lua fiber started by [`LuaRuntime::spawn_call`] or
-/// [`LuaRuntime::spawn_lua`], joinable for its results.
+/// A Lua fiber started by [`LuaRuntime::spawn_call`](crate::LuaRuntime::spawn_call) or
+/// [`LuaRuntime::spawn_lua`](crate::LuaRuntime::spawn_lua), joinable for its results.
 ///
 /// Dropping the handle without joining detaches the fiber: it runs on, and
 /// an error it ends with is written to stderr like any detached fiber's.
@@ -70,7 +70,7 @@ impl CallHandle {
     ///
     /// # Panics
     ///
-    /// Panics when this thread's [`LuaRuntime`](crate::LuaRuntime) has been
+    /// Panics when this thread's [`LuaRuntime`](crate::LuaRuntime)(crate::LuaRuntime) has been
     /// dropped.
     pub fn join(mut self) -> Result<Vec<Value>, FiberError> {
         let id = self.id.take().expect("a CallHandle is joined once");
@@ -230,9 +230,9 @@ pub(super) fn wait(id: FiberId) -> Result<Vec<Value>, FiberError> {
     Err(FiberError::lua_error(id, tb.unwrap_or(msg)))
 }
 
-/// A handle on this thread's [`LuaRuntime`] that is `'static` and `Clone`,
+/// A handle on this thread's [`LuaRuntime`](crate::LuaRuntime) that is `'static` and `Clone`,
 /// so Rust fibers and functions registered with
-/// [`LuaRuntime::register_fn`] can call Lua. Not `Send`: a runtime never
+/// [`LuaRuntime::register_fn`](crate::LuaRuntime::register_fn) can call Lua. Not `Send`: a runtime never
 /// leaves its thread.
 ///
 /// ```
@@ -305,11 +305,11 @@ impl LuaHandle {
         eval(how == Handlers::PushPerCall, code, args)
     }
 
-    /// As [`LuaRuntime::spawn_call`].
+    /// As [`LuaRuntime::spawn_call`](crate::LuaRuntime::spawn_call).
     ///
     /// # Errors
     ///
-    /// As [`LuaRuntime::spawn_call`]; [`Error::NoRuntime`] when the runtime
+    /// As [`LuaRuntime::spawn_call`](crate::LuaRuntime::spawn_call); [`Error::NoRuntime`] when the runtime
     /// has been dropped.
     pub fn spawn_call(&self, name: &str, args: Vec<Value>) -> Result<CallHandle, Error> {
         let id = start(Handler::Call, false, true, args.len(), |s| {

@@ -127,6 +127,10 @@ unsafe fn raise(l: *mut ffi::lua_State, parts: &[&[u8]]) -> ! {
 /// makes a method call (the object is passed first). A part that cannot be
 /// looked up or a last value that is nil raises "Procedure 'NAME' is not
 /// defined" (Tarantool's `ER_NO_SUCH_PROC`).
+///
+/// # Safety
+///
+/// Lua calls it as a C function, the name at index 1.
 unsafe extern "C-unwind" fn call_handler(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua with the name at 1. No Rust value owning memory
     // is live here, so Lua errors may unwind through this frame; `name`
@@ -202,6 +206,10 @@ unsafe extern "C-unwind" fn call_handler(l: *mut ffi::lua_State) -> c_int {
 /// The EVAL handler: `[source, args...]` → the results of the chunk
 /// `source` called with `...` = args. A chunk that does not compile raises
 /// the compiler's message.
+///
+/// # Safety
+///
+/// Lua calls it as a C function, the source at index 1.
 unsafe extern "C-unwind" fn eval_handler(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua with the source at 1. No Rust value owning
     // memory is live here, so Lua errors may unwind through this frame.
@@ -248,6 +256,10 @@ unsafe extern "C-unwind" fn eval_handler(l: *mut ffi::lua_State) -> c_int {
 
 /// The module handler: `[name, chunk]` → `chunk(name)`'s first result (or
 /// `true`), also stored in `package.loaded[name]` and the global `name`.
+///
+/// # Safety
+///
+/// Lua calls it as a C function with `[name, chunk]`.
 unsafe extern "C-unwind" fn module_handler(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua with `[name, chunk]`. No Rust value owning
     // memory is live here, so Lua errors may unwind through this frame.

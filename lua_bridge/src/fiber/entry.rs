@@ -127,6 +127,10 @@ fn report_error(me: FiberId, idx: usize, what: &str) {
 ///
 /// Not under `protect`: `luaL_traceback` may raise (out of memory), and that
 /// must not cross `catch_unwind`; no Rust value is live when it does.
+///
+/// # Safety
+///
+/// Lua calls it as a message handler, with the error value at index 1.
 unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua as the message handler, the error at 1; the
     // handle is dropped before `luaL_traceback` could raise.

@@ -161,6 +161,11 @@ fn check_switch_slow(s: &mut Stack, what: &str) -> LResult<()> {
 /// original), so that the guard can tell a stopped collector from a running
 /// finalizer on LuaJIT. Not under `protect`: it calls Lua, whose errors go
 /// through it (it owns nothing).
+///
+/// # Safety
+///
+/// Lua calls it as a C closure whose upvalue 1 is the original
+/// `collectgarbage`.
 unsafe extern "C-unwind" fn collectgarbage(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua; no Rust value is live across lua_call.
     unsafe {

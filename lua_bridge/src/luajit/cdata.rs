@@ -77,7 +77,7 @@ const EXPECTED: [(Read, Scalar); 13] = [
     (Read::Ptr, Scalar::Nil),
 ];
 
-/// The C type ids of the scalar types, learnt by [`probe`].
+/// The C type ids of the scalar types, learnt by [`learn`] (at the start-up probe).
 #[derive(Clone, Copy)]
 pub(crate) struct CTypes {
     ids: [(u16, Read); 13],

@@ -38,6 +38,10 @@ clock_fns! {
 /// `clock.bench(fn, ...)`: calls `fn(...)` and returns `{cpu_seconds,
 /// results...}`. Not under `protect`: it calls Lua, whose errors propagate
 /// to the caller as they are.
+///
+/// # Safety
+///
+/// Lua calls it as a C function with `l`, its arguments on the stack.
 unsafe extern "C-unwind" fn clock_bench(l: *mut ffi::lua_State) -> std::ffi::c_int {
     // SAFETY: called by Lua; no Rust value owning memory is live across
     // lua_call, which may raise.

@@ -68,7 +68,7 @@ pub unsafe fn rawget(l: *mut ffi::lua_State, idx: c_int) {
 ///
 /// # Safety
 ///
-/// As [`rawgeti`].
+/// As `lua_rawgeti`: `idx` holds a table, and a slot is free for the value.
 #[inline(always)]
 pub unsafe fn rawgeti_type(l: *mut ffi::lua_State, idx: c_int, n: c_int) -> c_int {
     // SAFETY: caller's contract.

@@ -162,6 +162,9 @@ macro_rules! lua_fn {
         $(#[$m])*
         #[allow(non_upper_case_globals)]
         $vis const $name: mlua::ffi::lua_CFunction = {
+            /// # Safety
+            ///
+            /// Lua calls it as a C function with `l`.
             unsafe extern "C-unwind" fn $name(l: *mut mlua::ffi::lua_State) -> isize {
                 let body = |$s: &mut $crate::raw::Stack<'_>| -> $crate::raw::LResult { $body };
                 // SAFETY: called by Lua with its own state; `protect_stack`
@@ -179,6 +182,9 @@ pub(crate) use lua_fn;
 /// [`WideCFunction`].
 macro_rules! wide_cfn {
     ($f:path) => {{
+        /// # Safety
+        ///
+        /// That of `$f`.
         unsafe extern "C-unwind" fn wide(l: *mut mlua::ffi::lua_State) -> isize {
             // SAFETY: the same contract as `$f`, which Lua calls through this.
             unsafe { $f(l) as isize }

@@ -1,5 +1,5 @@
 //! `fiber.channel()`: Tarantool's `fiber_channel.c` over the fiber layer's
-//! [`Channel`], carrying value slots ([`slots`](super::slots)); slots still
+//! [`Channel`], carrying value slots ([`super::slots`]); slots still
 //! buffered when the channel is collected are cleared by its `__gc`.
 //!
 //! On LuaJIT `put` and `get` are Lua wrappers

@@ -152,6 +152,10 @@ fn set_config(s: &Stack, cfg: Config) {
 /// Calls `f(x)` for the encoder: the function and its argument are on the
 /// stack; errors go to the caller's `lua_pcall`. Not under `protect`: it
 /// owns nothing, and a Lua error passes through it.
+///
+/// # Safety
+///
+/// Called by `lua_pcall` with a function and its argument on the stack.
 unsafe extern "C-unwind" fn call_trampoline(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by lua_pcall with (f, x).
     unsafe {

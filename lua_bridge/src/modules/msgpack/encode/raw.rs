@@ -20,7 +20,7 @@
 //!    every error and its message). So the output is the C API path's, byte
 //!    for byte.
 //! 3. The layout is not taken on trust: the walk needs the probe's
-//!    [`Tables`] token (luajit rule 1).
+//!    [`Tables`](crate::luajit::table::Tables) token (luajit rule 1).
 
 use rmp::encode as mp;
 
