@@ -57,6 +57,7 @@ impl LuaFiber {
     }
 
     /// Frees what the fiber held: its object's anchor and its thread.
+    #[inline]
     fn free(mut self) {
         let udata = self.udata;
         self.thread.stack().unref(udata);
@@ -87,6 +88,7 @@ impl Ended {
     ///
     /// That fiber's function has returned and it runs no Lua code any more
     /// (the fiber itself calls this, at its end).
+    #[inline]
     pub(crate) unsafe fn own(idx: usize) -> Ended {
         Ended(Some(with(|c| c.fibers.remove(idx))))
     }
@@ -140,6 +142,7 @@ impl Ended {
 }
 
 impl Drop for Ended {
+    #[inline]
     fn drop(&mut self) {
         if let Some(lf) = self.0.take() {
             lf.free();

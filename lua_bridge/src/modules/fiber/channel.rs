@@ -81,9 +81,10 @@ lua_fn! {
         if size.is_nan() || size > u32::MAX as f64 {
             return Err(Raise::illegal("fiber.channel(size): bad arguments"));
         }
-        s.push_userdata(Channel::<c_int>::new(size as usize));
-        s.push_ref(CHANNEL_MT.with(Cell::get).0);
-        s.set_metatable(-2);
+        s.push_userdata_with(
+            Channel::<c_int>::new(size as usize),
+            CHANNEL_MT.with(Cell::get).0,
+        );
         Ok(1)
     }
 }

@@ -37,9 +37,7 @@ fn cond(s: &mut Stack, usage: &str) -> LResult<CondBox> {
 lua_fn! {
     /// `fiber.cond()`: a condition variable.
     pub(super) fn cond_new(s: &mut Stack) {
-        s.push_userdata(CondBox::new(Cond::new()));
-        s.push_ref(COND_MT.with(Cell::get).0);
-        s.set_metatable(-2);
+        s.push_userdata_with(CondBox::new(Cond::new()), COND_MT.with(Cell::get).0);
         Ok(1)
     }
 }

@@ -41,6 +41,7 @@ pub(super) fn current(what: &str) -> LResult<FiberId> {
 }
 
 /// The Lua data index of a live Lua fiber.
+#[inline]
 pub(super) fn lua_index(id: FiberId) -> Option<usize> {
     fiber::ext(id).ok().filter(|&e| e > 0).map(|e| e - 1)
 }
@@ -56,9 +57,7 @@ pub(super) fn push_fiber(s: &mut Stack, id: FiberId) {
             return;
         }
     }
-    s.push_userdata(id.0);
-    s.push_ref(FIBER_MT.with(Cell::get).0);
-    s.set_metatable(-2);
+    s.push_userdata_with(id.0, FIBER_MT.with(Cell::get).0);
     if let Some(idx) = idx {
         s.push_value(-1);
         let r = s.make_ref();

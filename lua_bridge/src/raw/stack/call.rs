@@ -56,7 +56,7 @@ impl Stack<'_> {
     ///
     /// Panics when the stack is empty.
     pub fn make_ref(&mut self) -> c_int {
-        assert!(self.t() >= 1, "make_ref: no value");
+        assert!(self.has(1), "make_ref: no value");
         self.bump(-1);
         self.room += 1;
         // SAFETY: a value on top; the registry is a table.

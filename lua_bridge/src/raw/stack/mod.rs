@@ -38,9 +38,12 @@ mod table;
 /// Not `Send`: a Lua state belongs to its thread.
 pub struct Stack<'f> {
     l: *mut ffi::lua_State,
-    /// The index of the top value (0: empty), as the C API would report it;
-    /// -1 until something needs it (reading it is a call into the engine,
-    /// which a C function that never asks does without).
+    /// The index of the top value (0: empty), as the C API would report it,
+    /// once something needed it (reading it is a call into the engine,
+    /// which a C function that never asks does without); until then
+    /// `-1 - k`, where `k` values are known above the unknown bottom (the
+    /// handle pushed them and has not popped them), so that indices
+    /// `-1..=-k` are valid without asking.
     top: Cell<c_int>,
     /// Free slots known to be above the top (raw rule 4).
     room: c_int,
@@ -172,6 +175,18 @@ impl<'f> Stack<'f> {
         }
     }
 
+    /// Whether at least `n` values are on the stack; asks the engine only
+    /// when the values the handle knows of are not enough.
+    #[inline(always)]
+    fn has(&self, n: c_int) -> bool {
+        let t = self.top.get();
+        if t >= 0 {
+            n <= t
+        } else {
+            n <= -1 - t || n <= self.load_top()
+        }
+    }
+
     #[inline(never)]
     fn load_top(&self) -> c_int {
         // SAFETY: `l` is valid (the handle's invariant).
@@ -180,13 +195,13 @@ impl<'f> Stack<'f> {
         t
     }
 
-    /// Moves the known top by `d` (an unknown top stays unknown).
+    /// Moves the known top by `d`; an unknown top stays unknown, with `d`
+    /// more values known above its bottom (none after a pop past them,
+    /// which the callers check first).
     #[inline(always)]
     fn bump(&self, d: c_int) {
         let t = self.top.get();
-        if t >= 0 {
-            self.top.set(t + d);
-        }
+        self.top.set(if t >= 0 { t + d } else { (t - d).min(-1) });
     }
 
     /// Takes one slot for a push.
@@ -211,7 +226,7 @@ impl<'f> Stack<'f> {
     /// positive index past the top reads as none.
     #[inline(always)]
     fn readable(&self, idx: c_int) -> bool {
-        idx > 0 || (idx < 0 && -idx <= self.t()) || idx <= ffi::LUA_REGISTRYINDEX
+        idx > 0 || idx <= ffi::LUA_REGISTRYINDEX || (idx < 0 && self.has(-idx))
     }
 
     /// `idx` as an absolute index of a value on the stack, if it is one.
@@ -374,13 +389,20 @@ impl<'f> Stack<'f> {
         if !self.readable(idx) {
             return None;
         }
-        let p = self.to_userdata(idx);
-        if p.is_null() || !self.get_metatable(idx) {
-            return None;
+        if self.room < 1 {
+            self.grow();
         }
-        let same = self.to_pointer(-1) == mt;
-        self.pop(1);
-        same.then_some(p)
+        // SAFETY: an acceptable index (raw rule 5) and a free slot for the
+        // metatable, which is popped at once (the handle's count stays).
+        unsafe {
+            let p = ffi::lua_touserdata(self.l, idx);
+            if p.is_null() || ffi::lua_getmetatable(self.l, idx) == 0 {
+                return None;
+            }
+            let same = ffi::lua_topointer(self.l, -1) == mt;
+            ffi::lua_settop(self.l, -2);
+            same.then_some(p)
+        }
     }
 
     /// Sets the top to `idx` (absolute, or negative from the top): pops the
@@ -420,8 +442,17 @@ impl<'f> Stack<'f> {
     /// Pops `n` values (all, when fewer are there).
     #[inline]
     pub fn pop(&mut self, n: c_int) {
-        let new = self.t() - n.clamp(0, self.t());
-        self.settop(new);
+        let n = if n <= 0 {
+            return;
+        } else if self.has(n) {
+            n
+        } else {
+            self.t()
+        };
+        self.bump(-n);
+        self.room += n;
+        // SAFETY: `n` values are on the stack.
+        unsafe { ffi::lua_settop(self.l, -n - 1) }
     }
 
     /// Pops the top value into `idx`.

@@ -4,7 +4,7 @@ use std::ffi::{c_int, c_void, CStr};
 
 use mlua::ffi;
 
-use super::{invalid, Stack};
+use super::{invalid, not_a_table, Stack};
 use crate::raw::api;
 
 impl Stack<'_> {
@@ -141,6 +141,27 @@ impl Stack<'_> {
             p.write(v);
             p
         }
+    }
+
+    /// Pushes a new full userdata holding `v` (as [`Stack::push_userdata`])
+    /// whose metatable is the table the registry ref `mt` holds (none for a
+    /// ref of nil); returns its address.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `mt` holds neither a table nor nil (`v` is not dropped).
+    #[inline]
+    pub fn push_userdata_with<T>(&mut self, v: T, mt: c_int) -> *mut T {
+        let p = self.push_userdata(v);
+        self.push_ref(mt);
+        if !matches!(self.type_of(-1), ffi::LUA_TTABLE | ffi::LUA_TNIL) {
+            not_a_table(mt);
+        }
+        self.bump(-1);
+        self.room += 1;
+        // SAFETY: the userdata below a table or nil.
+        unsafe { ffi::lua_setmetatable(self.l, -2) };
+        p
     }
 
     /// Pushes the table of globals.

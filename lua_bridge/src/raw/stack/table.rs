@@ -31,7 +31,7 @@ impl Stack<'_> {
     #[inline]
     pub fn rawget(&mut self, t: c_int) {
         self.table(t);
-        assert!(self.t() >= 1, "rawget: no key");
+        assert!(self.has(1), "rawget: no key");
         // SAFETY: a table at `t` and a key on top; replaces the key.
         unsafe { api::rawget(self.l, t) }
     }
@@ -87,7 +87,7 @@ impl Stack<'_> {
     /// stack.
     pub fn rawset(&mut self, t: c_int) -> LResult<()> {
         self.table(t);
-        assert!(self.t() >= 2, "rawset: no key and value");
+        assert!(self.has(2), "rawset: no key and value");
         let bad = match self.type_of(-2) {
             ffi::LUA_TNIL => Some("table index is nil"),
             ffi::LUA_TNUMBER if self.to_number(-2).is_some_and(f64::is_nan) => {
@@ -115,7 +115,7 @@ impl Stack<'_> {
     #[inline]
     pub fn rawseti(&mut self, t: c_int, n: i64) {
         self.table(t);
-        assert!(self.t() >= 1, "rawseti: no value");
+        assert!(self.has(1), "rawseti: no value");
         self.bump(-1);
         self.room += 1;
         // SAFETY: a table at `t` and a value on top.
@@ -129,7 +129,7 @@ impl Stack<'_> {
     /// Panics when `t` is not a table or the stack is empty.
     pub fn set_field(&mut self, t: c_int, name: &CStr) {
         let t = self.abs(t);
-        assert!(self.t() >= 1, "set_field: no value");
+        assert!(self.has(1), "set_field: no value");
         self.push_cstr(name);
         self.insert(-2);
         // A string key is neither nil nor NaN.
@@ -142,8 +142,15 @@ impl Stack<'_> {
     /// # Panics
     ///
     /// Panics when the top is not a table or nil, or `idx` is invalid.
+    #[inline]
     pub fn set_metatable(&mut self, idx: c_int) {
-        let idx = self.abs(idx);
+        // A relative index the handle knows of stays relative: the
+        // metatable on top is popped after `idx` is resolved.
+        let idx = if idx < -1 && idx > ffi::LUA_REGISTRYINDEX && self.has(-idx) {
+            idx
+        } else {
+            self.abs(idx)
+        };
         assert!(
             matches!(self.type_of(-1), ffi::LUA_TTABLE | ffi::LUA_TNIL),
             "set_metatable: not a table"
@@ -185,7 +192,7 @@ impl Stack<'_> {
     /// Panics when `t` is not a table or the stack is empty.
     pub unsafe fn next(&mut self, t: c_int) -> bool {
         self.table(t);
-        assert!(self.t() >= 1, "next: no key");
+        assert!(self.has(1), "next: no key");
         // SAFETY: a table at `t`, a key on top that `lua_next` finds
         // (contract); one free slot more is needed for the value.
         if self.room < 1 {
