@@ -7,6 +7,8 @@
 
 pub use luafiber_fiber as fiber;
 pub use luafiber_lua::capi;
+pub use luafiber_lua::interrupt;
+pub use luafiber_lua::log;
 #[cfg(luafiber_bench)]
 pub use luafiber_lua::NewThread;
 pub use luafiber_lua::{

@@ -86,7 +86,8 @@
 //! - `cord/`: the cord's Lua state, its per-fiber data, the Lua thread pool;
 //! - `fiber/`: Lua fibers' life: spawn, entry, join, error reports, the
 //!   guard on every switch;
-//! - `modules/`: the Lua modules (`fiber`, `clock`, `buffer`, `msgpack`);
+//! - `modules/`: the Lua modules (`fiber`, `clock`, `buffer`, `msgpack`,
+//!   `json`, `log`; `serializer` is what `msgpack` and `json` share);
 //! - `embed/`: the Rust API: [`LuaRuntime`], scripts, call/eval, handles,
 //!   [`LuaRuntime::register_fn`];
 //! - [`capi`]: Tarantool's C module API (`module.h`) for the C modules
@@ -103,7 +104,12 @@ mod raw;
 #[cfg(luafiber_bench)]
 pub use cord::NewThread;
 pub use cord::ThreadPoolConfig;
+pub use embed::interrupt;
 #[cfg(luafiber_bench)]
 pub use embed::Handlers;
 pub use embed::{CallHandle, Error, FnError, LuaHandle, LuaRuntime, RuntimeBuilder, Value};
 pub use mlua;
+/// The `log` module's Rust side: where lines go ([`log::sink`]), their
+/// format ([`log::line`]) and the `tracing` layer that writes them
+/// ([`log::TarantoolLayer`]).
+pub use modules::log;

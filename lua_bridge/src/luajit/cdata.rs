@@ -197,3 +197,18 @@ pub(crate) fn null_ref(s: &mut Stack) -> c_int {
     }
     s.make_ref()
 }
+
+/// The C type id of the cdata whose payload is at `payload` (what
+/// [`CTypes::read`] looks up; a ctype object, `ffi.typeof(...)`, has
+/// LuaJIT's `CTID_CTYPEID`, and types a program declares have ids above
+/// it).
+///
+/// # Safety
+///
+/// `payload` is the payload of a live cdata value (`lua_topointer`).
+#[cfg_attr(not(feature = "luajit"), allow(dead_code))]
+pub(crate) unsafe fn ctype_id(payload: *const u8) -> u16 {
+    // SAFETY: caller's contract; the `GCcdata` head's `ctypeid` is `CTYPEID_BACK`
+    // bytes below the payload (luajit rule 2).
+    unsafe { payload.sub(CTYPEID_BACK).cast::<u16>().read() }
+}

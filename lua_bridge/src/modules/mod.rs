@@ -1,11 +1,15 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
-//! conds), `clock`, `buffer` and `msgpack`. Each is a folder or file of its
-//! own, opened into `package.loaded` by [`register`].
+//! conds), `clock`, `buffer`, `msgpack`, `json` and `log`. Each is a folder
+//! or file of its own, opened into `package.loaded` by [`register`];
+//! `serializer` holds what `msgpack` and `json` share.
 
 pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod fiber;
+pub(crate) mod json;
+pub mod log;
 pub(crate) mod msgpack;
+pub(crate) mod serializer;
 
 use crate::raw::Stack;
 
@@ -27,11 +31,13 @@ pub(crate) fn register(s: &mut Stack) {
         return;
     }
     type Open = (&'static std::ffi::CStr, fn(&mut Stack));
-    let opens: [Open; 4] = [
+    let opens: [Open; 6] = [
         (c"fiber", fiber::open),
         (c"clock", clock::open),
         (c"buffer", buffer::open),
         (c"msgpack", msgpack::open),
+        (c"json", json::open),
+        (c"log", log::open),
     ];
     for (name, open) in opens {
         open(s);

@@ -60,7 +60,6 @@
 //!   functions on a 512 KiB stack, more for plain tables).
 //! - `msgpack.new()`, `ibuf_decode` and the header helpers are not provided.
 
-mod config;
 mod decode;
 mod encode;
 #[cfg(test)]
@@ -74,10 +73,10 @@ use mlua::ffi;
 use crate::luajit::cdata::CTypes;
 use crate::luajit::table::Tables;
 use crate::modules::buffer;
+use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
+pub(crate) use crate::modules::serializer::Config;
 use crate::raw::error::ErrorKind;
 use crate::raw::{api, lua_fn, LResult, Raise, Stack};
-pub(crate) use config::Config;
-use config::{mp_cfg, write_cfg_fields, OPTIONS};
 
 /// Most nesting levels the encoder enters, whatever `encode_max_depth` says:
 /// the encoder recurses on the fiber's machine stack.
@@ -222,7 +221,7 @@ pub(crate) fn open(s: &mut Stack) {
     s.set_field(module, c"map_mt");
     // cfg: a table of the current values, callable to change them.
     let cfg = s.new_table(0, OPTIONS.len() as c_int);
-    write_cfg_fields(s, cfg, &st.cfg);
+    cfg_opts::write_fields(s, cfg, &st.cfg);
     let mt = s.new_table(0, 1);
     s.push_value(st_idx);
     s.push_closure(mp_cfg, 1);
@@ -242,6 +241,25 @@ fn global_ref(s: &mut Stack, name: &CStr) -> c_int {
         return ffi::LUA_NOREF;
     }
     s.make_ref()
+}
+
+lua_fn! {
+    /// `msgpack.cfg{option = value, ...}`: changes the options (unknown
+    /// names are ignored, as in Tarantool; a known one with a value of the
+    /// wrong type raises).
+    fn mp_cfg(s: &mut Stack) {
+        if s.type_of(2) != ffi::LUA_TTABLE {
+            return Err(Raise::illegal("Usage: msgpack.cfg({option = value, ...})"));
+        }
+        let mut cfg = state(s).cfg;
+        cfg_opts::parse(s, 2, &mut cfg, "msgpack.cfg")?;
+        set_config(s, cfg);
+        if s.type_of(1) == ffi::LUA_TTABLE {
+            s.settop(1);
+            cfg_opts::write_fields(s, 1, &cfg);
+        }
+        Ok(0)
+    }
 }
 
 lua_fn! {

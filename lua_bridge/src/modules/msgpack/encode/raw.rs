@@ -24,9 +24,10 @@
 
 use rmp::encode as mp;
 
-use super::{Encoder, Shape, MAX_NESTING};
+use super::{Encoder, MAX_NESTING};
 use crate::luajit::obj::{CDATA, FALSE, ISNUM, NIL, TRUE};
 use crate::luajit::table::{Table, Tv};
+use crate::modules::serializer::{self, Hint, Shape};
 
 /// The encoder gave up on the fast path (fast encode rule 2).
 pub(super) struct Bail;
@@ -90,10 +91,10 @@ impl Encoder<'_> {
         if let Some(mt) = t.metatable().filter(|_| self.cfg.encode_load_metatables) {
             let v = mt.serialize_field();
             if !v.is_nil() {
-                hint = match v.str().ok_or(Bail)? {
-                    b"seq" | b"sequence" | b"array" => Some(Shape::Array(max_key(&t))),
-                    b"map" | b"mapping" => Some(Shape::Map),
-                    _ => return Err(Bail),
+                hint = match serializer::hint(v.str().ok_or(Bail)?) {
+                    Some(Hint::Array) => Some(Shape::Array(max_key(&t))),
+                    Some(Hint::Map) => Some(Shape::Map),
+                    None => return Err(Bail),
                 };
             }
         }
@@ -156,14 +157,7 @@ impl Encoder<'_> {
             size += 1.0;
             max = max.max(k);
         }
-        let ratio = f64::from(self.cfg.encode_sparse_ratio);
-        if ratio > 0.0 && max > size * ratio && max > f64::from(self.cfg.encode_sparse_safe) {
-            if !self.cfg.encode_sparse_convert {
-                return Err(Bail);
-            }
-            return Ok(Shape::Map);
-        }
-        Ok(Shape::Array(max as u64))
+        serializer::sparse_rule(size, max, &self.cfg).map_err(|_| Bail)
     }
 
     /// Elements `1..=n`: array slots, then keys in the hash part (Bail: the

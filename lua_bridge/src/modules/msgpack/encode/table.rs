@@ -6,9 +6,10 @@ use std::ffi::c_int;
 use mlua::ffi;
 use rmp::encode as mp;
 
-use super::{illegal, no_stack, oom, stack_ok, too_deep, Encoder, LResult, Shape};
+use super::{illegal, no_stack, oom, stack_ok, too_deep, Encoder, LResult};
 use super::{SLOTS_AT_ONCE, SLOTS_PER_LEVEL};
 use crate::modules::msgpack::MAX_NESTING;
+use crate::modules::serializer::{self, Hint, Shape};
 use crate::raw::{Raise, Stack};
 
 impl Encoder<'_> {
@@ -45,17 +46,15 @@ impl Encoder<'_> {
             // The string first: a hint is the usual `__serialize`. A number
             // becomes a string here, then fails as an unknown hint, as in
             // Tarantool (`lua_isstring`).
-            match s.coerce_str(top + 2) {
+            match s.coerce_str(top + 2).map(serializer::hint) {
                 None => match s.type_of(top + 2) {
                     ffi::LUA_TNIL => {}
                     ffi::LUA_TFUNCTION => return self.hand_over(s, idx, top, level, handovers),
-                    _ => return Err(illegal("invalid __serialize value")),
+                    _ => return Err(illegal(serializer::BAD_SERIALIZE)),
                 },
-                Some(b"seq" | b"sequence" | b"array") => {
-                    hint = Some(Shape::Array(self.max_key(s, idx)));
-                }
-                Some(b"map" | b"mapping") => hint = Some(Shape::Map),
-                Some(_) => return Err(illegal("invalid __serialize value")),
+                Some(Some(Hint::Array)) => hint = Some(Shape::Array(self.max_key(s, idx))),
+                Some(Some(Hint::Map)) => hint = Some(Shape::Map),
+                Some(None) => return Err(illegal(serializer::BAD_SERIALIZE)),
             }
             s.settop(top);
         }
@@ -195,9 +194,11 @@ impl Encoder<'_> {
         }
     }
 
-    /// Tarantool's default rule (`lua_field_inspect_table`): an array when
-    /// every key is a positive integer (or equals the count so far) and the
-    /// array is not excessively sparse; its length is the largest key.
+    /// Tarantool's default rule (`lua_field_inspect_table`, as
+    /// [`serializer::inspect`], through the encoder's counted `next`): an
+    /// array when every key is a positive integer (or equals the count so
+    /// far) and the array is not excessively sparse
+    /// ([`serializer::sparse_rule`]); its length is the largest key.
     pub(super) fn inspect(&mut self, s: &mut Stack, idx: c_int) -> LResult<Shape> {
         let (mut size, mut max) = (0f64, 0f64);
         s.push_nil();
@@ -213,14 +214,7 @@ impl Encoder<'_> {
             }
             max = max.max(k);
         }
-        let ratio = f64::from(self.cfg.encode_sparse_ratio);
-        if ratio > 0.0 && max > size * ratio && max > f64::from(self.cfg.encode_sparse_safe) {
-            if !self.cfg.encode_sparse_convert {
-                return Err(illegal("excessively sparse array"));
-            }
-            return Ok(Shape::Map);
-        }
-        Ok(Shape::Array(max as u64))
+        serializer::sparse_rule(size, max, &self.cfg).map_err(illegal)
     }
 
     /// The largest positive integer key of the table at `idx`, 0 if none:
