@@ -67,6 +67,10 @@ pub fn take_pending() -> bool {
 }
 
 /// The hook: raises "interrupted!" in the armed thread, and clears itself.
+///
+/// # Safety
+///
+/// Lua calls it as its debug hook, with the running thread `l`.
 unsafe extern "C-unwind" fn hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua_Debug) {
     if cfg!(feature = "luajit") && l != ARMED.load(Ordering::SeqCst) {
         // LuaJIT's hook is global: another fiber runs; the armed one raises

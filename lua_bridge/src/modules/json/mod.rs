@@ -12,7 +12,7 @@
 //!   in first); `json.cfg.NAME` reads one.
 //! - `json.new()`: a new serializer with its own options.
 //!
-//! A value is encoded as `msgpack` encodes it ([`serializer`]): the same
+//! A value is encoded as `msgpack` encodes it ([`serializer`](crate::modules::serializer)): the same
 //! `__serialize` hints and functions, the same array-or-map rule, the same
 //! scalar cdata. Numbers print as Tarantool prints them: integral values in
 //! the 64-bit range as integers, others with `%.14g`

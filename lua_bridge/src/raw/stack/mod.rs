@@ -413,30 +413,31 @@ impl<'f> Stack<'f> {
     /// Panics when a negative `idx` reaches below the bottom.
     #[inline]
     pub fn settop(&mut self, idx: c_int) {
-        let new = if idx >= 0 && self.top.get() < 0 {
+        if idx < 0 {
+            // Pops `n`: known without the top when the handle pushed them.
+            let n = -idx - 1;
+            assert!(self.has(n), "settop({idx}) below the bottom");
+            self.bump(-n);
+            self.room += n;
+        } else if self.top.get() < 0 {
             // The top is unknown: count the room as if the stack were
             // empty (the most pushing `settop` may do), without asking.
             if self.room < idx && self.ensure(idx).is_err() {
                 panic!("the Lua stack is full");
             }
             self.room -= idx;
-            idx
+            self.top.set(idx);
         } else {
-            let new = if idx >= 0 {
-                idx
-            } else {
-                assert!(-idx - 1 <= self.t(), "settop({idx}) below the bottom");
-                self.t() + idx + 1
-            };
-            if new > self.t() && self.ensure(new - self.t()).is_err() {
+            let t = self.t();
+            if idx > t && self.ensure(idx - t).is_err() {
                 panic!("the Lua stack is full");
             }
-            self.room += self.t() - new;
-            new
-        };
-        self.top.set(new);
-        // SAFETY: `new` is at most the top, or within the room ensured.
-        unsafe { ffi::lua_settop(self.l, new) }
+            self.room += t - idx;
+            self.top.set(idx);
+        }
+        // SAFETY: a pop of values on the stack, or pushes of nils within
+        // the room ensured.
+        unsafe { ffi::lua_settop(self.l, idx) }
     }
 
     /// Pops `n` values (all, when fewer are there).
@@ -449,10 +450,7 @@ impl<'f> Stack<'f> {
         } else {
             self.t()
         };
-        self.bump(-n);
-        self.room += n;
-        // SAFETY: `n` values are on the stack.
-        unsafe { ffi::lua_settop(self.l, -n - 1) }
+        self.settop(-n - 1);
     }
 
     /// Pops the top value into `idx`.

@@ -4,7 +4,7 @@ use std::ffi::{c_int, c_void, CStr};
 
 use mlua::ffi;
 
-use super::{invalid, not_a_table, Stack};
+use super::{invalid, Stack};
 use crate::raw::api;
 
 impl Stack<'_> {
@@ -150,17 +150,11 @@ impl Stack<'_> {
     /// # Panics
     ///
     /// Panics when `mt` holds neither a table nor nil (`v` is not dropped).
-    #[inline]
+    #[inline(always)]
     pub fn push_userdata_with<T>(&mut self, v: T, mt: c_int) -> *mut T {
         let p = self.push_userdata(v);
         self.push_ref(mt);
-        if !matches!(self.type_of(-1), ffi::LUA_TTABLE | ffi::LUA_TNIL) {
-            not_a_table(mt);
-        }
-        self.bump(-1);
-        self.room += 1;
-        // SAFETY: the userdata below a table or nil.
-        unsafe { ffi::lua_setmetatable(self.l, -2) };
+        self.set_metatable(-2);
         p
     }
 

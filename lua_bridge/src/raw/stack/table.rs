@@ -142,7 +142,7 @@ impl Stack<'_> {
     /// # Panics
     ///
     /// Panics when the top is not a table or nil, or `idx` is invalid.
-    #[inline]
+    #[inline(always)]
     pub fn set_metatable(&mut self, idx: c_int) {
         // A relative index the handle knows of stays relative: the
         // metatable on top is popped after `idx` is resolved.
