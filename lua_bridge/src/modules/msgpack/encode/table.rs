@@ -194,46 +194,16 @@ impl Encoder<'_> {
         }
     }
 
-    /// Tarantool's default rule (`lua_field_inspect_table`, as
-    /// [`serializer::inspect`], through the encoder's counted `next`): an
-    /// array when every key is a positive integer (or equals the count so
-    /// far) and the array is not excessively sparse
-    /// ([`serializer::sparse_rule`]); its length is the largest key.
+    /// Tarantool's default rule for the table at `idx`
+    /// ([`serializer::inspect`]: no Lua code runs in its traversal, so the
+    /// raw `next` of encode rule 3).
     pub(super) fn inspect(&mut self, s: &mut Stack, idx: c_int) -> LResult<Shape> {
-        let (mut size, mut max) = (0f64, 0f64);
-        s.push_nil();
-        // No Lua code runs in this traversal: the raw `next` (encode rule 3).
-        let calls = self.calls;
-        while self.next(s, idx, calls, true)? {
-            size += 1.0;
-            s.pop(1);
-            let k = s.to_number(-1).unwrap_or(f64::NAN);
-            if k != size && !(k >= 1.0 && k.floor() == k) {
-                s.pop(1);
-                return Ok(Shape::Map);
-            }
-            max = max.max(k);
-        }
-        serializer::sparse_rule(size, max, &self.cfg).map_err(illegal)
+        serializer::inspect(s, idx, &self.cfg).map_err(illegal)
     }
 
-    /// The largest positive integer key of the table at `idx`, 0 if none:
-    /// the length of an array by `__serialize` (Tarantool's `luaL_arrlen`,
-    /// not `#`, which may stop at a hole).
+    /// The length of an array by `__serialize` ([`serializer::max_key`]).
     pub(super) fn max_key(&mut self, s: &mut Stack, idx: c_int) -> u64 {
-        let mut max = 0f64;
-        s.push_nil();
-        // No Lua code runs in this traversal: the raw `next` (encode rule 3).
-        let calls = self.calls;
-        while self.next(s, idx, calls, true).unwrap_or(false) {
-            s.pop(1);
-            if let Some(k) = s.to_number(-1) {
-                if k > max && k.floor() == k {
-                    max = k;
-                }
-            }
-        }
-        max as u64
+        serializer::max_key(s, idx)
     }
 
     /// Every key and value of the table at `idx`, but the integer keys
