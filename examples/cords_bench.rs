@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 use luafiber::runtime::{cord, Runtime};
 
 const CLIENTS: usize = 4;
+/// The spins of a call with work: about a microsecond, as a small Lua
+/// function would take.
+const WORK_SPINS: u32 = 500;
 const IN_FLIGHT: usize = 32;
 fn in_flight() -> usize {
     std::env::var("IN_FLIGHT")
@@ -212,6 +215,29 @@ fn spawn_many_remote(cords: usize) -> f64 {
     took
 }
 
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// How much faster two threads compute than one, now (2.0 on an idle
+/// 2-core machine).
+fn compute_speedup() -> f64 {
+    let spin = || {
+        let t = Instant::now();
+        for i in 0..20_000 {
+            std::hint::black_box(work(i, WORK_SPINS));
+        }
+        t.elapsed().as_secs_f64()
+    };
+    let one = spin();
+    let t = Instant::now();
+    let other = std::thread::spawn(spin);
+    spin();
+    other.join().unwrap();
+    2.0 * one / t.elapsed().as_secs_f64()
+}
+
 fn main() {
     let secs: f64 = std::env::args()
         .nth(1)
@@ -248,14 +274,34 @@ fn main() {
         );
         return;
     }
-    for spins in [0, 200] {
-        let one = call(1, spins, secs);
-        let two = call(2, spins, secs);
+    let t = thread_cpu_ns();
+    for i in 0..10_000 {
+        std::hint::black_box(work(i, WORK_SPINS));
+    }
+    let work_ns = (thread_cpu_ns() - t) as f64 / 1e4;
+    println!("a call's work ({WORK_SPINS} spins) takes {work_ns:.0} ns of CPU here");
+    // 1 and 2 cords in turns (A B A B ...), so a change in the machine's
+    // load hits both; the median of the pairs' ratios is the scaling.
+    // Beside it, the same for plain compute on 1 and 2 threads: what the
+    // machine gives two threads at this moment.
+    for spins in [0, WORK_SPINS] {
+        let mut ratios = Vec::new();
+        let mut compute = Vec::new();
+        for _ in 0..5 {
+            let one = call(1, spins, secs / 5.0);
+            let two = call(2, spins, secs / 5.0);
+            println!(
+                "  call ({spins} spins): 1 cord {one:.0}/s, 2 cords {two:.0}/s, ratio {:.2}",
+                two / one
+            );
+            ratios.push(two / one);
+            compute.push(compute_speedup());
+        }
         println!(
-            "call (task of {spins} spins): 1 cord {:.0}/s, 2 cords {:.0}/s, ratio {:.2}",
-            one,
-            two,
-            two / one
+            "call (task of {spins} spins): median ratio 2 cords / 1 cord {:.2} \
+             (plain compute, 2 threads / 1: {:.2})",
+            median(&mut ratios),
+            median(&mut compute)
         );
     }
     println!(

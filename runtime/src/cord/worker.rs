@@ -270,9 +270,8 @@ pub(crate) fn main(start: Start) {
         tasks: RefCell::new(Slab::new()),
         wakes: RefCell::new(Vec::new()),
     };
-    if CORD.with(|c| c.set(cord)).is_err() {
-        unreachable!("a thread is one cord");
-    }
+    let fresh = CORD.with(|c| c.set(cord).is_ok());
+    assert!(fresh, "a thread is one cord");
     // After the reactor is made (which installs its own hook).
     fiber::set_idle_hook(Some(turn));
     let init = match &on_start {
