@@ -289,8 +289,8 @@ pub(crate) fn main(start: Start) {
     for task in left {
         task.abandon();
     }
-    with_cord(Cord::flush_wakes);
     inbox.close();
+    with_cord(Cord::flush_wakes);
     if let Some(f) = &on_stop {
         if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(index))) {
             tracing::error!(cord = index, "on_cord_stop panicked: {}", panic_text(p));
