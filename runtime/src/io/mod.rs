@@ -73,7 +73,7 @@ pub(crate) mod error;
 mod fd;
 pub(crate) mod inbox;
 pub(crate) mod reactor;
-pub(crate) mod source;
+mod source;
 mod waker;
 
 pub use blocking::{getaddrinfo, run_blocking, AddrInfo, GaiError, Hints};
