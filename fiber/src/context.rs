@@ -13,6 +13,7 @@
 //! check and no destructor-state check on the switch path.
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What the overflow handler (and [`current_ext`]) needs to know about a
 /// fiber while it runs, and its [`fiber_word`]; kept in its slot.
@@ -26,6 +27,8 @@ pub(crate) struct Running {
     pub ext: usize,
     /// The fiber's [`fiber_word`].
     pub word: Cell<usize>,
+    /// The embedder's constant word ([`current_tag`]).
+    pub tag: usize,
 }
 
 thread_local! {
@@ -33,8 +36,10 @@ thread_local! {
     static RUNNING: Cell<*const Running> = const { Cell::new(std::ptr::null()) };
     /// [`fiber_word`] outside fibers.
     static FIBER_WORD: Cell<usize> = const { Cell::new(0) };
-    /// [`switch_count`], or 0 outside any fiber.
-    static EPOCH: Cell<u64> = const { Cell::new(0) };
+    /// [`switch_count`], or 0 outside any fiber. Atomic only so that
+    /// another thread may read it ([`switch_counter`]): its relaxed loads
+    /// and stores are plain moves.
+    static EPOCH: AtomicU64 = const { AtomicU64::new(0) };
 }
 
 /// Sets a thread-local cell with a plain store (`LocalKey::set` goes
@@ -83,7 +88,8 @@ pub fn with_running<R>(f: impl FnOnce(u64, &[u8]) -> R) -> Option<R> {
 #[inline(always)]
 pub(crate) fn count_switch(switches: &mut u64, in_fiber: bool) {
     *switches += 1;
-    tls_set(&EPOCH, if in_fiber { *switches } else { 0 });
+    let epoch = if in_fiber { *switches } else { 0 };
+    EPOCH.with(|e| e.store(epoch, Ordering::Relaxed));
 }
 
 /// A word of the running context (a fiber, or the thread outside fibers)
@@ -123,6 +129,26 @@ pub fn current_ext() -> Option<usize> {
 /// read.
 #[inline]
 pub fn switch_count() -> Option<u64> {
-    let epoch = tls_get(&EPOCH);
+    let epoch = EPOCH.with(|e| e.load(Ordering::Relaxed));
     (epoch != 0).then_some(epoch)
+}
+
+/// This thread's [`switch_count`] (0 outside fibers) as an atomic that
+/// other threads may read while this thread lives: a watchdog that sees it
+/// unchanged knows the same fiber still runs (or none does, at 0). The
+/// reference must not be used after this thread has ended.
+pub fn switch_counter() -> &'static AtomicU64 {
+    let p: *const AtomicU64 = EPOCH.with(|e| e as *const AtomicU64);
+    // SAFETY: a `const` thread-local without destructor lives as long as
+    // its thread; the contract above bounds the use to that.
+    unsafe { &*p }
+}
+
+/// The running fiber's tag (the embedder's constant word, set by
+/// [`Builder::tag`](crate::Builder::tag); 0 when none was set), or `None`
+/// outside fibers. Two loads: async-signal-safe, as the stack overflow
+/// handler's reads of the same record.
+#[inline]
+pub fn current_tag() -> Option<usize> {
+    running().map(|r| r.tag)
 }

@@ -86,6 +86,8 @@
 //! - `cord/`: the cord's Lua state, its per-fiber data, the Lua thread pool;
 //! - `fiber/`: Lua fibers' life: spawn, entry, join, error reports, the
 //!   guard on every switch;
+//! - `slice/`: fiber slices and their watchdog (the cord keeps each
+//!   fiber's own max slice);
 //! - `modules/`: the Lua modules (`fiber`, `clock`, `buffer`, `msgpack`,
 //!   `json`, `log`; `serializer` is what `msgpack` and `json` share);
 //! - `embed/`: the Rust API: [`LuaRuntime`], scripts, call/eval, handles,
@@ -100,6 +102,7 @@ mod fiber;
 mod luajit;
 mod modules;
 mod raw;
+mod slice;
 
 #[cfg(luafiber_bench)]
 pub use cord::NewThread;

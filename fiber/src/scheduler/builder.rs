@@ -23,6 +23,7 @@ pub struct Builder {
     stack_size: Option<usize>,
     joinable: bool,
     ext: usize,
+    tag: usize,
 }
 
 impl Builder {
@@ -56,6 +57,14 @@ impl Builder {
     /// The embedder's word for this fiber (see [`ext`](crate::ext)).
     pub fn ext(mut self, ext: usize) -> Builder {
         self.ext = ext;
+        self
+    }
+
+    /// A constant word for this fiber that [`current_tag`](crate::current_tag)
+    /// reads async-signal-safely while it runs (the Lua bridge keeps its
+    /// Lua thread there).
+    pub fn tag(mut self, tag: usize) -> Builder {
+        self.tag = tag;
         self
     }
 
@@ -111,6 +120,7 @@ impl Builder {
                         name: name_bytes,
                         ext: self.ext,
                         word: Cell::new(0),
+                        tag: self.tag,
                     },
                 },
             );

@@ -49,13 +49,19 @@ pub fn with_name<R>(id: FiberId, f: impl FnOnce(&str) -> R) -> Result<R, Error> 
     with(|s| s.live(id).map(|(_, slot)| f(&slot.name)))
 }
 
-/// Context switches into the fiber so far.
+/// Context switches out of the fiber so far (Tarantool's `fiber->csw`,
+/// counted when a fiber yields or resumes another): a fiber that has not
+/// yielded yet has 0. The slot counts switches in; the running fiber's
+/// last one is not matched by a switch out yet.
 ///
 /// # Errors
 ///
 /// [`Error::Dead`].
 pub fn csw(id: FiberId) -> Result<u64, Error> {
-    with(|s| s.live(id).map(|(_, slot)| slot.csw))
+    with(|s| {
+        s.live(id)
+            .map(|(_, slot)| slot.csw - u64::from(slot.status == Status::Running))
+    })
 }
 
 /// The fiber's usable stack size, in bytes.

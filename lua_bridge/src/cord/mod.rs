@@ -35,6 +35,8 @@ pub(crate) struct LuaFiber {
     pub traceback: Option<String>,
     /// An error ends the process (the script's main chunk).
     pub exit_on_error: bool,
+    /// Its own max slice (`fiber_obj:set_max_slice`), if set.
+    pub max_slice: Option<crate::slice::Slice>,
 }
 
 impl LuaFiber {
@@ -47,6 +49,7 @@ impl LuaFiber {
             rc: None,
             traceback: None,
             exit_on_error,
+            max_slice: None,
         }
     }
 
@@ -206,6 +209,12 @@ pub(crate) fn with<R>(f: impl FnOnce(&mut Cord) -> R) -> R {
 /// Like [`with`], `None` when the thread has no cord.
 pub(crate) fn try_with<R>(f: impl FnOnce(&mut Cord) -> R) -> Option<R> {
     CORD.with(|c| c.borrow_mut().as_mut().map(f))
+}
+
+/// Like [`try_with`], `None` also while the cord is borrowed: for a Lua
+/// hook, which may run inside any Lua code.
+pub(crate) fn peek_with<R>(f: impl FnOnce(&mut Cord) -> R) -> Option<R> {
+    CORD.with(|c| c.try_borrow_mut().ok()?.as_mut().map(f))
 }
 
 /// Makes `cord` this thread's cord.

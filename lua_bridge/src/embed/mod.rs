@@ -131,6 +131,7 @@ impl LuaRuntime {
 
 impl Drop for LuaRuntime {
     fn drop(&mut self) {
+        crate::slice::watchdog::disarm();
         crate::fiber::guard::uninstall();
         crate::luajit::uninstall();
         rust_fn::clear();

@@ -87,8 +87,11 @@ fn spawn_with(
     // SAFETY: `t` is another thread of the same state (taken from its pool
     // or made on it), idle, with room for `n`.
     unsafe { s.xmove_to(thread.as_ptr(), n) };
+    // The tag: the fiber's Lua thread, for the slice watchdog's signal
+    // handler (`crate::slice`).
+    let tag = thread.as_ptr() as usize;
     let idx = cord::with(|c| c.fibers.insert(LuaFiber::new(thread, exit_on_error)));
-    let builder = builder.ext(idx + 1);
+    let builder = builder.ext(idx + 1).tag(tag);
     let run = move || body(idx);
     let spawned = match start {
         Start::Now => builder.spawn_now(run),

@@ -51,6 +51,9 @@ pub enum ErrorKind {
     SystemError,
     /// Malformed data given to a decoder.
     DecodeError,
+    /// A fiber ran past its slice without yielding (Tarantool's
+    /// `FiberSliceIsExceeded`).
+    FiberSliceIsExceeded,
 }
 
 impl ErrorKind {
@@ -64,6 +67,7 @@ impl ErrorKind {
             ErrorKind::Panic => c"RustPanic",
             ErrorKind::SystemError => c"SystemError",
             ErrorKind::DecodeError => c"DecodeError",
+            ErrorKind::FiberSliceIsExceeded => c"FiberSliceIsExceeded",
         }
     }
 }

@@ -258,6 +258,7 @@ fn push_info(s: &mut Stack, id: FiberId) -> LResult<()> {
     s.set_field(t, c"fid");
     s.push_int(csw as i64);
     s.set_field(t, c"csw");
+    super::slice::push_max_slice(s, t, id)?;
     let memory = s.new_table(0, 2);
     s.push_int(0);
     s.set_field(memory, c"used");

@@ -6,6 +6,7 @@
 //!
 //! - [`object`]: fiber objects, `fiber.storage`;
 //! - [`life`]: the module's functions over fibers;
+//! - [`slice`]: fiber slices (`set_max_slice`, `check_slice`, ...);
 //! - [`channel`] and [`cond`]: `fiber.channel()` and `fiber.cond()`, whose
 //!   values in flight live in [`slots`];
 //! - [`wrappers`]: on LuaJIT, the hot channel and cond methods as Lua
@@ -15,6 +16,7 @@ mod channel;
 mod cond;
 mod life;
 mod object;
+mod slice;
 mod slots;
 #[cfg(test)]
 mod tests;
@@ -47,6 +49,10 @@ const MODULE: &[Reg] = &[
     (c"clock", fiber_clock),
     (c"clock64", fiber_clock64),
     (c"channel", channel::channel_new),
+    (c"set_max_slice", slice::fiber_set_max_slice),
+    (c"set_slice", slice::fiber_set_slice),
+    (c"extend_slice", slice::fiber_extend_slice),
+    (c"check_slice", slice::fiber_check_slice),
     (c"cond", cond::cond_new),
 ];
 
@@ -62,6 +68,7 @@ const METHODS: &[Reg] = &[
     (c"join", fiber_join),
     (c"info", fiber_info),
     (c"csw", fiber_csw),
+    (c"set_max_slice", slice::fiber_set_max_slice),
 ];
 
 /// Makes the metatables of fiber objects, channels and conds.
