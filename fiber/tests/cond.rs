@@ -331,3 +331,40 @@ fn timed_waits_signalled_early_leave_few_timers() {
         "{signalled} after {waited:?}"
     );
 }
+
+#[test]
+fn wait_tarantool_ends_on_any_wakeup_and_a_cancelled_fiber_waits() {
+    let cond = Rc::new(Cond::new());
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let (c, l) = (cond.clone(), log.clone());
+    let waiter = spawn(move || {
+        // Woken by `wakeup`: the wait ends, true (master's spurious wakeup).
+        let woken = c.wait_tarantool(None).unwrap();
+        l.borrow_mut().push(woken);
+        // Timed out: false.
+        let woken = c.wait_tarantool(Some(ms(1))).unwrap();
+        l.borrow_mut().push(woken);
+        // Cancelled before the wait: it still waits, for the signal, then
+        // fails.
+        fiber::cancel(fiber::current().unwrap()).unwrap();
+        let r = c.wait_tarantool(None);
+        l.borrow_mut()
+            .push(matches!(r, Err(fiber::Error::Cancelled)));
+    });
+    let (c, l) = (cond.clone(), log.clone());
+    spawn(move || {
+        fiber::yield_now().unwrap();
+        fiber::wakeup(waiter).unwrap();
+        // Until the waiter is in its third wait (bounded).
+        for _ in 0..1000 {
+            if l.borrow().len() == 2 && c.waiters() == 1 {
+                break;
+            }
+            fiber::sleep(ms(1)).unwrap();
+        }
+        assert_eq!(c.waiters(), 1, "the cancelled fiber waits");
+        c.signal();
+    });
+    fiber::run();
+    assert_eq!(*log.borrow(), [true, false, true]);
+}

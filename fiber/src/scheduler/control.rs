@@ -77,8 +77,9 @@ pub fn set_joinable(id: FiberId, joinable: bool) -> Result<(), Error> {
 /// # Errors
 ///
 /// [`Error::NotInFiber`] when the fiber has not ended and the caller is not a
-/// fiber; [`Error::JoinSelf`]; [`Error::Dead`] when there is no such fiber
-/// (or it was joined); [`Error::NotJoinable`]; [`Error::JoinedConcurrently`]
+/// fiber; [`Error::Dead`] when there is no such fiber (or it was joined);
+/// [`Error::NotJoinable`]; [`Error::JoinSelf`] (a joinable fiber joining
+/// itself); [`Error::JoinedConcurrently`]
 /// when another fiber waits for it; [`Error::TimedOut`] when `timeout` runs
 /// out first (the fiber stays joinable).
 pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
@@ -86,9 +87,6 @@ pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
     loop {
         let me = with(|s| {
             let me = s.current;
-            if me.map(|h| h.id) == Some(id.0) {
-                return Err(Error::JoinSelf);
-            }
             let (h, slot) = s.live(id)?;
             if !slot.joinable {
                 // A joiner made to give up (set_joinable(false) + wakeup)
@@ -97,6 +95,10 @@ pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
                     slot.joiner = None;
                 }
                 return Err(Error::NotJoinable(id));
+            }
+            // After the joinable check, as master's `lbox_fiber_join`.
+            if me.map(|h| h.id) == Some(id.0) {
+                return Err(Error::JoinSelf);
             }
             if slot.status == Status::Dead {
                 let ext = slot.running.ext;

@@ -108,7 +108,7 @@ pub use info::{
     stats, status, with_name, Stats,
 };
 pub use park::{block, block_cancellable, sleep, testcancel, yield_now};
-pub(crate) use park::{park, park_queued};
+pub(crate) use park::{park, park_enqueued, park_queued};
 pub use record::{truncate, Status, MAX_NAME_LEN};
 pub(crate) use record::{Handle, Resume};
 pub use run::{has_pending, run, run_until, serve};

@@ -71,6 +71,26 @@ pub(crate) fn park_queued(
     Ok(blocked.map(suspend))
 }
 
+/// [`park_queued`] for a cancelled fiber too: it is queued and blocks like
+/// any other (master's `fiber_cond_wait_timeout`, which looks at the
+/// cancel flag only after the wait).
+///
+/// # Errors
+///
+/// [`Error::NotInFiber`] outside a fiber.
+pub(crate) fn park_enqueued(
+    timeout: Option<Duration>,
+    enqueue: impl FnOnce(Handle),
+) -> Result<Resume, Error> {
+    let blocked = with(|s| {
+        s.block_current(timeout, |h, _| {
+            enqueue(h);
+            true
+        })
+    })?;
+    Ok(suspend(blocked.expect("a block that nothing refuses")))
+}
+
 impl Scheduler {
     /// Blocks the current fiber (with a timer when `timeout` is set) unless
     /// `admit`, given its handle and slot, refuses; returns its yielder and

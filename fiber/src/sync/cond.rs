@@ -172,6 +172,41 @@ impl Cond {
         }
     }
 
+    /// Tarantool master's `fiber_cond_wait_timeout` exactly (what Lua's
+    /// `cond:wait` and the C API's `fiber_cond_wait_timeout` use): blocks
+    /// until **any** wakeup of the fiber (a signal, a broadcast,
+    /// [`wakeup`](crate::wakeup), a cancel) or the timeout, then leaves the
+    /// queue. A cancelled fiber waits too: the flag is looked at after the
+    /// wait. A signal given to a waiter that is then cancelled is not
+    /// passed on.
+    ///
+    /// Returns `Ok(true)` when woken, `Ok(false)` when the timeout ran out.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInFiber`] outside a fiber; [`Error::Cancelled`] when the
+    /// fiber is cancelled once the wait is over.
+    pub fn wait_tarantool(&self, timeout: Option<Duration>) -> Result<bool, Error> {
+        // Declared before `_queued`, so it outlives its place in the queue.
+        let waiter = Waiter {
+            link: Link::new(),
+            woken: Cell::new(Woken::Out),
+        };
+        let _queued = Queued {
+            cond: self,
+            waiter: &waiter,
+        };
+        let r = scheduler::park_enqueued(timeout, |me| {
+            waiter.woken.set(Woken::No);
+            self.waiters.push_back(&waiter.link, me);
+        })?;
+        if r.cancelled {
+            return Err(Error::Cancelled);
+        }
+        let woken = matches!(waiter.woken.get(), Woken::Signal | Woken::Broadcast);
+        Ok(woken || !r.timed_out)
+    }
+
     /// The rest of [`wait`](Cond::wait) once the fiber woke up, with `r`,
     /// queued (or taken off by a waker) as `waiter`.
     #[inline(never)]

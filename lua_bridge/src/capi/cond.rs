@@ -87,7 +87,7 @@ pub unsafe extern "C" fn fiber_cond_wait_timeout(cond: *mut FiberCond, timeout: 
         if !may_switch("fiber_cond_wait") {
             return -1;
         }
-        match c.0.wait(super::fiber::timeout(timeout)) {
+        match c.0.wait_tarantool(super::fiber::timeout(timeout)) {
             Ok(true) => 0,
             Ok(false) => {
                 diag::set_fiber_error(Error::TimedOut);

@@ -5,9 +5,12 @@ use std::time::Duration;
 
 use super::{LResult, Raise, Stack};
 
-/// A timeout argument in seconds at `idx`: `None` when absent or nil (wait
-/// forever). NaN and non-numbers are refused with `usage`; negative values
-/// mean already expired (zero).
+/// A timeout argument in seconds at `idx`, as master's `channel:get`,
+/// `channel:put`, `cond:wait` and `fiber:join` read theirs: `None` when
+/// absent or nil (wait forever); a number or a numeric string
+/// (`lua_isnumber`); negative values, NaN and anything else are refused
+/// with `usage` (master lets NaN through to an undefined wait: refused
+/// here, see DESIGN.md).
 ///
 /// # Errors
 ///
@@ -17,8 +20,8 @@ pub fn opt_timeout(s: &Stack, idx: c_int, usage: &str) -> LResult<Option<Duratio
     if s.is_none_or_nil(idx) {
         return Ok(None);
     }
-    match s.to_number(idx) {
-        Some(t) if !t.is_nan() => Ok(seconds(t)),
+    match s.to_number_coerced(idx) {
+        Some(t) if t >= 0.0 => Ok(seconds(t)),
         _ => Err(Raise::illegal(usage)),
     }
 }

@@ -43,15 +43,18 @@ lua_fn! {
 }
 
 lua_fn! {
-    /// `cond:wait([timeout])`: true when signalled, false on timeout; raises
-    /// `FiberIsCancelled` when the fiber is cancelled. `"Usage:
-    /// cond:wait([timeout])"` for a bad timeout.
+    /// `cond:wait([timeout])`: master's `luaT_fiber_cond_wait` over
+    /// `fiber_cond_wait_timeout` ([`Cond::wait_tarantool`]): true when the
+    /// fiber is woken (a signal, a broadcast, `f:wakeup()`), false on
+    /// timeout; raises `FiberIsCancelled` when the fiber is cancelled once
+    /// the wait is over (a cancelled fiber waits too). `"Usage:
+    /// cond:wait([timeout])"` for a bad or negative timeout.
     fn cond_wait(s: &mut Stack) {
         const USAGE: &str = "Usage: cond:wait([timeout])";
         let c = cond(s, USAGE)?;
         let timeout = opt_timeout(s, 2, USAGE)?;
         check_switch(s, "cond:wait")?;
-        let signalled = c.wait(timeout).map_err(error::from_fiber)?;
+        let signalled = c.wait_tarantool(timeout).map_err(error::from_fiber)?;
         s.push_bool(signalled);
         Ok(1)
     }
@@ -60,7 +63,7 @@ lua_fn! {
 lua_fn! {
     /// `cond:wait()` for `wrappers.lua`, which checked that argument 1 is a
     /// cond and that no timeout is given. Returns nothing: with no timeout,
-    /// a wait that returns was signalled (the wrapper returns `true`).
+    /// a wait that returns was woken (the wrapper returns `true`).
     pub(super) fn cond_wait_unchecked(s: &mut Stack) {
         // SAFETY: the wrapper checked argument 1's metatable: a cond's
         // userdata.
@@ -69,8 +72,7 @@ lua_fn! {
         // SAFETY: a live cond's box, on the stack for the whole call (this
         // body never lowers the top).
         let c = unsafe { &**p };
-        let signalled = c.wait(None).map_err(error::from_fiber)?;
-        debug_assert!(signalled, "a wait with no timeout ends signalled");
+        c.wait_tarantool(None).map_err(error::from_fiber)?;
         Ok(0)
     }
 }

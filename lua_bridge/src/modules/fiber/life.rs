@@ -17,6 +17,9 @@ fn create(s: &mut Stack, start: Start, what: &str) -> LResult {
             "{what}(function, ...): bad arguments"
         )));
     }
+    if start == Start::Now {
+        super::top::note_switch();
+    }
     let id = lua_fiber::spawn(s, 1, start, Builder::new(), false)?;
     push_fiber(s, id);
     Ok(1)
@@ -106,7 +109,9 @@ lua_fn! {
 lua_fn! {
     /// `fiber.status([f])` / `f:status()`: "running", "suspended" or "dead".
     pub(super) fn fiber_status(s: &mut Stack) {
-        let status = if s.is_none_or_nil(1) {
+        // Any argument, nil too, must be a fiber (master's
+        // `lbox_get_fiber`).
+        let status = if s.top() == 0 {
             c"running"
         } else {
             let id = to_fiber(s, 1).ok_or_else(|| Raise::illegal("expected fiber as 1 argument"))?;
@@ -224,8 +229,13 @@ lua_fn! {
     pub(super) fn fiber_join(s: &mut Stack) {
         const USAGE: &str = "fiber:join(timeout): bad arguments";
         let id = to_fiber(s, 1).ok_or_else(|| Raise::illegal("Usage: fiber:join([timeout])"))?;
-        if s.to_number(2).is_some_and(|t| t < 0.0) {
-            return Err(Raise::illegal(USAGE));
+        // Master's order: dead, not joinable, itself, then the timeout.
+        match fiber::is_joinable(id) {
+            Ok(false) => return Err(error::from_fiber(fiber::Error::NotJoinable(id))),
+            Ok(true) if fiber::current() == Some(id) => {
+                return Err(error::from_fiber(fiber::Error::JoinSelf))
+            }
+            _ => {}
         }
         let timeout = opt_timeout(s, 2, USAGE)?;
         if !dead(id) && fiber::current() != Some(id) {
@@ -258,6 +268,8 @@ fn push_info(s: &mut Stack, id: FiberId) -> LResult<()> {
     s.set_field(t, c"fid");
     s.push_int(csw as i64);
     s.set_field(t, c"csw");
+    s.push_number(super::top::cputime(id));
+    s.set_field(t, c"time");
     super::slice::push_max_slice(s, t, id)?;
     let memory = s.new_table(0, 2);
     s.push_int(0);
@@ -288,6 +300,11 @@ lua_fn! {
             push_info(s, id)?;
             s.rawseti(all, id.0 as i64);
         }
+        // As master's `lbox_fiber_info`: YAML shows it in block mode.
+        let mt = s.new_table(0, 1);
+        s.push_cstr(c"mapping");
+        s.set_field(mt, c"__serialize");
+        s.set_metatable(all);
         Ok(1)
     }
 }

@@ -7,6 +7,7 @@
 //! - [`object`]: fiber objects, `fiber.storage`;
 //! - [`life`]: the module's functions over fibers;
 //! - [`slice`]: fiber slices (`set_max_slice`, `check_slice`, ...);
+//! - [`top`]: `fiber.top()` and its accounting;
 //! - [`channel`] and [`cond`]: `fiber.channel()` and `fiber.cond()`, whose
 //!   values in flight live in [`slots`];
 //! - [`wrappers`]: on LuaJIT, the hot channel and cond methods as Lua
@@ -20,6 +21,7 @@ mod slice;
 mod slots;
 #[cfg(test)]
 mod tests;
+mod top;
 mod wrappers;
 
 use std::ffi::c_int;
@@ -53,6 +55,9 @@ const MODULE: &[Reg] = &[
     (c"set_slice", slice::fiber_set_slice),
     (c"extend_slice", slice::fiber_extend_slice),
     (c"check_slice", slice::fiber_check_slice),
+    (c"top", top::fiber_top),
+    (c"top_enable", top::fiber_top_enable),
+    (c"top_disable", top::fiber_top_disable),
     (c"cond", cond::cond_new),
 ];
 

@@ -155,8 +155,17 @@ lua_fn! {
 /// Makes the fiber metatable, with `methods` as the methods of fiber
 /// objects.
 pub(super) fn init_metatable(s: &mut Stack, methods: &[Reg]) {
-    let t = s.new_table(0, methods.len() as c_int);
+    let t = s.new_table(0, methods.len() as c_int + 2);
     s.set_funcs(t, methods);
+    // Master's `lbox_fiber_index` reads the metatable: `f.__serialize` and
+    // `f.__tostring` are the metamethods.
+    s.set_funcs(
+        t,
+        &[
+            (c"__serialize", fiber_serialize),
+            (c"__tostring", fiber_tostring),
+        ],
+    );
     METHODS_REF.with(|r| r.set(s.make_ref()));
     let mt = s.new_table(0, 5);
     s.set_funcs(

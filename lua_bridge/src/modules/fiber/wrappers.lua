@@ -32,9 +32,10 @@ local ch, cond = CH_MT.__index, COND_MT.__index
 local c_put, c_get = ch.put, ch.get
 local c_wait, c_signal, c_broadcast = cond.wait, cond.signal, cond.broadcast
 
--- A timeout the C methods accept: none, or a number that is not NaN.
+-- A timeout the fast paths take: none, or a number >= 0 (not NaN); the C
+-- methods read the rest (numeric strings) or raise.
 local function timeout_ok(t)
-    return t == nil or type(t) == 'number' and t == t
+    return t == nil or type(t) == 'number' and t >= 0
 end
 
 function ch.put(self, ...)

@@ -326,6 +326,21 @@ impl<'f> Stack<'f> {
         Some(unsafe { ffi::lua_tonumber(self.l, idx) })
     }
 
+    /// The number at `idx`, or the number a numeric string at `idx` reads
+    /// as (`lua_isnumber`; the string on the stack stays a string).
+    #[inline]
+    pub fn to_number_coerced(&self, idx: c_int) -> Option<f64> {
+        match self.type_of(idx) {
+            ffi::LUA_TNUMBER => self.to_number(idx),
+            // SAFETY: a string at an acceptable index; `lua_isnumber` and
+            // `lua_tonumber` only read it (no metamethod, no raise).
+            ffi::LUA_TSTRING => unsafe {
+                (ffi::lua_isnumber(self.l, idx) != 0).then(|| ffi::lua_tonumber(self.l, idx))
+            },
+            _ => None,
+        }
+    }
+
     /// The number at `idx` as an integer, when it is a number with an
     /// integral value that fits (Lua 5.4 floats included).
     #[inline]
