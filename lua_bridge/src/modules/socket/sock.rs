@@ -1,0 +1,400 @@
+//! Socket objects: a userdata holding a [`Sock`], whose methods are C
+//! functions in the metatable's `__index` table (some replaced by Lua
+//! functions in `socket.lua`).
+//!
+//! A socket made here (`socket()`, `s:accept()`, `socketpair()`) owns an
+//! [`Fd`] registered with the cord's event loop, so a wait costs no
+//! `epoll_ctl`; one made by `socket.from_fd(n)` wraps a number the caller
+//! gave (it may be anything, even closed), waits with
+//! [`io::wait_fd`](luafiber_runtime::io::wait_fd) and never registers.
+//!
+//! Fibers share a socket: every field is a `Cell` or a `RefCell` borrowed
+//! only between two switches, and a fiber parked in a method holds nothing
+//! but `&Sock` (the userdata stays on its stack, so it lives). `close()`
+//! keeps the [`Fd`] in place (closed, its waiters woken with `EBADF`); it is
+//! dropped only by `__gc`, which closes an fd still open without a switch.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_int, c_void};
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+use luafiber_runtime::io::{self as rio, Fd, Interest, Ready};
+use mlua::ffi;
+
+use super::rbuf::ReadBuf;
+use crate::modules::errno;
+use crate::raw::error::ErrorKind;
+use crate::raw::{lua_fn, LResult, Raise, Stack};
+
+thread_local! {
+    /// The socket metatable: its registry ref and address.
+    static SOCK_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
+}
+
+/// The payload of a socket userdata.
+pub(crate) struct Sock {
+    /// The fd; -1 once closed or detached.
+    fd: Cell<RawFd>,
+    /// The registration that owns `fd` (`None` for `from_fd`).
+    reg: Option<Fd>,
+    /// `SOCK_STREAM`, `SOCK_DGRAM`, ... (0 when unknown).
+    pub itype: c_int,
+    /// `s:errno()`; 0 for none.
+    errno: Cell<c_int>,
+    /// A stream socket registered here: a read that comes back short means
+    /// the socket is drained ([`Fd::drained`]). Off once `SO_PASSCRED` is
+    /// set (a Unix socket's read then stops where the sender changes).
+    pub stream: Cell<bool>,
+    /// The read-ahead buffer of `s:read()`.
+    pub rbuf: RefCell<ReadBuf>,
+}
+
+impl Sock {
+    /// A socket over `fd` (non-blocking), registered with the cord's event
+    /// loop.
+    ///
+    /// # Errors
+    ///
+    /// The registration's (the fd is closed then).
+    pub fn registered(fd: OwnedFd, itype: c_int) -> io::Result<Sock> {
+        let reg = Fd::from_nonblocking(fd)?;
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&reg);
+        Ok(Sock {
+            fd: Cell::new(raw),
+            reg: Some(reg),
+            itype,
+            errno: Cell::new(0),
+            stream: Cell::new(itype == libc::SOCK_STREAM),
+            rbuf: RefCell::default(),
+        })
+    }
+
+    /// A socket over an fd number of the caller's (`socket.from_fd`).
+    pub fn foreign(fd: RawFd, itype: c_int) -> Sock {
+        Sock {
+            fd: Cell::new(fd),
+            reg: None,
+            itype,
+            errno: Cell::new(0),
+            stream: Cell::new(false),
+            rbuf: RefCell::default(),
+        }
+    }
+
+    /// The fd, or -1 when closed.
+    #[inline]
+    pub fn raw(&self) -> RawFd {
+        self.fd.get()
+    }
+
+    /// Whether `close()` or `detach()` was called.
+    #[inline]
+    pub fn is_closed(&self) -> bool {
+        self.fd.get() < 0
+    }
+
+    /// `s:errno()`: 0 for none.
+    pub fn errno(&self) -> c_int {
+        self.errno.get()
+    }
+
+    /// Sets `s:errno()` and the Lua `errno()` (a failed call).
+    #[inline]
+    pub fn fail(&self, e: c_int) {
+        self.errno.set(e);
+        errno::set(e);
+    }
+
+    /// Clears `s:errno()` (a call that went well).
+    #[inline]
+    pub fn ok(&self) {
+        self.errno.set(0);
+    }
+
+    /// Closes the fd (deregistered first); the errno of `close(2)` on
+    /// failure. Never switches.
+    pub fn close(&self) -> Result<(), c_int> {
+        let fd = self.fd.replace(-1);
+        match &self.reg {
+            Some(reg) if !reg.is_closed() => reg.close().map_err(os_errno),
+            // A registration closed behind this socket: another socket over
+            // the same fd (`from_fd`) closed it.
+            Some(_) => Err(libc::EBADF),
+            // SAFETY: the caller's fd, which it gave this socket to close.
+            None => match unsafe { libc::close(fd) } {
+                0 => Ok(()),
+                _ => Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EBADF)),
+            },
+        }
+    }
+
+    /// Forgets the fd without closing it (`s:detach()`).
+    pub fn detach(&self) {
+        self.fd.set(-1);
+        if let Some(reg) = &self.reg {
+            let _ = reg.detach();
+        }
+    }
+
+    /// Whether a read may find data without a wait (always, unregistered).
+    #[inline]
+    pub fn may_read(&self) -> bool {
+        self.reg
+            .as_ref()
+            .is_none_or(|r| r.is_ready(Interest::READABLE))
+    }
+
+    /// A read got `got` of the `asked` bytes: a short one drains a stream
+    /// socket.
+    #[inline]
+    pub fn read_got(&self, got: usize, asked: usize) {
+        if got < asked && self.stream.get() {
+            if let Some(reg) = &self.reg {
+                reg.drained(Interest::READABLE);
+            }
+        }
+    }
+
+    /// A syscall said `EAGAIN` for `interest`.
+    #[inline]
+    pub fn would_block(&self, interest: Interest) {
+        if let Some(reg) = &self.reg {
+            reg.clear_ready(interest);
+        }
+    }
+
+    /// Parks until an event says the socket is ready for `interest` (at
+    /// once when nothing said it is not), at most `timeout`.
+    pub fn park(&self, interest: Interest, timeout: Option<Duration>) -> io::Result<Ready> {
+        match &self.reg {
+            Some(reg) => reg.park(interest, timeout),
+            None => rio::wait_fd(self.raw(), interest, timeout),
+        }
+    }
+
+    /// Waits until `poll(2)` or an event says the socket is ready for
+    /// `interest`, at most `timeout` (`s:readable()`).
+    pub fn wait(&self, interest: Interest, timeout: Option<Duration>) -> io::Result<Ready> {
+        match &self.reg {
+            Some(reg) => reg.wait(interest, timeout),
+            None => rio::wait_fd(self.raw(), interest, timeout),
+        }
+    }
+}
+
+/// The errno of an error of the runtime's I/O: its OS error, `ETIMEDOUT`
+/// for a timeout, `EBADF` for a closed fd.
+pub(super) fn os_errno(e: io::Error) -> c_int {
+    match (e.raw_os_error(), e.kind()) {
+        (Some(n), _) => n,
+        (None, io::ErrorKind::TimedOut) => libc::ETIMEDOUT,
+        _ => libc::EIO,
+    }
+}
+
+/// The error of a method called on a closed socket.
+pub(super) fn closed() -> Raise {
+    Raise::illegal("attempt to use closed socket")
+}
+
+/// The socket at `idx`, open: Tarantool's `check_socket`.
+///
+/// # Errors
+///
+/// "Usage: socket:method()" (with ", called with non-socket" when the
+/// value is not nil) or "attempt to use closed socket".
+#[inline]
+pub(super) fn this<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
+    let sock = any(s, idx)?;
+    match sock.is_closed() {
+        true => Err(closed()),
+        false => Ok(sock),
+    }
+}
+
+/// The socket at `idx`, closed or not.
+#[inline]
+pub(super) fn any<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
+    match s.udata_with_mt(idx, SOCK_MT.with(Cell::get).1) {
+        // SAFETY: a userdata with the socket metatable holds a live `Sock`
+        // (`push` wrote it, `__gc` takes the metatable away when it drops
+        // it); the userdata is a value of the calling C function's stack,
+        // which keeps it alive for the call (raw rule 6), and the caller
+        // uses the reference no longer.
+        Some(p) => Ok(unsafe { &*p.cast::<Sock>() }),
+        None => Err(not_a_socket(s, idx)),
+    }
+}
+
+#[cold]
+fn not_a_socket(s: &Stack, idx: c_int) -> Raise {
+    match s.is_none_or_nil(idx) {
+        true => Raise::illegal("Usage: socket:method()"),
+        false => Raise::illegal("Usage: socket:method(), called with non-socket"),
+    }
+}
+
+/// Pushes a new socket object holding `sock`.
+pub(super) fn push(s: &mut Stack, sock: Sock) {
+    s.push_userdata(sock);
+    s.push_ref(SOCK_MT.with(Cell::get).0);
+    s.set_metatable(-2);
+}
+
+/// Pushes a socket over a new non-blocking `fd`, registered; on failure
+/// pushes nothing and gives the errno.
+pub(super) fn push_new(s: &mut Stack, fd: RawFd, itype: c_int) -> Result<(), c_int> {
+    // SAFETY: `fd` is a new fd the caller owns and gives away here.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let sock = Sock::registered(owned, itype).map_err(os_errno)?;
+    push(s, sock);
+    Ok(())
+}
+
+lua_fn! {
+    /// `__gc`: closes the fd if still open (no switch) and drops the socket.
+    fn sock_gc(s: &mut Stack) {
+        let mt = SOCK_MT.with(Cell::get).1;
+        if let Some(p) = s.udata_with_mt(1, mt) {
+            s.push_nil();
+            s.set_metatable(1);
+            // SAFETY: a live `Sock` (the metatable said so) that nothing
+            // uses again: the metatable is gone, and no fiber waits on it
+            // (a waiter's stack would keep the userdata alive).
+            unsafe {
+                let sock = &*p.cast::<Sock>();
+                if !sock.is_closed() {
+                    let _ = sock.close();
+                }
+                std::ptr::drop_in_place(p.cast::<Sock>());
+            }
+        }
+        Ok(0)
+    }
+}
+
+/// Makes the socket metatable (`__index` = `methods`, `__gc`); returns the
+/// index of its methods table, left on the stack above the metatable.
+pub(super) fn init_metatable(s: &mut Stack, methods: &[crate::raw::Reg]) -> LResult<(c_int, c_int)> {
+    s.ensure(4)?;
+    let mt = s.new_table(0, 4);
+    let m = s.new_table(0, methods.len() as c_int + 8);
+    for (name, f) in methods {
+        s.push_cfunction(*f);
+        s.set_field(m, name);
+    }
+    s.push_value(m);
+    s.set_field(mt, c"__index");
+    s.push_cfunction(sock_gc);
+    s.set_field(mt, c"__gc");
+    s.push_cfunction(super::conn::sock_tostring);
+    s.set_field(mt, c"__tostring");
+    s.push_cstr(c"socket");
+    s.set_field(mt, c"__name");
+    s.push_value(mt);
+    s.set_field(mt, c"__metatable");
+    s.push_value(mt);
+    // SAFETY: a value on top to take a ref of; `luaL_ref` pops it and does
+    // a raw set on the registry (it allocates at most, which does not
+    // fail in a body: raw rule 3).
+    let r = unsafe { ffi::luaL_ref(s.as_ptr(), ffi::LUA_REGISTRYINDEX) };
+    // SAFETY: `luaL_ref` popped the value, through the C API.
+    unsafe { s.sync() };
+    SOCK_MT.with(|c| c.set((r, s.to_pointer(mt))));
+    Ok((mt, m))
+}
+
+lua_fn! {
+    /// `s:fd()`: the fd number.
+    pub(super) fn sock_fd(s: &mut Stack) {
+        let fd = this(s, 1)?.raw();
+        s.push_int(fd.into());
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `s:errno()`: the errno of the last failed call, 0 for none.
+    pub(super) fn sock_errno(s: &mut Stack) {
+        let e = this(s, 1)?.errno();
+        s.push_int(e.into());
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `s:error()`: the message of `s:errno()`, nil for none.
+    pub(super) fn sock_error(s: &mut Stack) {
+        match this(s, 1)?.errno() {
+            0 => s.push_nil(),
+            e => s.push_str(&errno::strerror(e)),
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `s:close()`: true, or false with `s:errno()` set.
+    pub(super) fn sock_close(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        sock.ok();
+        match sock.close() {
+            Ok(()) => s.push_bool(true),
+            Err(e) => {
+                sock.fail(e);
+                s.push_bool(false);
+            }
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `s:detach()`: forgets the fd without closing it.
+    pub(super) fn sock_detach(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        sock.ok();
+        sock.detach();
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `socket.internal.is_closed(s)`: whether `s` is closed (for the
+    /// accept loop of `socket.lua`).
+    pub(super) fn sock_is_closed(s: &mut Stack) {
+        let closed = any(s, 1)?.is_closed();
+        s.push_bool(closed);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `socket.internal.itype(s)`: the socket type number (Tarantool's
+    /// `s.itype`), 0 when unknown.
+    pub(super) fn sock_itype(s: &mut Stack) {
+        let t = any(s, 1)?.itype;
+        s.push_int(t.into());
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `socket.internal.set_errno(s, e)`: sets `s:errno()` (and `errno()`,
+    /// unless `e` is 0), for the methods written in Lua.
+    pub(super) fn sock_set_errno(s: &mut Stack) {
+        let sock = any(s, 1)?;
+        match s.to_integer(2).and_then(|e| c_int::try_from(e).ok()) {
+            Some(0) | None => sock.ok(),
+            Some(e) => sock.fail(e),
+        }
+        Ok(0)
+    }
+}
+
+/// Raises `IllegalParams` with `msg` (for the Lua half's usage errors).
+pub(super) fn usage(msg: impl Into<String>) -> Raise {
+    Raise::Error(ErrorKind::IllegalParams, msg.into())
+}
