@@ -161,7 +161,7 @@ lua_fn! {
             }
         };
         s.ensure(4)?;
-        if let Err(e) = sock::push_new(s, fd, sock.itype) {
+        if let Err(e) = sock::push_new(s, fd, sock.itype, sock.tcp) {
             sock.fail(e);
             s.push_nil();
             return Ok(1);

@@ -41,7 +41,8 @@ lua_fn! {
             return Ok(1);
         }
         s.ensure(2)?;
-        if let Err(e) = sock::push_new(s, fd, ty) {
+        let ip = domain == libc::AF_INET || domain == libc::AF_INET6;
+        if let Err(e) = sock::push_new(s, fd, ty, ip) {
             errno::set(e);
             s.push_nil();
         }
@@ -64,14 +65,14 @@ lua_fn! {
             return Ok(1);
         }
         s.ensure(3)?;
-        if let Err(e) = sock::push_new(s, fds[0], ty) {
+        if let Err(e) = sock::push_new(s, fds[0], ty, false) {
             // SAFETY: the second fd is still ours.
             unsafe { libc::close(fds[1]) };
             errno::set(e);
             s.push_nil();
             return Ok(1);
         }
-        if let Err(e) = sock::push_new(s, fds[1], ty) {
+        if let Err(e) = sock::push_new(s, fds[1], ty, false) {
             // The first socket closes when collected.
             s.pop(1);
             errno::set(e);

@@ -183,6 +183,7 @@ lua_fn! {
                 return answer(s, sock, n);
             }
             if !sock.may_read() && !deadline.is_zero() {
+                sock.uncork();
                 if let Err(e) = park(s, sock, Interest::READABLE, &mut deadline, "socket.read")? {
                     return fail(s, sock, e);
                 }
@@ -215,6 +216,7 @@ lua_fn! {
                 Err(libc::EAGAIN) => {
                     sock.would_block(Interest::READABLE);
                     if deadline.is_zero() {
+                        sock.uncork();
                         return fail(s, sock, libc::ETIMEDOUT);
                     }
                 }

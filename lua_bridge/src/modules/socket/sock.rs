@@ -47,18 +47,23 @@ pub(crate) struct Sock {
     /// the socket is drained ([`Fd::drained`]). Off once `SO_PASSCRED` is
     /// set (a Unix socket's read then stops where the sender changes).
     pub stream: Cell<bool>,
+    /// A TCP socket: `s:write()` passes `MSG_MORE` while the read-ahead
+    /// buffer holds bytes (see [`write`](super::write)).
+    pub tcp: bool,
+    /// A `MSG_MORE` write may wait in the kernel for the next one.
+    corked: Cell<bool>,
     /// The read-ahead buffer of `s:read()`.
     pub rbuf: RefCell<ReadBuf>,
 }
 
 impl Sock {
-    /// A socket over `fd` (non-blocking), registered with the cord's event
-    /// loop.
+    /// A socket over `fd` (non-blocking; of an IP family when `ip`),
+    /// registered with the cord's event loop.
     ///
     /// # Errors
     ///
     /// The registration's (the fd is closed then).
-    pub fn registered(fd: OwnedFd, itype: c_int) -> io::Result<Sock> {
+    pub fn registered(fd: OwnedFd, itype: c_int, ip: bool) -> io::Result<Sock> {
         let reg = Fd::from_nonblocking(fd)?;
         let raw = std::os::fd::AsRawFd::as_raw_fd(&reg);
         Ok(Sock {
@@ -67,6 +72,8 @@ impl Sock {
             itype,
             errno: Cell::new(0),
             stream: Cell::new(itype == libc::SOCK_STREAM),
+            tcp: ip && itype == libc::SOCK_STREAM,
+            corked: Cell::new(false),
             rbuf: RefCell::default(),
         })
     }
@@ -79,6 +86,8 @@ impl Sock {
             itype,
             errno: Cell::new(0),
             stream: Cell::new(false),
+            tcp: false,
+            corked: Cell::new(false),
             rbuf: RefCell::default(),
         }
     }
@@ -135,6 +144,32 @@ impl Sock {
         self.fd.set(-1);
         if let Some(reg) = &self.reg {
             let _ = reg.detach();
+        }
+    }
+
+    /// Records whether the last `s:write()` passed `MSG_MORE`.
+    #[inline]
+    pub fn set_corked(&self, corked: bool) {
+        self.corked.set(corked);
+    }
+
+    /// Sends what `MSG_MORE` writes left in the kernel (before a wait for
+    /// input: the peer may be waiting for it). Clearing `TCP_CORK`, which
+    /// is not set, pushes the pending frames as Nagle's rule allows.
+    #[inline]
+    pub fn uncork(&self) {
+        if self.corked.replace(false) {
+            let off: c_int = 0;
+            // SAFETY: TCP_CORK reads one int.
+            unsafe {
+                libc::setsockopt(
+                    self.raw(),
+                    libc::IPPROTO_TCP,
+                    libc::TCP_CORK,
+                    (&raw const off).cast(),
+                    std::mem::size_of::<c_int>() as libc::socklen_t,
+                )
+            };
         }
     }
 
@@ -243,12 +278,12 @@ pub(super) fn push(s: &mut Stack, sock: Sock) {
     s.set_metatable(-2);
 }
 
-/// Pushes a socket over a new non-blocking `fd`, registered; on failure
-/// pushes nothing and gives the errno.
-pub(super) fn push_new(s: &mut Stack, fd: RawFd, itype: c_int) -> Result<(), c_int> {
+/// Pushes a socket over a new non-blocking `fd` (of an IP family when
+/// `ip`), registered; on failure pushes nothing and gives the errno.
+pub(super) fn push_new(s: &mut Stack, fd: RawFd, itype: c_int, ip: bool) -> Result<(), c_int> {
     // SAFETY: `fd` is a new fd the caller owns and gives away here.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    let sock = Sock::registered(owned, itype).map_err(os_errno)?;
+    let sock = Sock::registered(owned, itype, ip).map_err(os_errno)?;
     push(s, sock);
     Ok(())
 }

@@ -96,6 +96,7 @@ fn do_wait(s: &mut Stack, interest: Interest, what: &str) -> LResult<Option<Read
     let sock = this(s, 1)?;
     let timeout = opt_timeout(s, 2, what)?;
     sock.ok();
+    sock.uncork();
     if timeout != Some(Duration::ZERO) {
         // SAFETY: the state of the running C function.
         unsafe { crate::fiber::check_switch(s.as_ptr(), what)? };

@@ -5,6 +5,15 @@
 //! Sockets are written with `send(2)` and `MSG_NOSIGNAL` (a reset peer is
 //! `EPIPE`, never a `SIGPIPE`); an fd that is no socket (`from_fd` of a
 //! pipe) with `write(2)`.
+//!
+//! A pipelining peer: while a TCP socket's read-ahead buffer still holds
+//! bytes (more requests came in one read), `s:write()` passes `MSG_MORE`,
+//! so the replies to one batch leave in one segment when the last one is
+//! written (its buffer then empty), instead of one segment each, which
+//! Nagle's rule holds back until the peer's delayed ACK (40 ms). A read
+//! that must wait for input first sends what such writes left
+//! ([`Sock::uncork`]); the kernel sends it anyway once the data in flight
+//! is acknowledged, or after about 200 ms.
 
 use std::ffi::c_int;
 use std::os::fd::RawFd;
@@ -60,6 +69,10 @@ lua_fn! {
         let sock = this(s, 1)?;
         let mut deadline = Deadline::new(opt_timeout(s, 3, WRITE_USAGE)?);
         let total = data_arg(s, 2, WRITE_USAGE)?.len();
+        let more = match sock.tcp && sock.rbuf.borrow().len() > 0 {
+            true => libc::MSG_MORE,
+            false => 0,
+        };
         let mut done = 0;
         while done < total {
             let fd = sock.raw();
@@ -70,7 +83,7 @@ lua_fn! {
             // rule 6) while the fiber parks; they are borrowed afresh each
             // time round.
             let data = &data_arg(s, 2, WRITE_USAGE)?[done..];
-            match sys_send(fd, data, 0) {
+            match sys_send(fd, data, more) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(libc::EINTR) => {}
@@ -87,6 +100,7 @@ lua_fn! {
                 Err(e) => return fail(s, sock, e),
             }
         }
+        sock.set_corked(more != 0);
         sock.ok();
         s.push_int(done as i64);
         Ok(1)
