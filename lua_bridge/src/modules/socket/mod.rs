@@ -42,9 +42,9 @@ use mlua::ffi;
 
 use crate::raw::{lua_fn, LResult, Raise, Reg, Stack};
 
-/// The methods of socket objects written in C.
+/// The methods of socket objects written in C (and `read`, a closure: see
+/// [`sock::init_metatable`]).
 const METHODS: &[Reg] = &[
-    (c"read", read::sock_read),
     (c"write", write::sock_write),
     (c"send", write::sock_send),
     (c"sendto", write::sock_sendto),

@@ -99,39 +99,43 @@ fn limit_of(n: f64) -> LResult<usize> {
     Ok((n as usize).min(LIMIT_INFINITY))
 }
 
-/// A table field of the options at 2 (raw): pushed, its index returned.
-fn field(s: &mut Stack, name: &std::ffi::CStr) -> c_int {
-    s.rawget_field(2, name);
-    s.top()
+/// The option names `s:read()` looks up, in the order of its upvalues
+/// (interned once: a look-up by upvalue hashes nothing).
+pub(super) const READ_KEYS: [&std::ffi::CStr; 4] = [c"chunk", c"size", c"delimiter", c"line"];
+
+/// The field of the options table at 2 named by upvalue `key` (raw):
+/// pushed; its index, or `None` (popped) when it is nil.
+fn field(s: &mut Stack, key: c_int) -> Option<c_int> {
+    s.push_value(Stack::upvalue(key));
+    s.rawget(2);
+    match s.is_none_or_nil(-1) {
+        true => {
+            s.pop(1);
+            None
+        }
+        false => Some(s.top()),
+    }
 }
 
 /// Argument 2 of `s:read()`.
 fn spec_arg(s: &mut Stack) -> LResult<Spec> {
-    if let Some(n) = s.to_number(2) {
-        return Ok(Spec { limit: limit_of(n)?, delim: Delim::None });
-    }
-    if s.to_str(2).is_some() {
-        return Ok(Spec { limit: LIMIT_INFINITY, delim: delim_arg(s, 2)? });
-    }
-    if s.type_of(2) != ffi::LUA_TTABLE {
-        return Err(Raise::illegal(READ_USAGE));
+    match s.type_of(2) {
+        ffi::LUA_TNUMBER => {
+            let n = s.to_number(2).unwrap_or(f64::NAN);
+            return Ok(Spec { limit: limit_of(n)?, delim: Delim::None });
+        }
+        ffi::LUA_TSTRING => return Ok(Spec { limit: LIMIT_INFINITY, delim: delim_arg(s, 2)? }),
+        ffi::LUA_TTABLE => {}
+        _ => return Err(Raise::illegal(READ_USAGE)),
     }
     let top = s.top();
-    let mut chunk = field(s, c"chunk");
-    if s.is_none_or_nil(chunk) {
-        chunk = field(s, c"size");
-    }
-    let limit = match s.is_none_or_nil(chunk) {
-        true => LIMIT_INFINITY,
-        false => limit_of(s.to_number(chunk).ok_or_else(|| Raise::illegal(READ_USAGE))?)?,
+    let limit = match field(s, 1).or_else(|| field(s, 2)) {
+        None => LIMIT_INFINITY,
+        Some(i) => limit_of(s.to_number(i).ok_or_else(|| Raise::illegal(READ_USAGE))?)?,
     };
-    let mut d = field(s, c"delimiter");
-    if s.is_none_or_nil(d) {
-        d = field(s, c"line");
-    }
-    let delim = match s.is_none_or_nil(d) {
-        true => Delim::None,
-        false => delim_arg(s, d)?,
+    let delim = match field(s, 3).or_else(|| field(s, 4)) {
+        None => Delim::None,
+        Some(i) => delim_arg(s, i)?,
     };
     s.settop(top);
     Ok(Spec { limit, delim })

@@ -320,6 +320,12 @@ pub(super) fn init_metatable(s: &mut Stack, methods: &[crate::raw::Reg]) -> LRes
         s.push_cfunction(*f);
         s.set_field(m, name);
     }
+    // `read` looks its options up by the names it holds as upvalues.
+    for key in super::read::READ_KEYS {
+        s.push_cstr(key);
+    }
+    s.push_closure(super::read::sock_read, super::read::READ_KEYS.len() as c_int);
+    s.set_field(m, c"read");
     s.push_value(m);
     s.set_field(mt, c"__index");
     s.push_cfunction(sock_gc);

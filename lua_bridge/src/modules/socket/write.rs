@@ -68,22 +68,24 @@ lua_fn! {
     pub(super) fn sock_write(s: &mut Stack) {
         let sock = this(s, 1)?;
         let mut deadline = Deadline::new(opt_timeout(s, 3, WRITE_USAGE)?);
-        let total = data_arg(s, 2, WRITE_USAGE)?.len();
         let more = match sock.tcp && sock.rbuf.borrow().len() > 0 {
             true => libc::MSG_MORE,
             false => 0,
         };
         let mut done = 0;
-        while done < total {
+        loop {
+            // The string stays on the stack, so its bytes stay put (raw
+            // rule 6) while the fiber parks; they are borrowed afresh each
+            // time round.
+            let data = data_arg(s, 2, WRITE_USAGE)?;
+            if done >= data.len() {
+                break;
+            }
             let fd = sock.raw();
             if fd < 0 {
                 return fail(s, sock, libc::EBADF);
             }
-            // The string stays on the stack, so its bytes stay put (raw
-            // rule 6) while the fiber parks; they are borrowed afresh each
-            // time round.
-            let data = &data_arg(s, 2, WRITE_USAGE)?[done..];
-            match sys_send(fd, data, more) {
+            match sys_send(fd, &data[done..], more) {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(libc::EINTR) => {}
