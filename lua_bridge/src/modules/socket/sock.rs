@@ -31,6 +31,12 @@ use crate::raw::{lua_fn, LResult, Raise, Stack};
 thread_local! {
     /// The socket metatable: its registry ref and address.
     static SOCK_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
+    /// The block of the socket userdata whose metatable [`any`] checked
+    /// last (null for none): a method call on it checks one address, not
+    /// the metatable (a fiber reads and writes one socket in turn). Reset
+    /// by that socket's `__gc`, before its block can be freed and reused,
+    /// and when a state makes the module.
+    static LAST: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
 }
 
 /// The payload of a socket userdata.
@@ -252,13 +258,30 @@ pub(super) fn this<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
 /// The socket at `idx`, closed or not.
 #[inline]
 pub(super) fn any<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
+    let p = s.to_userdata(idx);
+    if !p.is_null() && p == LAST.with(Cell::get) {
+        // SAFETY: `p` is the block of a socket userdata that is alive (its
+        // `__gc`, which drops the `Sock`, resets LAST first); it is on the
+        // calling C function's stack (raw rule 6). A light userdata with
+        // that address reaches the same live `Sock`.
+        return Ok(unsafe { &*p.cast::<Sock>() });
+    }
+    any_checked(s, idx)
+}
+
+/// [`any`] when the value is not the last socket checked.
+#[inline(never)]
+fn any_checked<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
     match s.udata_with_mt(idx, SOCK_MT.with(Cell::get).1) {
-        // SAFETY: a userdata with the socket metatable holds a live `Sock`
-        // (`push` wrote it, `__gc` takes the metatable away when it drops
-        // it); the userdata is a value of the calling C function's stack,
-        // which keeps it alive for the call (raw rule 6), and the caller
-        // uses the reference no longer.
-        Some(p) => Ok(unsafe { &*p.cast::<Sock>() }),
+        Some(p) => {
+            LAST.with(|l| l.set(p));
+            // SAFETY: a userdata with the socket metatable holds a live
+            // `Sock` (`push` wrote it, `__gc` takes the metatable away when
+            // it drops it); the userdata is a value of the calling C
+            // function's stack, which keeps it alive for the call (raw rule
+            // 6), and the caller uses the reference no longer.
+            Ok(unsafe { &*p.cast::<Sock>() })
+        }
         None => Err(not_a_socket(s, idx)),
     }
 }
@@ -293,6 +316,11 @@ lua_fn! {
     fn sock_gc(s: &mut Stack) {
         let mt = SOCK_MT.with(Cell::get).1;
         if let Some(p) = s.udata_with_mt(1, mt) {
+            LAST.with(|l| {
+                if l.get() == p {
+                    l.set(std::ptr::null_mut());
+                }
+            });
             s.push_nil();
             s.set_metatable(1);
             // SAFETY: a live `Sock` (the metatable said so) that nothing
@@ -344,6 +372,7 @@ pub(super) fn init_metatable(s: &mut Stack, methods: &[crate::raw::Reg]) -> LRes
     // SAFETY: `luaL_ref` popped the value, through the C API.
     unsafe { s.sync() };
     SOCK_MT.with(|c| c.set((r, s.to_pointer(mt))));
+    LAST.with(|l| l.set(std::ptr::null_mut()));
     Ok((mt, m))
 }
 
