@@ -204,25 +204,19 @@ impl Fd {
     /// `interest` (at once when one is set, see [`Fd::is_ready`]), with no
     /// `poll(2)` first (unlike [`Fd::wait`]), or until `timeout` runs out
     /// (`None`: no limit; `Some(ZERO)`: no park). A cancellation point.
+    /// Outside any fiber the thread blocks in `poll(2)` instead.
     ///
     /// # Errors
     ///
     /// As [`Fd::io`].
-    ///
-    /// # Panics
-    ///
-    /// When it has to park outside any fiber.
     pub fn park(&self, interest: Interest, timeout: Option<Duration>) -> io::Result<Ready> {
         if self.src.is_closed() {
             return Err(error::closed());
         }
-        if !self.src.is_ready(interest) {
-            if timeout == Some(Duration::ZERO) {
-                return Err(error::timed_out());
-            }
-            park_check();
+        if !self.src.is_ready(interest) && timeout == Some(Duration::ZERO) {
+            return Err(error::timed_out());
         }
-        self.src.wait(interest, deadline_of(timeout))
+        park(&self.src, interest, deadline_of(timeout))
     }
 
     /// Deregisters the fd and gives it back open, as [`Fd::into_owned`]
