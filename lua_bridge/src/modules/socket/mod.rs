@@ -11,12 +11,14 @@
 //!
 //! - [`sock`]: socket objects, `close`, `fd`, `errno`, `error`, `__gc`;
 //! - [`rbuf`]: the read-ahead buffer of `s:read()`;
-//! - [`read`] and [`write`]: the I/O methods;
+//! - [`read`], [`recv`] and [`write`]: the I/O methods;
 //! - [`conn`]: `bind`, `listen`, `accept`, `connect`, `shutdown`, names;
 //! - [`opts`]: socket options, `nonblock`;
 //! - [`wait`]: `readable`, `writable`, `wait`, `socket.iowait`, and the
 //!   park every blocking method goes through;
 //! - [`ctor`]: the socket makers, `getaddrinfo`;
+//! - [`fast`]: on LuaJIT, `read` and `write` as Lua functions over FFI
+//!   calls for the case that neither waits nor fails;
 //! - [`addr`]: addresses and the names of families, types, protocols.
 //!
 //! Every method that waits does it in its C function, on the fiber's own
@@ -29,9 +31,11 @@
 mod addr;
 mod conn;
 mod ctor;
+mod fast;
 mod opts;
 mod rbuf;
 mod read;
+mod recv;
 mod sock;
 mod wait;
 mod write;
@@ -49,9 +53,9 @@ const METHODS: &[Reg] = &[
     (c"send", write::sock_send),
     (c"sendto", write::sock_sendto),
     (c"syswrite", write::sock_syswrite),
-    (c"recv", read::sock_recv),
-    (c"recvfrom", read::sock_recvfrom),
-    (c"sysread", read::sock_sysread),
+    (c"recv", recv::sock_recv),
+    (c"recvfrom", recv::sock_recvfrom),
+    (c"sysread", recv::sock_sysread),
     (c"readable", wait::sock_readable),
     (c"writable", wait::sock_writable),
     (c"wait", wait::sock_wait),
@@ -205,6 +209,7 @@ lua_fn! {
         s.push_value(methods);
         s.push_value(mt);
         s.pcall(3, 1).map_err(|()| Raise::Top)?;
+        fast::install(s, mt, methods)?;
         Ok(1)
     }
 }

@@ -153,6 +153,16 @@ impl Sock {
         }
     }
 
+    /// The flags of an `s:write()`: `MSG_MORE` while a TCP socket's
+    /// read-ahead buffer holds bytes (see [`write`](super::write)).
+    #[inline]
+    pub fn more_flag(&self) -> c_int {
+        match self.tcp && self.rbuf.borrow().len() > 0 {
+            true => libc::MSG_MORE,
+            false => 0,
+        }
+    }
+
     /// Records whether the last `s:write()` passed `MSG_MORE`.
     #[inline]
     pub fn set_corked(&self, corked: bool) {

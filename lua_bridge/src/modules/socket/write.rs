@@ -28,7 +28,7 @@ use crate::raw::{lua_fn, LResult, Raise, Stack};
 /// One `send(2)` with `MSG_NOSIGNAL | flags`; `write(2)` when `fd` is no
 /// socket.
 #[inline]
-fn sys_send(fd: RawFd, data: &[u8], flags: c_int) -> Result<usize, c_int> {
+pub(super) fn sys_send(fd: RawFd, data: &[u8], flags: c_int) -> Result<usize, c_int> {
     // SAFETY: `data` is valid for reads of its length.
     let n = unsafe { libc::send(fd, data.as_ptr().cast(), data.len(), flags | libc::MSG_NOSIGNAL) };
     if n >= 0 {
@@ -66,47 +66,57 @@ lua_fn! {
     /// (`ETIMEDOUT`). One `send(2)` when the socket has room. A cancel
     /// raises `FiberIsCancelled`. Tarantool's `socket_write`.
     pub(super) fn sock_write(s: &mut Stack) {
-        let sock = this(s, 1)?;
-        let mut deadline = Deadline::new(opt_timeout(s, 3, WRITE_USAGE)?);
-        let more = match sock.tcp && sock.rbuf.borrow().len() > 0 {
-            true => libc::MSG_MORE,
-            false => 0,
-        };
-        let mut done = 0;
-        loop {
-            // The string stays on the stack, so its bytes stay put (raw
-            // rule 6) while the fiber parks; they are borrowed afresh each
-            // time round.
-            let data = data_arg(s, 2, WRITE_USAGE)?;
-            if done >= data.len() {
-                break;
-            }
-            let fd = sock.raw();
-            if fd < 0 {
-                return fail(s, sock, libc::EBADF);
-            }
-            match sys_send(fd, &data[done..], more) {
-                Ok(0) => break,
-                Ok(n) => done += n,
-                Err(libc::EINTR) => {}
-                Err(libc::EAGAIN) => {
-                    sock.would_block(Interest::WRITABLE);
-                    if let Err(e) = park(s, sock, Interest::WRITABLE, &mut deadline, "socket.write")? {
-                        return fail(s, sock, e);
-                    }
-                    // SAFETY: the stack is as the C API left it; a
-                    // collection while the fiber slept may have shrunk
-                    // the free room.
-                    unsafe { s.sync() };
-                }
-                Err(e) => return fail(s, sock, e),
-            }
-        }
-        sock.set_corked(more != 0);
-        sock.ok();
-        s.push_int(done as i64);
-        Ok(1)
+        write(s, 0)
     }
+}
+
+lua_fn! {
+    /// `write_from(s, octets, timeout, done)`: `s:write(octets, timeout)`
+    /// whose first `done` bytes were sent already, for the LuaJIT wrapper
+    /// of `fast.rs`.
+    pub(super) fn sock_write_from(s: &mut Stack) {
+        let done = s.to_integer(4).and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
+        write(s, done)
+    }
+}
+
+/// The loop of `s:write()` from byte `done` on.
+fn write(s: &mut Stack, mut done: usize) -> LResult {
+    let sock = this(s, 1)?;
+    let mut deadline = Deadline::new(opt_timeout(s, 3, WRITE_USAGE)?);
+    let more = sock.more_flag();
+    loop {
+        // The string stays on the stack, so its bytes stay put (raw rule
+        // 6) while the fiber parks; they are borrowed afresh each time
+        // round.
+        let data = data_arg(s, 2, WRITE_USAGE)?;
+        if done >= data.len() {
+            break;
+        }
+        let fd = sock.raw();
+        if fd < 0 {
+            return fail(s, sock, libc::EBADF);
+        }
+        match sys_send(fd, &data[done..], more) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(libc::EINTR) => {}
+            Err(libc::EAGAIN) => {
+                sock.would_block(Interest::WRITABLE);
+                if let Err(e) = park(s, sock, Interest::WRITABLE, &mut deadline, "socket.write")? {
+                    return fail(s, sock, e);
+                }
+                // SAFETY: the stack is as the C API left it; a collection
+                // while the fiber slept may have shrunk the free room.
+                unsafe { s.sync() };
+            }
+            Err(e) => return fail(s, sock, e),
+        }
+    }
+    sock.set_corked(more != 0);
+    sock.ok();
+    s.push_int(done as i64);
+    Ok(1)
 }
 
 lua_fn! {
