@@ -428,8 +428,11 @@ fn assert_closed(fds: &[(i32, u64)]) {
 fn a_socket_collected_closes_its_fd() {
     let rt = LuaRuntime::new().unwrap();
     let fds = open_pair(&rt);
-    rt.eval("keep = nil; collectgarbage('collect'); collectgarbage('collect')", vec![])
-        .unwrap();
+    rt.eval(
+        "keep = nil; collectgarbage('collect'); collectgarbage('collect')",
+        vec![],
+    )
+    .unwrap();
     assert_closed(&fds);
 }
 

@@ -173,7 +173,11 @@ impl Source {
         let broken = ev.is_error();
         let read = ev.is_readable() || ev.is_read_closed() || broken;
         let write = ev.is_writable() || ev.is_write_closed() || broken;
-        let hup = if ev.is_read_closed() || broken { HUP } else { 0 };
+        let hup = if ev.is_read_closed() || broken {
+            HUP
+        } else {
+            0
+        };
         self.ready
             .set(self.ready.get() | u8::from(read) | (u8::from(write) << 1) | hup);
         if read || (write && self.both.get() > 0) {

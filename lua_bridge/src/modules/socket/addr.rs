@@ -38,7 +38,9 @@ fn port_of(port: &[u8]) -> u16 {
     let n = digits
         .iter()
         .take_while(|c| c.is_ascii_digit())
-        .fold(0i64, |n, &c| n.wrapping_mul(10).wrapping_add(i64::from(c - b'0')));
+        .fold(0i64, |n, &c| {
+            n.wrapping_mul(10).wrapping_add(i64::from(c - b'0'))
+        });
     (if neg { n.wrapping_neg() } else { n }) as u16
 }
 
@@ -292,11 +294,19 @@ pub(super) fn so_error(fd: c_int) -> c_int {
     let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
     // SAFETY: `v` and `len` are valid for getsockopt to write.
     let rc = unsafe {
-        libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_ERROR, (&raw mut v).cast(), &mut len)
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&raw mut v).cast(),
+            &mut len,
+        )
     };
     match rc {
         0 => v,
-        _ => std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO),
+        _ => std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO),
     }
 }
 

@@ -8,14 +8,9 @@ use luafiber_runtime::io::Interest;
 use socket2::SockAddr;
 
 use super::addr;
-use super::sock::{self, this, Sock};
+use super::sock::{self, last_errno, this, Sock};
 use super::wait::{failed, opt_timeout};
 use crate::raw::{lua_fn, LResult, Stack};
-
-/// The errno of the last failed syscall.
-fn last_errno() -> c_int {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-}
 
 /// The address of arguments 2 (host) and 3 (port), as Tarantool's
 /// `tostring(host)`, `tostring(port)` and `lbox_socket_local_resolve`.

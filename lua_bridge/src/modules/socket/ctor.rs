@@ -8,7 +8,7 @@ use luafiber_runtime::io::{self as rio, GaiError, Hints};
 use mlua::ffi;
 
 use super::addr;
-use super::sock::{self, Sock};
+use super::sock::{self, last_errno, Sock};
 use crate::modules::errno;
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
@@ -20,11 +20,6 @@ fn triple(s: &Stack, usage: &str) -> LResult<(c_int, c_int, c_int)> {
             .ok_or_else(|| Raise::illegal(usage))
     };
     Ok((n(1)?, n(2)?, n(3)?))
-}
-
-/// The errno of the last failed syscall.
-fn last_errno() -> c_int {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
 lua_fn! {
@@ -120,7 +115,10 @@ fn hint(s: &mut Stack, name: &CStr) -> c_int {
         return 0;
     }
     s.rawget_field(4, name);
-    let v = s.to_integer(-1).and_then(|n| c_int::try_from(n).ok()).unwrap_or(0);
+    let v = s
+        .to_integer(-1)
+        .and_then(|n| c_int::try_from(n).ok())
+        .unwrap_or(0);
     s.pop(1);
     v
 }

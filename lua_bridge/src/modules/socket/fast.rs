@@ -58,7 +58,10 @@ unsafe extern "C" fn try_read(
     let n = match delim.is_null() {
         true => b.check_limit(limit),
         // SAFETY: caller's contract.
-        false => b.check_delimiter(unsafe { std::slice::from_raw_parts(delim.cast(), dlen) }, limit),
+        false => b.check_delimiter(
+            unsafe { std::slice::from_raw_parts(delim.cast(), dlen) },
+            limit,
+        ),
     };
     let Some(n) = n else {
         return FALLBACK;
@@ -126,7 +129,12 @@ pub(super) fn install(s: &mut Stack, mt: c_int, methods: c_int) -> LResult<()> {
     // SAFETY: loading a chunk does not raise (an error comes back as a
     // code, raw rule 2); the stack is read again after.
     let rc = unsafe {
-        mlua::ffi::luaL_loadbuffer(s.as_ptr(), CHUNK.as_ptr().cast(), CHUNK.len(), c"=socket.fast".as_ptr())
+        mlua::ffi::luaL_loadbuffer(
+            s.as_ptr(),
+            CHUNK.as_ptr().cast(),
+            CHUNK.len(),
+            c"=socket.fast".as_ptr(),
+        )
     };
     // SAFETY: the C API pushed one value.
     unsafe { s.sync() };

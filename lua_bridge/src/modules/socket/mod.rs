@@ -169,7 +169,14 @@ fn push_internal(s: &mut Stack) -> LResult<c_int> {
     s.set_field(t, c"SEND_FLAGS");
     push_consts(s, AI_FLAGS)?;
     s.set_field(t, c"AI_FLAGS");
-    push_consts(s, &[(c"ip", libc::IPPROTO_IP), (c"tcp", libc::IPPROTO_TCP), (c"udp", libc::IPPROTO_UDP)])?;
+    push_consts(
+        s,
+        &[
+            (c"ip", libc::IPPROTO_IP),
+            (c"tcp", libc::IPPROTO_TCP),
+            (c"udp", libc::IPPROTO_UDP),
+        ],
+    )?;
     s.set_field(t, c"protocols");
     s.push_int(libc::SOL_SOCKET.into());
     s.set_field(t, c"SOL_SOCKET");

@@ -5,7 +5,7 @@
 
 use std::ffi::{c_int, CStr};
 
-use super::sock::{this, Sock};
+use super::sock::{last_errno, this, Sock};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// How an option's value is passed: an `int`, or bytes (a device name).
@@ -65,7 +65,12 @@ pub(super) const TCP_OPTS: &[Opt] = &[
     (c"TCP_QUICKACK", libc::TCP_QUICKACK, INT, true),
     (c"TCP_CONGESTION", libc::TCP_CONGESTION, INT, true),
     (c"TCP_MD5SIG", libc::TCP_MD5SIG, INT, true),
-    (c"TCP_THIN_LINEAR_TIMEOUTS", libc::TCP_THIN_LINEAR_TIMEOUTS, INT, true),
+    (
+        c"TCP_THIN_LINEAR_TIMEOUTS",
+        libc::TCP_THIN_LINEAR_TIMEOUTS,
+        INT,
+        true,
+    ),
     (c"TCP_THIN_DUPACK", libc::TCP_THIN_DUPACK, INT, true),
     (c"TCP_USER_TIMEOUT", libc::TCP_USER_TIMEOUT, INT, true),
     (c"TCP_REPAIR", libc::TCP_REPAIR, INT, true),
@@ -104,13 +109,14 @@ fn int_arg(s: &Stack, idx: c_int, usage: &str) -> LResult<c_int> {
         .ok_or_else(|| Raise::illegal(usage))
 }
 
-/// The errno of the last failed syscall.
-fn last_errno() -> c_int {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-}
-
 /// `setsockopt(2)` of `len` bytes at `p`.
-fn set(sock: &Sock, level: c_int, name: c_int, p: *const libc::c_void, len: usize) -> Result<(), c_int> {
+fn set(
+    sock: &Sock,
+    level: c_int,
+    name: c_int,
+    p: *const libc::c_void,
+    len: usize,
+) -> Result<(), c_int> {
     // SAFETY: `p` is valid for reads of `len` bytes (the callers' values).
     match unsafe { libc::setsockopt(sock.raw(), level, name, p, len as libc::socklen_t) } {
         0 => Ok(()),

@@ -118,7 +118,11 @@ impl ReadBuf {
 
     /// [`check_delimiter`](ReadBuf::check_delimiter) for several
     /// delimiters: the one that ends first wins. Not remembered.
-    pub fn check_delimiters<D: AsRef<[u8]>>(&mut self, delims: &[D], limit: usize) -> Option<usize> {
+    pub fn check_delimiters<D: AsRef<[u8]>>(
+        &mut self,
+        delims: &[D],
+        limit: usize,
+    ) -> Option<usize> {
         if limit == 0 {
             return Some(0);
         }
@@ -153,7 +157,10 @@ impl ReadBuf {
         let memo = &mut self.memo;
         let same = usize::from(memo.len) == m && memo.delim[..m] == *delim;
         let start = match same {
-            true => memo.scanned.saturating_sub(m - 1).clamp(self.rpos, self.wpos),
+            true => memo
+                .scanned
+                .saturating_sub(m - 1)
+                .clamp(self.rpos, self.wpos),
             false => self.rpos,
         };
         match memmem::find(&self.mem[start..self.wpos], delim) {
@@ -224,7 +231,10 @@ mod tests {
     fn several_delimiters_the_first_to_end_wins() {
         let mut b = ReadBuf::default();
         fill(&mut b, b"ab\r\ncd\n");
-        assert_eq!(b.check_delimiters(&[b"\n".as_slice(), b"b\r"], 100), Some(3));
+        assert_eq!(
+            b.check_delimiters(&[b"\n".as_slice(), b"b\r"], 100),
+            Some(3)
+        );
         assert_eq!(b.check_delimiters(&[b"x".as_slice()], 100), None);
     }
 

@@ -15,7 +15,7 @@ use luafiber_runtime::io::Interest;
 use mlua::ffi;
 
 use super::rbuf::{ReadBuf, READAHEAD};
-use super::sock::{this, Sock};
+use super::sock::{last_errno, this, Sock};
 use super::wait::{opt_timeout, park, Deadline};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
@@ -119,9 +119,17 @@ fn spec_arg(s: &mut Stack) -> LResult<Spec> {
     match s.type_of(2) {
         ffi::LUA_TNUMBER => {
             let n = s.to_number(2).unwrap_or(f64::NAN);
-            return Ok(Spec { limit: limit_of(n)?, delim: Delim::None });
+            return Ok(Spec {
+                limit: limit_of(n)?,
+                delim: Delim::None,
+            });
         }
-        ffi::LUA_TSTRING => return Ok(Spec { limit: LIMIT_INFINITY, delim: delim_arg(s, 2)? }),
+        ffi::LUA_TSTRING => {
+            return Ok(Spec {
+                limit: LIMIT_INFINITY,
+                delim: delim_arg(s, 2)?,
+            })
+        }
         ffi::LUA_TTABLE => {}
         _ => return Err(Raise::illegal(READ_USAGE)),
     }
@@ -155,11 +163,6 @@ pub(super) fn sys_read(fd: RawFd, buf: &mut [u8]) -> Result<usize, c_int> {
         },
         e => Err(e),
     }
-}
-
-/// The errno of the last failed syscall.
-pub(super) fn last_errno() -> c_int {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
 /// Pushes the first `n` buffered bytes and drops them from the buffer.

@@ -8,8 +8,8 @@ use socket2::SockAddr;
 
 use super::addr;
 use super::rbuf::READAHEAD;
-use super::read::{fail, last_errno, sys_read, LIMIT_INFINITY};
-use super::sock::{this, Sock};
+use super::read::{fail, sys_read, LIMIT_INFINITY};
+use super::sock::{last_errno, this, Sock};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// A size argument of `sysread`/`recv`: absent is `default`.
@@ -19,7 +19,9 @@ fn size_arg(s: &Stack, idx: c_int, default: usize, what: &str) -> LResult<usize>
     }
     match s.to_number(idx) {
         Some(n) if n >= 0.0 => Ok((n as usize).min(LIMIT_INFINITY)),
-        Some(_) => Err(Raise::illegal(format!("socket:{what}(): size can not be negative"))),
+        Some(_) => Err(Raise::illegal(format!(
+            "socket:{what}(): size can not be negative"
+        ))),
         None => Err(Raise::illegal(format!("Usage: socket:{what}([size])"))),
     }
 }
@@ -68,7 +70,14 @@ fn sys_recvfrom(fd: RawFd, buf: &mut [u8], flags: c_int) -> Result<(usize, SockA
     // which recvfrom fills; `buf` is valid for writes of its length.
     let r = unsafe {
         SockAddr::try_init(|storage, len| {
-            match libc::recvfrom(fd, buf.as_mut_ptr().cast(), buf.len(), flags, storage.cast(), len) {
+            match libc::recvfrom(
+                fd,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                flags,
+                storage.cast(),
+                len,
+            ) {
                 -1 => Err(std::io::Error::last_os_error()),
                 n => Ok(n as usize),
             }
@@ -89,7 +98,12 @@ fn recv_size(s: &Stack, sock: &Sock) -> LResult<Result<usize, c_int>> {
     }
     // SAFETY: a zero-length read with a null buffer is allowed.
     let n = unsafe {
-        libc::recv(sock.raw(), std::ptr::null_mut(), 0, libc::MSG_PEEK | libc::MSG_TRUNC)
+        libc::recv(
+            sock.raw(),
+            std::ptr::null_mut(),
+            0,
+            libc::MSG_PEEK | libc::MSG_TRUNC,
+        )
     };
     Ok(match n {
         -1 => Err(last_errno()),

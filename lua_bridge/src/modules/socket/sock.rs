@@ -140,7 +140,9 @@ impl Sock {
             // SAFETY: the caller's fd, which it gave this socket to close.
             None => match unsafe { libc::close(fd) } {
                 0 => Ok(()),
-                _ => Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EBADF)),
+                _ => Err(io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EBADF)),
             },
         }
     }
@@ -233,6 +235,14 @@ impl Sock {
             None => rio::wait_fd(self.raw(), interest, timeout),
         }
     }
+}
+
+/// The errno of the last failed syscall (read right after it).
+#[inline]
+pub(super) fn last_errno() -> c_int {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
 }
 
 /// The errno of an error of the runtime's I/O: its OS error, `ETIMEDOUT`
@@ -350,7 +360,10 @@ lua_fn! {
 
 /// Makes the socket metatable (`__index` = `methods`, `__gc`); returns the
 /// index of its methods table, left on the stack above the metatable.
-pub(super) fn init_metatable(s: &mut Stack, methods: &[crate::raw::Reg]) -> LResult<(c_int, c_int)> {
+pub(super) fn init_metatable(
+    s: &mut Stack,
+    methods: &[crate::raw::Reg],
+) -> LResult<(c_int, c_int)> {
     s.ensure(4)?;
     let mt = s.new_table(0, 4);
     let m = s.new_table(0, methods.len() as c_int + 8);
@@ -362,7 +375,10 @@ pub(super) fn init_metatable(s: &mut Stack, methods: &[crate::raw::Reg]) -> LRes
     for key in super::read::READ_KEYS {
         s.push_cstr(key);
     }
-    s.push_closure(super::read::sock_read, super::read::READ_KEYS.len() as c_int);
+    s.push_closure(
+        super::read::sock_read,
+        super::read::READ_KEYS.len() as c_int,
+    );
     s.set_field(m, c"read");
     s.push_value(m);
     s.set_field(mt, c"__index");

@@ -21,7 +21,7 @@ use std::os::fd::RawFd;
 use luafiber_runtime::io::Interest;
 
 use super::addr;
-use super::sock::{this, Sock};
+use super::sock::{last_errno, this, Sock};
 use super::wait::{opt_timeout, park, Deadline};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
@@ -30,16 +30,25 @@ use crate::raw::{lua_fn, LResult, Raise, Stack};
 #[inline]
 pub(super) fn sys_send(fd: RawFd, data: &[u8], flags: c_int) -> Result<usize, c_int> {
     // SAFETY: `data` is valid for reads of its length.
-    let n = unsafe { libc::send(fd, data.as_ptr().cast(), data.len(), flags | libc::MSG_NOSIGNAL) };
+    let n = unsafe {
+        libc::send(
+            fd,
+            data.as_ptr().cast(),
+            data.len(),
+            flags | libc::MSG_NOSIGNAL,
+        )
+    };
     if n >= 0 {
         return Ok(n as usize);
     }
-    match std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) {
-        // SAFETY: as above.
-        libc::ENOTSOCK if flags == 0 => match unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) } {
-            -1 => Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)),
-            n => Ok(n as usize),
-        },
+    match last_errno() {
+        libc::ENOTSOCK if flags == 0 => {
+            // SAFETY: as above.
+            match unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) } {
+                -1 => Err(last_errno()),
+                n => Ok(n as usize),
+            }
+        }
         e => Err(e),
     }
 }
