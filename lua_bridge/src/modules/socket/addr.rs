@@ -241,10 +241,9 @@ fn protocol_name(proto: c_int) -> Option<Cow<'static, [u8]>> {
     }
 }
 
-/// Pushes the table `s:name()` / `s:peer()` give: the address with `type`
-/// and `protocol` (Tarantool's `lbox_socket_name`), or nil with the errno
-/// when `getsockname`/`getpeername` fails.
-pub(super) fn push_name(s: &mut Stack, fd: c_int, peer: bool) -> Result<(), c_int> {
+/// The address of the local end of `fd` (`getsockname`), or of the remote
+/// one (`getpeername`); the errno when that fails.
+pub(super) fn end_addr(fd: c_int, peer: bool) -> Result<SockAddr, c_int> {
     // SAFETY: `try_init` hands storage for any address and its length to
     // the call, which fills them.
     let got = unsafe {
@@ -259,10 +258,15 @@ pub(super) fn push_name(s: &mut Stack, fd: c_int, peer: bool) -> Result<(), c_in
             }
         })
     };
-    let addr = match got {
-        Ok(((), addr)) => addr,
-        Err(e) => return Err(e.raw_os_error().unwrap_or(libc::EINVAL)),
-    };
+    got.map(|((), a)| a)
+        .map_err(|e| e.raw_os_error().unwrap_or(libc::EINVAL))
+}
+
+/// Pushes the table `s:name()` / `s:peer()` give: the address with `type`
+/// and `protocol` (Tarantool's `lbox_socket_name`), or nil with the errno
+/// when `getsockname`/`getpeername` fails.
+pub(super) fn push_name(s: &mut Stack, fd: c_int, peer: bool) -> Result<(), c_int> {
+    let addr = end_addr(fd, peer)?;
     push_addr(s, &addr);
     if s.type_of(-1) != ffi::LUA_TTABLE {
         return Ok(());

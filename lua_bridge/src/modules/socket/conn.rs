@@ -8,7 +8,7 @@ use luafiber_runtime::io::Interest;
 use socket2::SockAddr;
 
 use super::addr;
-use super::sock::{self, last_errno, this, Sock};
+use super::sock::{self, last_errno, push_outcome, this};
 use super::wait::{failed, opt_timeout};
 use crate::raw::{lua_fn, LResult, Stack};
 
@@ -19,21 +19,6 @@ fn addr_args(s: &Stack) -> Result<SockAddr, c_int> {
         (Some(h), Some(p)) => addr::resolve(&h, &p),
         _ => Err(libc::EINVAL),
     }
-}
-
-/// Pushes `true`, or `false` with the errno set.
-fn push_outcome(s: &mut Stack, sock: &Sock, r: Result<(), c_int>) -> LResult {
-    match r {
-        Ok(()) => {
-            sock.ok();
-            s.push_bool(true);
-        }
-        Err(e) => {
-            sock.fail(e);
-            s.push_bool(false);
-        }
-    }
-    Ok(1)
 }
 
 /// `bind(2)` or `connect(2)` of `fd` to `a`.
@@ -220,21 +205,7 @@ lua_fn! {
 
 /// `"host:port"` of the local (or remote) end of `fd`, if it has one.
 fn end_text(fd: c_int, peer: bool) -> Option<String> {
-    // SAFETY: `try_init` hands storage for any address and its length to
-    // the call, which fills them.
-    let ((), a) = unsafe {
-        SockAddr::try_init(|storage, len| {
-            let rc = match peer {
-                true => libc::getpeername(fd, storage.cast(), len),
-                false => libc::getsockname(fd, storage.cast(), len),
-            };
-            match rc {
-                0 => Ok(()),
-                _ => Err(std::io::Error::last_os_error()),
-            }
-        })
-    }
-    .ok()?;
+    let a = addr::end_addr(fd, peer).ok()?;
     if let Some(sa) = a.as_socket() {
         return Some(format!("{}:{}", sa.ip(), sa.port()));
     }

@@ -5,7 +5,7 @@
 
 use std::ffi::{c_int, CStr};
 
-use super::sock::{last_errno, this, Sock};
+use super::sock::{last_errno, push_outcome, this, Sock};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// How an option's value is passed: an `int`, or bytes (a device name).
@@ -149,17 +149,7 @@ lua_fn! {
             // A Unix stream read no longer drains the socket when short.
             sock.stream.set(false);
         }
-        match r {
-            Ok(()) => {
-                sock.ok();
-                s.push_bool(true);
-            }
-            Err(e) => {
-                sock.fail(e);
-                s.push_bool(false);
-            }
-        }
-        Ok(1)
+        push_outcome(s, sock, r)
     }
 }
 

@@ -9,7 +9,7 @@ use socket2::SockAddr;
 use super::addr;
 use super::rbuf::READAHEAD;
 use super::read::{fail, sys_read, LIMIT_INFINITY};
-use super::sock::{last_errno, this, Sock};
+use super::sock::{flags_arg, last_errno, this, Sock};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// A size argument of `sysread`/`recv`: absent is `default`.
@@ -111,14 +111,11 @@ fn recv_size(s: &Stack, sock: &Sock) -> LResult<Result<usize, c_int>> {
     })
 }
 
-/// A flags argument already made a number by `socket.lua` (nil: 0).
-fn flags_arg(s: &Stack, idx: c_int) -> LResult<c_int> {
-    if s.is_none_or_nil(idx) {
-        return Ok(0);
-    }
-    s.to_integer(idx)
-        .and_then(|n| c_int::try_from(n).ok())
-        .ok_or_else(|| Raise::illegal("socket: flags must be a number"))
+/// The flags and size of `recv`/`recvfrom`: `Err` with the errno when
+/// the size of the next datagram could not be had.
+fn recv_args(s: &Stack, sock: &Sock) -> LResult<Result<(c_int, usize), c_int>> {
+    let flags = flags_arg(s, 3)?;
+    Ok(recv_size(s, sock)?.map(|size| (flags, size)))
 }
 
 lua_fn! {
@@ -127,9 +124,8 @@ lua_fn! {
     /// `socket.lua` turns flag names into the number.
     pub(super) fn sock_recv(s: &mut Stack) {
         let sock = this(s, 1)?;
-        let flags = flags_arg(s, 3)?;
-        let size = match recv_size(s, sock)? {
-            Ok(n) => n,
+        let (flags, size) = match recv_args(s, sock)? {
+            Ok(a) => a,
             Err(e) => return fail(s, sock, e),
         };
         let fd = sock.raw();
@@ -149,9 +145,8 @@ lua_fn! {
     /// sender's address `{family, host, port}`; nil with `s:errno()`.
     pub(super) fn sock_recvfrom(s: &mut Stack) {
         let sock = this(s, 1)?;
-        let flags = flags_arg(s, 3)?;
-        let size = match recv_size(s, sock)? {
-            Ok(n) => n,
+        let (flags, size) = match recv_args(s, sock)? {
+            Ok(a) => a,
             Err(e) => return fail(s, sock, e),
         };
         let fd = sock.raw();

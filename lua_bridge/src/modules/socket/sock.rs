@@ -237,6 +237,32 @@ impl Sock {
     }
 }
 
+/// Pushes `true`, or `false` with the errno set.
+pub(super) fn push_outcome(s: &mut Stack, sock: &Sock, r: Result<(), c_int>) -> LResult {
+    match r {
+        Ok(()) => {
+            sock.ok();
+            s.push_bool(true);
+        }
+        Err(e) => {
+            sock.fail(e);
+            s.push_bool(false);
+        }
+    }
+    Ok(1)
+}
+
+/// A flags argument of `send`/`recv`, which `socket.lua` made a number
+/// (nil: 0).
+pub(super) fn flags_arg(s: &Stack, idx: c_int) -> LResult<c_int> {
+    if s.is_none_or_nil(idx) {
+        return Ok(0);
+    }
+    s.to_integer(idx)
+        .and_then(|n| c_int::try_from(n).ok())
+        .ok_or_else(|| Raise::illegal("socket: flags must be a number"))
+}
+
 /// The errno of the last failed syscall (read right after it).
 #[inline]
 pub(super) fn last_errno() -> c_int {

@@ -21,7 +21,7 @@ use std::os::fd::RawFd;
 use luafiber_runtime::io::Interest;
 
 use super::addr;
-use super::sock::{last_errno, this, Sock};
+use super::sock::{flags_arg, last_errno, this, Sock};
 use super::wait::{opt_timeout, park, Deadline};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
@@ -128,48 +128,35 @@ fn write(s: &mut Stack, mut done: usize) -> LResult {
     Ok(1)
 }
 
+/// One send of argument 2 with `flags`: the bytes sent, or nil with
+/// `s:errno()`.
+fn send_once(s: &mut Stack, flags: c_int, usage: &str) -> LResult {
+    let sock = this(s, 1)?;
+    let data = data_arg(s, 2, usage)?;
+    match sys_send(sock.raw(), data, flags) {
+        Ok(n) => {
+            sock.ok();
+            s.push_int(n as i64);
+            Ok(1)
+        }
+        Err(e) => fail(s, sock, e),
+    }
+}
+
 lua_fn! {
     /// `s:syswrite(octets)`: one write, never waiting: the bytes written,
     /// or nil with `s:errno()` (`EAGAIN` when the socket has no room).
     pub(super) fn sock_syswrite(s: &mut Stack) {
-        let sock = this(s, 1)?;
-        let data = data_arg(s, 2, "Usage: socket:syswrite(data)")?;
-        match sys_send(sock.raw(), data, 0) {
-            Ok(n) => {
-                sock.ok();
-                s.push_int(n as i64);
-                Ok(1)
-            }
-            Err(e) => fail(s, sock, e),
-        }
+        send_once(s, 0, "Usage: socket:syswrite(data)")
     }
-}
-
-/// A flags number (`socket.lua` turns names into it); nil is 0.
-fn flags_arg(s: &Stack, idx: c_int) -> LResult<c_int> {
-    if s.is_none_or_nil(idx) {
-        return Ok(0);
-    }
-    s.to_integer(idx)
-        .and_then(|n| c_int::try_from(n).ok())
-        .ok_or_else(|| Raise::illegal("socket: flags must be a number"))
 }
 
 lua_fn! {
     /// `s:send(octets[, flags])`: one `send(2)`, never waiting: the bytes
     /// sent, or nil with `s:errno()`.
     pub(super) fn sock_send(s: &mut Stack) {
-        let sock = this(s, 1)?;
         let flags = flags_arg(s, 3)?;
-        let data = data_arg(s, 2, "Usage: socket:send(octets[, flags])")?;
-        match sys_send(sock.raw(), data, flags) {
-            Ok(n) => {
-                sock.ok();
-                s.push_int(n as i64);
-                Ok(1)
-            }
-            Err(e) => fail(s, sock, e),
-        }
+        send_once(s, flags, "Usage: socket:send(octets[, flags])")
     }
 }
 
