@@ -49,6 +49,35 @@ impl Builder {
         self
     }
 
+    /// A builder of a runtime of `n` cords (OS threads, each with its own
+    /// scheduler and event loop; see [`cord`](crate::cord)), whose fibers
+    /// get this builder's stack settings (on top of the defaults, not of
+    /// this thread's settings).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use luafiber_runtime::Runtime;
+    ///
+    /// let rt = Runtime::builder().stack_size(64 * 1024).cords(2).build().unwrap();
+    /// assert_eq!(rt.cords(), 2);
+    /// assert_eq!(rt.spawn(|| 1 + 1).join().unwrap(), 2);
+    /// ```
+    pub fn cords(self, n: usize) -> crate::cord::Builder {
+        let mut config = fiber::Config::default();
+        self.apply(&mut config);
+        crate::cord::Builder::new(n, config)
+    }
+
+    fn apply(&self, config: &mut fiber::Config) {
+        if let Some(bytes) = self.stack_size {
+            config.stacks.stack_size = stack::usable_size(bytes);
+        }
+        if let Some(n) = self.stack_pool_size {
+            config.stacks.max = n;
+        }
+    }
+
     /// Applies the settings to this thread's scheduler and returns the
     /// runtime.
     ///
@@ -59,12 +88,7 @@ impl Builder {
     /// none).
     pub fn build(self) -> Runtime {
         let mut want = fiber::config();
-        if let Some(bytes) = self.stack_size {
-            want.stacks.stack_size = stack::usable_size(bytes);
-        }
-        if let Some(n) = self.stack_pool_size {
-            want.stacks.max = n;
-        }
+        self.apply(&mut want);
         let have = fiber::config().stacks;
         let same = have.stack_size == want.stacks.stack_size && have.max == want.stacks.max;
         if !same && !fiber::configure(want) {

@@ -69,17 +69,21 @@
 
 mod builder;
 pub mod clock;
+pub mod cord;
 mod error;
+mod future;
 pub mod ibuf;
 pub mod io;
 mod join;
 pub mod net;
+mod park;
 mod runtime;
 pub mod task;
 mod this_fiber;
 
 pub use builder::Builder;
 pub use error::{ErrorKind, FiberError};
+pub use future::{block_on_future, block_on_future_timeout};
 pub use join::JoinHandle;
 pub use luafiber_fiber as fiber;
 pub use luafiber_fiber::{Channel, Cond, FiberId, GetError, PutError, StackError};

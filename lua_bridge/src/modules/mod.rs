@@ -1,13 +1,16 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
-//! conds), `clock`, `buffer`, `msgpack`, and `socket` and `errno` (loaded
-//! by their first `require`). Each is a folder or file of its
+//! conds), `clock`, `buffer`, `msgpack`, `json`, `log`, and `socket` and
+//! `errno` (loaded by their first `require`). Each is a folder or file of its
 //! own, opened into `package.loaded` by [`register`].
 
 pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod errno;
 pub(crate) mod fiber;
+pub(crate) mod json;
+pub mod log;
 pub(crate) mod msgpack;
+pub(crate) mod serializer;
 pub(crate) mod socket;
 
 use mlua::ffi;
@@ -41,6 +44,10 @@ pub(crate) unsafe fn register(l: *mut ffi::lua_State) {
         ffi::lua_setfield(l, -2, c"buffer".as_ptr());
         msgpack::open(l);
         ffi::lua_setfield(l, -2, c"msgpack".as_ptr());
+        json::open(l);
+        ffi::lua_setfield(l, -2, c"json".as_ptr());
+        log::open(l);
+        ffi::lua_setfield(l, -2, c"log".as_ptr());
         ffi::lua_pop(l, 1);
         // Loaded by the first `require`.
         ffi::lua_getfield(l, -1, c"preload".as_ptr());

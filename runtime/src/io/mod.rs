@@ -71,8 +71,9 @@
 mod blocking;
 pub(crate) mod error;
 mod fd;
+pub(crate) mod inbox;
 pub(crate) mod reactor;
-mod source;
+pub(crate) mod source;
 mod waker;
 
 pub use blocking::{getaddrinfo, run_blocking, AddrInfo, GaiError, Hints};

@@ -6,6 +6,7 @@
 local internal, methods, socket_mt = ...
 local fiber = require('fiber')
 local errno = require('errno')
+local log = require('log')
 
 local format, floor = string.format, math.floor
 local usage, is_closed = internal.usage, internal.is_closed
@@ -357,6 +358,7 @@ end
 local function tcp_server_loop_impl(server, s, addr)
     addr = addr or methods.name(s) or { host = '?', port = '?' }
     fiber.name(format("%s/%s:%s", server.name, addr.host, addr.port), {truncate = true})
+    log.info("started")
     local accept = c.accept
     while not is_closed(s) do
         local sc, from = accept(s)
@@ -369,7 +371,7 @@ local function tcp_server_loop_impl(server, s, addr)
                     break
                 end
             else
-                io.stderr:write(format('accept(%s) failed: %s\n', tostring(s), s:error()))
+                log.error('accept(%s) failed: %s', tostring(s), s:error())
                 if errno_is_fatal[e] then
                     break
                 end
@@ -378,6 +380,7 @@ local function tcp_server_loop_impl(server, s, addr)
             end
         end
     end
+    log.info("stopped")
 end
 
 local function tcp_server_do_bind(s, addr)
@@ -411,7 +414,7 @@ local function tcp_server_bind_addr(s, addr)
         errno(save_errno)
         return false
     end
-    -- A dead Unix socket's file: remove it and bind again.
+    log.info("tcp_server: remove dead UNIX socket: %s", addr.port)
     if not os.remove(addr.port) then
         errno(save_errno)
         return false
