@@ -83,6 +83,10 @@ fn bytes_polled_while_the_reader_was_busy_wake_its_next_read() {
     let rt = Runtime::new();
     let (a, b) = pair();
     rt.block_on(move || {
+        // A fiber waiting on another fd: the loop polls between batches
+        // only while some fiber waits on an fd.
+        let (c, d) = pair();
+        let waiter = spawn(move || c.wait(Interest::READABLE, Some(Duration::from_secs(10))));
         let mut buf = [0; 16];
         for round in 0..20u8 {
             write(&b, &[round], None).unwrap();
@@ -99,6 +103,8 @@ fn bytes_polled_while_the_reader_was_busy_wake_its_next_read() {
             );
             assert_eq!(read_like_lua(&a, &mut buf), 2);
         }
+        write(&d, b"x", None).unwrap();
+        waiter.join().unwrap().unwrap();
     });
 }
 
