@@ -19,6 +19,8 @@ use std::cell::Cell;
 pub(crate) struct Running {
     /// Guard start and end addresses.
     pub guard: (usize, usize),
+    /// Usable stack bytes above the guard.
+    pub stack_size: usize,
     pub fid: u64,
     /// The name's bytes (kept in step with the slot's name by `set_name`).
     pub name: (*const u8, usize),

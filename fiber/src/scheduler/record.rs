@@ -82,8 +82,6 @@ pub(crate) struct Slot {
     pub joiner: Option<Handle>,
     /// Context switches into this fiber.
     pub csw: u64,
-    /// Usable stack size.
-    pub stack_size: usize,
     /// The fiber's id (also the generation tag of handles to this slot),
     /// what the stack overflow handler reports, and the embedder's word
     /// (`ext`; the Lua bridge keeps its index there): the thread-local

@@ -112,6 +112,13 @@ unsafe fn setup(l: *mut ffi::lua_State) {
         cord::threads::init(l);
         crate::fiber::entry::init(l);
         super::handlers::init(l);
+        #[cfg(feature = "luajit")]
+        crate::luajit::cstack::install(l);
         crate::modules::init(l);
     }
+    #[cfg(feature = "luajit")]
+    tracing::debug!(
+        active = crate::luajit::cstack::active(),
+        "C stack check of lua_call and lua_pcall"
+    );
 }
