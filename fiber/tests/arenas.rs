@@ -150,7 +150,10 @@ fn sizes_share_arenas_by_size_and_large_ones_are_mapped_alone() {
     assert!(large.size() > arena::MAX_ARENA_STACK);
     // Its guard is a `PROT_NONE` mapping of its own; an arena slot's guard
     // lies inside a read/write mapping.
-    assert_eq!(mapping_at(large.guard().start), Some((large.guard(), "---p".into())));
+    assert_eq!(
+        mapping_at(large.guard().start),
+        Some((large.guard(), "---p".into()))
+    );
     let (range, perms) = mapping_at(small[0].guard().start).unwrap();
     assert_eq!(perms, "rw-p");
     assert!(range.start <= small[0].limit().get() && range.end >= small[0].base().get());

@@ -87,7 +87,11 @@ fn stacks_past_the_map_reserve_are_refused_with_the_map_limit() {
         child::assert_passed(&child::run_alone_with(TEST, NO_ARENAS));
         return;
     }
-    assert!(!arena::enabled(), "{} switches arenas off", arena::ARENAS_ENV);
+    assert!(
+        !arena::enabled(),
+        "{} switches arenas off",
+        arena::ARENAS_ENV
+    );
     let mut stacks = Vec::new();
     let err = loop {
         match FiberStack::new(0) {

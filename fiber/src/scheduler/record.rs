@@ -121,4 +121,3 @@ pub fn truncate(name: &str) -> &str {
     }
     &name[..end]
 }
-

@@ -29,6 +29,8 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
+use crate::raw::Stack;
+
 extern "C-unwind" {
     // cstack.c.
     fn __wrap_lua_call(l: *mut ffi::lua_State, nargs: c_int, nresults: c_int);
@@ -70,23 +72,20 @@ end
 "#;
 
 /// Replaces the global `tostring` with the one of [`TOSTRING`]; when that
-/// fails, LuaJIT's stays.
-///
-/// # Safety
-///
-/// `l` is a new main state at setup, outside any `lua_fn` body, with its
-/// base library open.
-pub(crate) unsafe fn install(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; run_setup_chunk leaves the stack as it was.
-    unsafe {
-        crate::raw::api::run_setup_chunk(l, TOSTRING, c"=tostring", || {
-            ffi::lua_getglobal(l, c"tostring".as_ptr());
-            ffi::lua_pushvalue(l, -1);
-            ffi::lua_pushcclosure(l, tostring_nested, 1);
-            ffi::lua_getglobal(l, c"type".as_ptr());
-            3
-        });
-    }
+/// fails, LuaJIT's stays. At setup, on a new main state with its base
+/// library open.
+pub(crate) fn install(s: &mut Stack) {
+    s.run_setup_chunk(TOSTRING, c"=tostring", |s| {
+        s.push_globals();
+        s.rawget_field(-1, c"tostring");
+        s.remove(-2);
+        s.push_value(-1);
+        s.push_closure(tostring_nested, 1);
+        s.push_globals();
+        s.rawget_field(-1, c"type");
+        s.remove(-2);
+        3
+    });
 }
 
 /// `nested(v, ...)`: LuaJIT's `tostring(v, ...)` (upvalue 1), called with

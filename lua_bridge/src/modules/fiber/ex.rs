@@ -74,16 +74,8 @@ fn options(s: &mut Stack, what: &str) -> LResult<Builder> {
 /// its arguments above.
 fn create_ex(s: &mut Stack, start: Start, what: &str) -> LResult {
     let builder = options(s, what)?;
-    let l = s.as_ptr();
-    // SAFETY: a function at 2 with its arguments above, on this frame's
-    // state; room for 3 more values is what a C function starts with.
-    let id = unsafe { lua_fiber::spawn(l, 2, start, builder, false)? };
-    // SAFETY: the spawn left the options table alone on `l`; room for 2.
-    unsafe {
-        s.sync();
-        push_fiber(l, id);
-        s.assume_pushed(1);
-    }
+    let id = lua_fiber::spawn(s, 2, start, builder, false)?;
+    push_fiber(s, id);
     Ok(1)
 }
 
