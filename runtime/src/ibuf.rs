@@ -12,8 +12,12 @@
 //!
 //! 1. [`cord_ibuf_take`] hands out an empty buffer; buffers that come back
 //!    keep their memory, so a take after warm-up allocates nothing.
-//! 2. At most [`StashConfig::free_max`] free buffers keep memory, and none
-//!    above [`StashConfig::keep_max`] bytes: the rest is freed on put.
+//! 2. At most [`StashConfig::free_max`] free buffers (1, as master's
+//!    `cord_buf.c` caches one) keep memory, and none above
+//!    [`StashConfig::keep_max`] bytes: the rest is freed on put. The kept
+//!    ones are taken first, so with one kept the buffer a take gets is the
+//!    one master's would (a put while one is kept is master's delete: that
+//!    buffer goes under the kept one, without memory).
 //! 3. A buffer taken inside a fiber goes back by itself when that fiber
 //!    yields or ends (a switch hook of [`luafiber_fiber`]), so an error cannot
 //!    leak it.
@@ -44,6 +48,7 @@
 
 use std::alloc::{self, Layout};
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::fmt;
 use std::ptr::NonNull;
 
@@ -445,7 +450,7 @@ impl std::io::Write for Ibuf {
 pub struct StashConfig {
     /// Capacity of a new cord buffer's first growth, in bytes (16384).
     pub start_capacity: usize,
-    /// Most free buffers that keep their memory (4).
+    /// Most free buffers that keep their memory (1, as master).
     pub free_max: usize,
     /// Most bytes a free buffer keeps; a bigger one is freed on put (1 MiB).
     pub keep_max: usize,
@@ -454,7 +459,7 @@ pub struct StashConfig {
 impl StashConfig {
     const DEFAULT: StashConfig = StashConfig {
         start_capacity: CORD_IBUF_START_CAPACITY,
-        free_max: 4,
+        free_max: 1,
         keep_max: 1 << 20,
     };
 }
@@ -525,8 +530,11 @@ struct Slot {
 
 struct Stash {
     slots: Vec<Slot>,
-    /// Free slots, last put first (LIFO keeps the warm buffer in use).
-    free: Vec<u32>,
+    /// Free slots: the kept ones (with memory) on top, last put first
+    /// (LIFO keeps the warm buffer in use); the others under them.
+    free: VecDeque<u32>,
+    /// How many of the top free slots are kept ones (rule 2).
+    kept: usize,
     /// Slots taken by a fiber: the switch hook has work only when non-zero.
     taken_in_fibers: usize,
     config: StashConfig,
@@ -547,7 +555,8 @@ struct MemCounters {
 thread_local! {
     static STASH: RefCell<Stash> = const { RefCell::new(Stash {
         slots: Vec::new(),
-        free: Vec::new(),
+        free: VecDeque::new(),
+        kept: 0,
         taken_in_fibers: 0,
         config: StashConfig::DEFAULT,
         hooked: false,
@@ -739,8 +748,11 @@ impl Stash {
     /// A free slot (a new one when none is free).
     #[inline]
     fn pop_free(&mut self) -> u32 {
-        match self.free.pop() {
-            Some(i) => i,
+        match self.free.pop_back() {
+            Some(i) => {
+                self.kept = self.kept.saturating_sub(1);
+                i
+            }
             None => self.new_slot(),
         }
     }
@@ -786,13 +798,19 @@ impl Stash {
     /// the free list.
     #[inline]
     fn refile(&mut self, i: u32) {
-        let keep = self.free.len() < self.config.free_max;
+        let keep = self.kept < self.config.free_max;
         let buf = &mut self.slots[i as usize].buf;
         buf.reset();
         if !keep || buf.capacity() > self.config.keep_max {
             buf.recycle();
         }
-        self.free.push(i);
+        if keep {
+            // The kept buffers are the top of the free list.
+            self.kept += 1;
+            self.free.push_back(i);
+        } else {
+            self.free.push_front(i);
+        }
     }
 }
 

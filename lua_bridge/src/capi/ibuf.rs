@@ -228,12 +228,18 @@ struct Stash {
 
 impl Stash {
     /// Gives back taken buffer number `i`: emptied, its memory kept within
-    /// the limits of `config`.
+    /// the limits of `config`; beyond `free_max` free buffers it is freed
+    /// whole, as master's `cord_buf_put` deletes a buffer when its one
+    /// cached buffer is there already.
     fn put(&mut self, i: usize, config: StashConfig) {
         let (mut b, _) = self.taken.swap_remove(i);
+        if self.free.len() >= config.free_max {
+            b.free_memory();
+            return;
+        }
         b.rpos = b.buf;
         b.wpos = b.buf;
-        if self.free.len() >= config.free_max || b.capacity() > config.keep_max {
+        if b.capacity() > config.keep_max {
             b.free_memory();
         }
         self.free.push(b);

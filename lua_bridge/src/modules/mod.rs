@@ -13,6 +13,7 @@ pub mod log;
 pub(crate) mod msgpack;
 pub(crate) mod serializer;
 pub(crate) mod socket;
+pub(crate) mod table;
 
 use crate::raw::Stack;
 
@@ -55,5 +56,6 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"errno");
     }
     s.settop(top);
+    table::extend(s);
     crate::fiber::guard::wrap_collectgarbage(s);
 }

@@ -12,6 +12,8 @@
 --    options are accepted and ignored. luafiber has no `box`.
 -- 4. `fio`: `rename`, and `open(path)` whose `read()` reads the rest of
 --    the file. luafiber has no `fio`.
+-- 5. `yaml`: `encode` only, as JSON (the fiber tests only print with it).
+--    luafiber has no `yaml` module (the console has its own encoder).
 
 local function is_error_object(v)
     local mt = type(v) == 'table' and getmetatable(v)
@@ -87,5 +89,11 @@ package.preload.fio = function()
                 close = function() return f:close() end,
             }
         end,
+    }
+end
+
+package.preload.yaml = function()
+    return {
+        encode = function(v) return require('json').encode(v) .. '\n' end,
     }
 end
