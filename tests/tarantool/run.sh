@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs Tarantool's own tests, ported verbatim into this folder (app-tap/,
-# from Tarantool master's test/app-tap), on an interpreter:
+# Runs Tarantool's own tests, ported verbatim into this folder (app-tap/ and
+# app-luatest/, from Tarantool master's test/app-tap and test/app-luatest;
+# lib/ holds the tap and luatest shims), on an interpreter:
 #
 #   tests/tarantool/run.sh INTERPRETER        every *.test.lua
 #   ONLY=regexp tests/tarantool/run.sh ...    only files matching regexp
@@ -37,7 +38,7 @@ skipped_name() { # FILE NAME -> status 0 when listed
 }
 
 total_pass=0 total_fail=0 total_skip=0
-for path in "$here"/app-tap/*.test.lua; do
+for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua; do
     file=${path#"$here"/}
     if [ -n "${ONLY:-}" ] && ! [[ $file =~ $ONLY ]]; then continue; fi
     if skipped_name "$file" "*" && grep -qP "^\Q$file\E\t\*$" <<< "$skips"; then
@@ -48,8 +49,11 @@ for path in "$here"/app-tap/*.test.lua; do
     work="$scratch/$(dirname "$file")"
     rm -rf "$work" && mkdir -p "$work" && cp -r "$here/$(dirname "$file")"/. "$work"
     log="$scratch/tap.log" && : > "$log"
-    (cd "$work" && LUA_PATH="$here/lib/?.lua;;" LUAFIBER_TAP_LOG="$log" \
-        timeout 120 "$interp" -e "require('compat')" "$(basename "$file")" \
+    # A luatest file is run by lib/luatest_run.lua, a tap one as a script.
+    runner=()
+    case $file in *_test.lua) runner=("$here/lib/luatest_run.lua") ;; esac
+    (cd "$work" && LUA_PATH="$here/lib/?.lua;;" LUAFIBER_TAP_LOG="$log" LUAFIBER_TEST_OUT="$scratch/out" \
+        timeout 120 "$interp" -e "require('compat')" "${runner[@]}" "$(basename "$file")" \
         > "$scratch/out" 2>&1)
     status=$?
     if grep -q '^luafiber: ' "$scratch/out"; then

@@ -390,15 +390,11 @@ fn join(f: *mut Fiber, timeout: Option<Duration>) -> c_int {
         diag::set(ErrorKind::IllegalParams, "fiber_join: cannot join itself");
         return -1;
     }
-    if serial.is_none() && fiber::ext(id).is_ok_and(|e| e > 0) {
-        diag::set(
-            ErrorKind::IllegalParams,
-            "fiber_join: a Lua fiber is joined from Lua",
-        );
-        return -1;
-    }
     if fiber::status(id) != Some(fiber::Status::Dead) && !may_switch("fiber_join") {
         return -1;
+    }
+    if serial.is_none() && fiber::ext(id).is_ok_and(|e| e > 0) {
+        return join_lua(id, timeout);
     }
     if let Err(e) = fiber::join(id, timeout) {
         diag::set_fiber_error(e);
@@ -411,6 +407,32 @@ fn join(f: *mut Fiber, timeout: Option<Duration>) -> c_int {
         diag::put(rec.diag);
     }
     rec.ret
+}
+
+/// Joins a Lua fiber from C (master's `fiber_join_timeout` on a fiber
+/// that Lua made): its results are dropped; an error it ended with is set
+/// as the diag (its message), and -1 returned.
+fn join_lua(id: FiberId, timeout: Option<Duration>) -> c_int {
+    let mut ended = match crate::cord::Ended::joined(id, timeout) {
+        Ok(Some(ended)) => ended,
+        Ok(None) => return 0,
+        Err(e) => {
+            diag::set_fiber_error(e);
+            return -1;
+        }
+    };
+    if ended.rc() == Some(0) {
+        return 0;
+    }
+    let msg = {
+        let st = ended.stack();
+        let top = st.top();
+        st.to_str(top)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_else(|| "the fiber ended with an error".into())
+    };
+    diag::set(ErrorKind::IllegalParams, msg);
+    -1
 }
 
 /// `fiber_id(f)`: the fiber's id (NULL: the current fiber's); 0 for a fiber

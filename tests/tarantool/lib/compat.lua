@@ -14,6 +14,10 @@
 --    the file. luafiber has no `fio`.
 -- 5. `yaml`: `encode` only, as JSON (the fiber tests only print with it).
 --    luafiber has no `yaml` module (the console has its own encoder).
+-- 6. `require('compat')` (this file) gives Tarantool's `compat` options
+--    the tests set: each is `{current = ..., default = ...}`; assigning a
+--    mode records it and changes nothing (luafiber has master's new
+--    behaviours only).
 
 local function is_error_object(v)
     local mt = type(v) == 'table' and getmetatable(v)
@@ -97,3 +101,15 @@ package.preload.yaml = function()
         encode = function(v) return require('json').encode(v) .. '\n' end,
     }
 end
+
+local options = {
+    fiber_channel_close_mode = {current = 'default', default = 'new'},
+    fiber_slice_default = {current = 'default', default = 'new'},
+}
+return setmetatable({}, {
+    __index = options,
+    __newindex = function(_, k, v)
+        options[k] = options[k] or {default = 'new'}
+        options[k].current = v
+    end,
+})

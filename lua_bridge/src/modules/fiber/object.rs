@@ -155,15 +155,16 @@ lua_fn! {
 /// Makes the fiber metatable, with `methods` as the methods of fiber
 /// objects.
 pub(super) fn init_metatable(s: &mut Stack, methods: &[Reg]) {
-    let t = s.new_table(0, methods.len() as c_int + 2);
+    let t = s.new_table(0, methods.len() as c_int + 3);
     s.set_funcs(t, methods);
-    // Master's `lbox_fiber_index` reads the metatable: `f.__serialize` and
-    // `f.__tostring` are the metamethods.
+    // Master's `lbox_fiber_index` reads the metatable: `f.__serialize`,
+    // `f.__tostring` and `f.__index` are the metamethods.
     s.set_funcs(
         t,
         &[
             (c"__serialize", fiber_serialize),
             (c"__tostring", fiber_tostring),
+            (c"__index", fiber_index),
         ],
     );
     METHODS_REF.with(|r| r.set(s.make_ref()));

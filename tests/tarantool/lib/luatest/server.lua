@@ -1,0 +1,47 @@
+-- `luatest.server` for lib/luatest.lua: luatest starts a separate Tarantool
+-- instance; here the "server" is this process. `exec(fn, args)` calls
+-- `fn(unpack(args))` here; `start()` sets the log level of `box_cfg`;
+-- `grep_log(pattern)` searches what the process wrote so far (run.sh names
+-- the file its output goes to in LUAFIBER_TEST_OUT).
+
+local Server = {}
+Server.__index = Server
+
+local unpack = table.unpack or unpack
+local count = 0
+
+function Server:new(opts)
+    count = count + 1
+    opts = opts or {}
+    return setmetatable({
+        alias = opts.alias or 'server',
+        box_cfg = opts.box_cfg or {},
+        log_path = os.getenv('LUAFIBER_TEST_OUT'),
+    }, self)
+end
+
+function Server:start()
+    if self.box_cfg.log_level then
+        require('log').cfg({level = self.box_cfg.log_level})
+    end
+end
+
+function Server:stop()
+end
+
+Server.drop = Server.stop
+
+function Server:exec(fn, args)
+    return fn(unpack(args or {}))
+end
+
+function Server:grep_log(pattern)
+    io.stderr:flush()
+    local f = self.log_path and io.open(self.log_path)
+    if f == nil then return nil end
+    local text = f:read('*a')
+    f:close()
+    return text:match(pattern)
+end
+
+return Server
