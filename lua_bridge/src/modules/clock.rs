@@ -2,7 +2,11 @@
 //!
 //! `time`/`realtime` (wall clock), `monotonic`, `proc` (process CPU time),
 //! `thread` (thread CPU time) return seconds as floats; the `64` variants
-//! return integer nanoseconds (Tarantool returns `int64` cdata there).
+//! return nanoseconds: on LuaJIT exact `int64_t` cdata, as master's
+//! `clock.lua` (every function an FFI call, compiled into the caller's
+//! trace); on Lua 5.4 (no cdata), and on LuaJIT built with
+//! `--cfg luafiber_no_fast_paths`, Lua integers (64-bit, exact too).
+//! `fiber.time64()`/`clock64()` (microseconds) likewise.
 //! `bench(fn, ...)` returns `{seconds, results...}` measured with `proc`.
 
 use std::ffi::CStr;
@@ -100,11 +104,10 @@ pub(crate) fn ffi_loop_clocks(s: &mut Stack) {
         local dbl, i64 = ffi.typeof('double (*)(void)'), ffi.typeof('int64_t (*)(void)')
         clock, time = ffi.cast(dbl, clock), ffi.cast(dbl, time)
         clock64, time64 = ffi.cast(i64, clock64), ffi.cast(i64, time64)
-        local tonumber = tonumber
         fiber.clock = function() return clock() end
         fiber.time = function() return time() end
-        fiber.clock64 = function() return tonumber(clock64()) end
-        fiber.time64 = function() return tonumber(time64()) end
+        fiber.clock64 = function() return clock64() end
+        fiber.time64 = function() return time64() end
     "#;
     if !cfg!(feature = "luajit") || cfg!(luafiber_no_fast_paths) {
         return;
@@ -138,8 +141,71 @@ const FUNCS: &[(&CStr, ffi::lua_CFunction)] = &[
     (c"bench", crate::raw::wide_cfn!(clock_bench)),
 ];
 
+macro_rules! c_clocks {
+    ($($name:ident: $ty:ty = $f:path;)*) => {$(
+        extern "C" fn $name() -> $ty {
+            $f() as $ty
+        }
+    )*};
+}
+
+c_clocks! {
+    c_realtime: f64 = clock::realtime;
+    c_monotonic: f64 = clock::monotonic;
+    c_proc: f64 = clock::process;
+    c_thread: f64 = clock::thread;
+    c_realtime64: i64 = clock::realtime64;
+    c_monotonic64: i64 = clock::monotonic64;
+    c_proc64: i64 = clock::process64;
+    c_thread64: i64 = clock::thread64;
+}
+
+/// On LuaJIT, makes the functions of the `clock` table on top FFI calls
+/// (master's `clock.lua`): the `64` ones return `int64_t` cdata.
+fn ffi_clocks(s: &mut Stack) {
+    const CHUNK: &str = r#"
+        local clock, rt, mono, proc, thr, rt64, mono64, proc64, thr64 = ...
+        local ok, ffi = pcall(require, 'ffi')
+        if not ok or type(ffi) ~= 'table' or not ffi.cast then return end
+        local dbl, i64 = ffi.typeof('double (*)(void)'), ffi.typeof('int64_t (*)(void)')
+        rt, mono, proc, thr = ffi.cast(dbl, rt), ffi.cast(dbl, mono), ffi.cast(dbl, proc), ffi.cast(dbl, thr)
+        rt64, mono64 = ffi.cast(i64, rt64), ffi.cast(i64, mono64)
+        proc64, thr64 = ffi.cast(i64, proc64), ffi.cast(i64, thr64)
+        clock.realtime = function() return rt() end
+        clock.monotonic = function() return mono() end
+        clock.proc = function() return proc() end
+        clock.thread = function() return thr() end
+        clock.realtime64 = function() return rt64() end
+        clock.monotonic64 = function() return mono64() end
+        clock.proc64 = function() return proc64() end
+        clock.thread64 = function() return thr64() end
+        clock.time, clock.time64 = clock.realtime, clock.realtime64
+    "#;
+    if !cfg!(feature = "luajit") || cfg!(luafiber_no_fast_paths) {
+        return;
+    }
+    let t = s.top();
+    s.run_setup_chunk(CHUNK, c"=clock", |s| {
+        s.push_value(t);
+        for f in [
+            c_realtime as *mut std::ffi::c_void,
+            c_monotonic as *mut _,
+            c_proc as *mut _,
+            c_thread as *mut _,
+            c_realtime64 as *mut _,
+            c_monotonic64 as *mut _,
+            c_proc64 as *mut _,
+            c_thread64 as *mut _,
+        ] {
+            s.push_light(f);
+        }
+        9
+    });
+}
+
 /// Pushes the `clock` module table.
 pub(crate) fn open(s: &mut Stack) {
     let t = s.new_table(0, FUNCS.len() as _);
     s.set_funcs(t, FUNCS);
+    ffi_clocks(s);
 }
