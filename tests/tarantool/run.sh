@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs Tarantool's own tests, ported verbatim into this folder (app-tap/ and
-# app-luatest/, from Tarantool master's test/app-tap and test/app-luatest;
-# lib/ holds the tap and luatest shims), on an interpreter:
+# Runs Tarantool's own tests, ported verbatim into this folder (app-tap/,
+# app-luatest/ and app/, from Tarantool master's test/app-tap,
+# test/app-luatest and test/app (console tests with their .result files);
+# lib/ holds the tap, luatest and console shims), on an interpreter:
 #
 #   tests/tarantool/run.sh INTERPRETER        every *.test.lua
 #   ONLY=regexp tests/tarantool/run.sh ...    only files matching regexp
@@ -38,7 +39,7 @@ skipped_name() { # FILE NAME -> status 0 when listed
 }
 
 total_pass=0 total_fail=0 total_skip=0
-for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua; do
+for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua "$here"/app/*.test.lua; do
     file=${path#"$here"/}
     if [ -n "${ONLY:-}" ] && ! [[ $file =~ $ONLY ]]; then continue; fi
     if skipped_name "$file" "*" && grep -qP "^\Q$file\E\t\*$" <<< "$skips"; then
@@ -51,8 +52,12 @@ for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua; do
     log="$scratch/tap.log" && : > "$log"
     # A luatest file is run by lib/luatest_run.lua, a tap one as a script.
     runner=()
-    case $file in *_test.lua) runner=("$here/lib/luatest_run.lua") ;; esac
+    case $file in
+        *_test.lua) runner=("$here/lib/luatest_run.lua") ;;
+        app/*) runner=("$here/lib/console_run.lua") ;;
+    esac
     (cd "$work" && LUA_PATH="$here/lib/?.lua;;" LUAFIBER_TAP_LOG="$log" LUAFIBER_TEST_OUT="$scratch/out" \
+        LUAFIBER_CONSOLE_YAML="$here/../../src/console/yaml.lua" \
         timeout 120 "$interp" -e "require('compat')" "${runner[@]}" "$(basename "$file")" \
         > "$scratch/out" 2>&1)
     status=$?

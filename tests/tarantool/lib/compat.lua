@@ -8,8 +8,9 @@
 -- 2. Tarantool's string extensions the tests use: `string.startswith`,
 --    `string.endswith`.
 -- 3. `box`: only what `box.cfg` does with the log options (it hands them
---    to `log.cfg`, as Tarantool's box.cfg does) and `box.NULL`; other
---    options are accepted and ignored. luafiber has no `box`.
+--    to `log.cfg`, as Tarantool's box.cfg does), `box.NULL` and
+--    `box.info.pid`; other options are accepted and ignored. luafiber has
+--    no `box`.
 -- 4. `fio`: `rename`, and `open(path)` whose `read()` reads the rest of
 --    the file. luafiber has no `fio`.
 -- 5. `yaml`: `encode` only, as JSON (the fiber tests only print with it).
@@ -52,6 +53,9 @@ local BOX2LOG = {
 local ok, msgpack = pcall(require, 'msgpack')
 box = {
     NULL = ok and msgpack.NULL or nil,
+    info = setmetatable({}, {__index = function(_, k)
+        if k == 'pid' then return require('log').pid() end
+    end}),
     cfg = setmetatable({}, {
         __call = function(_, cfg)
             local log_cfg = {}
