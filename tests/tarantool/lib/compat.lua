@@ -15,10 +15,13 @@
 --    the file. luafiber has no `fio`.
 -- 5. `yaml`: `encode` only, as JSON (the fiber tests only print with it).
 --    luafiber has no `yaml` module (the console has its own encoder).
--- 6. `require('compat')` (this file) gives Tarantool's `compat` options
+-- 6. Lua 5.4: Lua 5.1's global `unpack` (the tests call it).
+-- 7. `require('compat')` (this file) gives Tarantool's `compat` options
 --    the tests set: each is `{current = ..., default = ...}`; assigning a
 --    mode records it and changes nothing (luafiber has master's new
 --    behaviours only).
+
+unpack = unpack or table.unpack
 
 local function is_error_object(v)
     local mt = type(v) == 'table' and getmetatable(v)
