@@ -9,6 +9,10 @@
 //! (timeout, cancel) removes itself, so no later signal goes to a fiber that is
 //! not waiting any more.
 //!
+//! [`Cond::wait_tarantool`] is Tarantool master's `fiber_cond_wait_timeout`
+//! instead (what Lua's `cond:wait` uses): any wakeup ends the wait, a
+//! cancelled fiber waits too, and a signal is not passed on.
+//!
 //! There is no mutex: fibers of one thread never run at the same time, so the
 //! predicate a cond guards is checked and changed between yields. Like every
 //! condition variable, a cond is used in a loop that re-checks the predicate.
