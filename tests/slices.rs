@@ -73,7 +73,7 @@ fn check_slice_and_the_api_follow_master() {
         -- default {warn = 0.5, err = 1.0}.
         assert(fiber.self():info().max_slice.warn == 0.5)
         assert(fiber.self():info().max_slice.err == 1.0)
-        fiber.set_slice({warn = 1, err = 0.05})
+        fiber.set_slice({warn = 1, err = 0.2})
         local ok, err = pcall(function()
             while true do fiber.check_slice() end
         end)

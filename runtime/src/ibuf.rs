@@ -12,18 +12,19 @@
 //!
 //! 1. [`cord_ibuf_take`] hands out an empty buffer; buffers that come back
 //!    keep their memory, so a take after warm-up allocates nothing.
-//! 2. At most [`StashConfig::free_max`] free buffers (1, as master's
-//!    `cord_buf.c` caches one) keep memory, and none above
-//!    [`StashConfig::keep_max`] bytes: the rest is freed on put. The kept
-//!    ones are taken first, so with one kept the buffer a take gets is the
-//!    one master's would (a put while one is kept is master's delete: that
-//!    buffer goes under the kept one, without memory).
-//! 3. A buffer taken inside a fiber goes back by itself when that fiber
+//! 2. At most [`StashConfig::free_max`] free buffers keep memory, and none
+//!    above [`StashConfig::keep_max`] bytes: the rest is freed on put.
+//! 3. Master's `cord_buf.c` caches one buffer and deletes a buffer put
+//!    while that one is there: the first buffer put into a stash with none
+//!    cached is the cached one, taken first; the others (master's deleted
+//!    ones, kept here so that nested takes allocate nothing) are taken only
+//!    when no cached one is free. So the buffer a take gets is master's.
+//! 4. A buffer taken inside a fiber goes back by itself when that fiber
 //!    yields or ends (a switch hook of [`luafiber_fiber`]), so an error cannot
 //!    leak it.
-//! 4. A handle names one take: after the buffer came back, the handle is stale
+//! 5. A handle names one take: after the buffer came back, the handle is stale
 //!    and every operation on it is refused ([`with_cord_ibuf`] gives `None`).
-//! 5. Loan rule: [`with_cord_ibuf`] and [`with_cord_scratch`] lend the boxed
+//! 6. Loan rule: [`with_cord_ibuf`] and [`with_cord_scratch`] lend the boxed
 //!    buffer to a closure and mark the slot lent; nothing else reaches a lent
 //!    buffer, and a put while it is lent (a yield inside the closure) is
 //!    finished when the loan ends.
@@ -450,7 +451,7 @@ impl std::io::Write for Ibuf {
 pub struct StashConfig {
     /// Capacity of a new cord buffer's first growth, in bytes (16384).
     pub start_capacity: usize,
-    /// Most free buffers that keep their memory (1, as master).
+    /// Most free buffers that keep their memory (4).
     pub free_max: usize,
     /// Most bytes a free buffer keeps; a bigger one is freed on put (1 MiB).
     pub keep_max: usize,
@@ -459,7 +460,7 @@ pub struct StashConfig {
 impl StashConfig {
     const DEFAULT: StashConfig = StashConfig {
         start_capacity: CORD_IBUF_START_CAPACITY,
-        free_max: 1,
+        free_max: 4,
         keep_max: 1 << 20,
     };
 }
@@ -530,11 +531,12 @@ struct Slot {
 
 struct Stash {
     slots: Vec<Slot>,
-    /// Free slots: the kept ones (with memory) on top, last put first
-    /// (LIFO keeps the warm buffer in use); the others under them.
+    /// Free slots, taken from the back: the cached one (rule 3) there
+    /// when there is one, the others under it, last put first (LIFO keeps
+    /// the warm buffer in use).
     free: VecDeque<u32>,
-    /// How many of the top free slots are kept ones (rule 2).
-    kept: usize,
+    /// Whether the back of `free` is the cached slot (rule 3).
+    cached: bool,
     /// Slots taken by a fiber: the switch hook has work only when non-zero.
     taken_in_fibers: usize,
     config: StashConfig,
@@ -556,7 +558,7 @@ thread_local! {
     static STASH: RefCell<Stash> = const { RefCell::new(Stash {
         slots: Vec::new(),
         free: VecDeque::new(),
-        kept: 0,
+        cached: false,
         taken_in_fibers: 0,
         config: StashConfig::DEFAULT,
         hooked: false,
@@ -750,7 +752,7 @@ impl Stash {
     fn pop_free(&mut self) -> u32 {
         match self.free.pop_back() {
             Some(i) => {
-                self.kept = self.kept.saturating_sub(1);
+                self.cached = false;
                 i
             }
             None => self.new_slot(),
@@ -798,16 +800,18 @@ impl Stash {
     /// the free list.
     #[inline]
     fn refile(&mut self, i: u32) {
-        let keep = self.kept < self.config.free_max;
+        let keep = self.free.len() < self.config.free_max;
         let buf = &mut self.slots[i as usize].buf;
         buf.reset();
         if !keep || buf.capacity() > self.config.keep_max {
             buf.recycle();
         }
-        if keep {
-            // The kept buffers are the top of the free list.
-            self.kept += 1;
+        if !self.cached {
+            self.cached = true;
             self.free.push_back(i);
+        } else if keep {
+            // Under the cached one.
+            self.free.insert(self.free.len() - 1, i);
         } else {
             self.free.push_front(i);
         }

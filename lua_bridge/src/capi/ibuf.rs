@@ -224,25 +224,32 @@ struct Stash {
     free: Vec<Box<CIbuf>>,
     taken: Vec<(Box<CIbuf>, Option<FiberId>)>,
     hooked: bool,
+    /// Whether the last of `free` is the cached buffer (see `put`).
+    cached: bool,
 }
 
 impl Stash {
     /// Gives back taken buffer number `i`: emptied, its memory kept within
-    /// the limits of `config`; beyond `free_max` free buffers it is freed
-    /// whole, as master's `cord_buf_put` deletes a buffer when its one
-    /// cached buffer is there already.
+    /// the limits of `config`. The first one put while none is cached is
+    /// the cached one, taken first (master's `cord_buf_put` keeps one and
+    /// deletes the others: here they are kept under it, up to `free_max`
+    /// free buffers, and freed whole beyond).
     fn put(&mut self, i: usize, config: StashConfig) {
         let (mut b, _) = self.taken.swap_remove(i);
-        if self.free.len() >= config.free_max {
-            b.free_memory();
-            return;
-        }
         b.rpos = b.buf;
         b.wpos = b.buf;
         if b.capacity() > config.keep_max {
             b.free_memory();
         }
-        self.free.push(b);
+        if !self.cached {
+            self.cached = true;
+            self.free.push(b);
+        } else if self.free.len() < config.free_max {
+            let under = self.free.len() - 1;
+            self.free.insert(under, b);
+        } else {
+            b.free_memory();
+        }
     }
 }
 
@@ -264,6 +271,7 @@ pub extern "C" fn cord_ibuf_take() -> *mut CIbuf {
                 s.hooked = true;
                 PREV_HOOK.with(|p| p.set(fiber::set_switch_hook(Some(switch_hook))));
             }
+            s.cached = false;
             let mut b = s.free.pop().unwrap_or_else(|| {
                 let start = stash_config().start_capacity.max(CORD_IBUF_START_CAPACITY);
                 Box::new(CIbuf::empty(start))

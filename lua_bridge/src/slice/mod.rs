@@ -145,6 +145,11 @@ pub(crate) fn check() -> Result<(), ()> {
         set(st);
     }
     if st.cur.err < elapsed {
+        // The watchdog gives the fiber one more `err` to handle the error
+        // and yield before it raises again (`check_slice` itself raises
+        // at every call, as master's).
+        let now = now_ns();
+        watchdog::publish(st.epoch, now.saturating_add(ns(st.cur.err)));
         return Err(());
     }
     Ok(())
