@@ -10,7 +10,10 @@
 //!   switch guard's facts, read and written in place ([`Entry`]);
 //! - [`table`]: tables walked in place for the msgpack encoder
 //!   ([`Tables`](table::Tables));
-//! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes)).
+//! - [`fill`]: tables filled in place by the msgpack decoder
+//!   ([`Fill`](fill::Fill));
+//! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes)), and
+//!   the pointer and 64-bit integer cdata msgpack reads and makes.
 //!
 //! On Lua 5.4 (and under `--cfg luafiber_no_fast_paths`, for the fast
 //! paths) the probe finds nothing and every caller takes its C API path.
@@ -47,7 +50,9 @@ compile_error!(
 
 pub(crate) mod cdata;
 pub(crate) mod entry;
+pub(crate) mod fill;
 pub(crate) mod obj;
+pub(crate) mod pointer;
 pub(crate) mod probe;
 pub(crate) mod table;
 

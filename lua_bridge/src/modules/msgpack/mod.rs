@@ -61,7 +61,9 @@
 //! - `msgpack.new()`, `ibuf_decode` and the header helpers are not provided.
 
 mod decode;
+mod decode_fns;
 mod encode;
+mod object;
 #[cfg(test)]
 mod tests;
 
@@ -71,6 +73,9 @@ use luafiber_runtime::ibuf;
 use mlua::ffi;
 
 use crate::luajit::cdata::CTypes;
+use crate::luajit::fill::Fill;
+use crate::luajit::obj::{GcTab, Word};
+use crate::luajit::pointer::Cdata;
 use crate::luajit::table::Tables;
 use crate::modules::buffer;
 use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
@@ -107,9 +112,33 @@ pub(crate) struct State {
     pub null: c_int,
     /// The scalar C types the encoder reads (LuaJIT's cdata).
     pub ctypes: Option<CTypes>,
+    /// The pointer and 64-bit integer cdata the decoder reads and makes.
+    pub cdata: Option<Cdata>,
+    /// `int64_t` / `uint64_t` constructors (`LUA_NOREF` without the FFI).
+    pub new_i64: c_int,
+    pub new_u64: c_int,
+    /// The decoder's in-place writes (LuaJIT, probed).
+    pub fill: Option<Fill>,
+    /// With [`State::fill`]: the word of `msgpack.NULL` (anchored by its
+    /// ref) and the two metatables' tables (anchored by theirs).
+    pub null_word: Option<Word>,
+    pub array_mt_ptr: *const GcTab,
+    pub map_mt_ptr: *const GcTab,
+    /// The metatables of `msgpack.object`s and their iterators.
+    pub obj_mt: c_int,
+    pub iter_mt: c_int,
 }
 
 impl State {
+    /// [`State::push_null`] through a stack handle.
+    pub(crate) fn push_null_on(&self, s: &mut Stack) {
+        if self.null == ffi::LUA_NOREF {
+            s.push_light(std::ptr::null_mut());
+        } else {
+            s.push_ref(self.null);
+        }
+    }
+
     /// Pushes `msgpack.NULL`.
     ///
     /// # Safety
@@ -163,11 +192,12 @@ unsafe extern "C-unwind" fn call_trampoline(l: *mut ffi::lua_State) -> c_int {
     1
 }
 
-/// Pushes the `msgpack` module table (at setup: this runs Lua code under
-/// `lua_pcall`).
-pub(crate) fn open(s: &mut Stack) {
+/// Makes the module state of `s`'s Lua state (at setup: this runs Lua
+/// code under `lua_pcall`).
+fn make_state(s: &mut Stack) -> State {
     let ctx = buffer::init(s);
     let layout = crate::luajit::layout();
+    let cdata = crate::luajit::pointer::learn(s);
     let mut st = State {
         cfg: Config::default(),
         call: ffi::LUA_NOREF,
@@ -180,7 +210,20 @@ pub(crate) fn open(s: &mut Stack) {
         tables: layout.tables,
         null: ffi::LUA_NOREF,
         ctypes: layout.ctypes,
+        cdata,
+        new_i64: cdata.map_or(ffi::LUA_NOREF, |c| c.new_i64),
+        new_u64: cdata.map_or(ffi::LUA_NOREF, |c| c.new_u64),
+        fill: Fill::new(layout.entry, layout.tables),
+        null_word: None,
+        array_mt_ptr: std::ptr::null(),
+        map_mt_ptr: std::ptr::null(),
+        obj_mt: ffi::LUA_NOREF,
+        iter_mt: ffi::LUA_NOREF,
     };
+    let [(obj_mt, obj_p), (iter_mt, iter_p)] = object::init(s);
+    object::set_mts(obj_p, iter_p);
+    (st.obj_mt, st.iter_mt) = (obj_mt, iter_mt);
+    declare_ibuf(s);
     s.push_cfunction(crate::raw::wide_cfn!(call_trampoline));
     st.call = s.make_ref();
     st.next = global_ref(s, c"next");
@@ -188,32 +231,76 @@ pub(crate) fn open(s: &mut Stack) {
     s.push_cstr(c"__serialize");
     st.serialize_key = s.make_ref();
     st.null = crate::luajit::cdata::null_ref(s);
-    for (kind, slot) in [(c"seq", &mut st.array_mt), (c"map", &mut st.map_mt)] {
+    for (kind, slot, ptr) in [
+        (c"seq", &mut st.array_mt, &mut st.array_mt_ptr),
+        (c"map", &mut st.map_mt, &mut st.map_mt_ptr),
+    ] {
         let t = s.new_table(0, 2);
         s.push_cstr(kind);
         s.set_field(t, c"__serialize");
         s.push_cfunction(decoded_newindex);
         s.set_field(t, c"__newindex");
+        *ptr = s.to_pointer(t).cast();
         *slot = s.make_ref();
     }
+    if let Some(fill) = st.fill {
+        st.push_null_on(s);
+        // SAFETY: the value just pushed, of the probed layout; anchored by
+        // its registry ref (or no GC object: a light userdata).
+        st.null_word = Some(unsafe { fill.top_word(s.as_ptr()) });
+        s.pop(1);
+    }
+    st
+}
+
+/// Declares Tarantool's `struct ibuf` to the FFI (when it is there and the
+/// type is not declared yet), so `ffi.cast('struct ibuf *', buf)` works.
+fn declare_ibuf(s: &mut Stack) {
+    const CHUNK: &str = r#"
+        local ok, ffi = pcall(require, 'ffi')
+        if not ok or type(ffi) ~= 'table' or not ffi.cdef then return end
+        if pcall(ffi.typeof, 'struct ibuf') then return end
+        pcall(ffi.cdef, [[struct ibuf { void *slabc; char *buf; char *rpos;
+            char *wpos; char *epos; size_t start_capacity; };]])
+    "#;
+    let top = s.top();
+    if cfg!(feature = "luajit") && s.load(CHUNK, c"=msgpack.ibuf").is_ok() {
+        let _ = s.pcall(0, 0);
+    }
+    s.settop(top);
+}
+
+/// Pushes the `msgpack` module table (at setup: this runs Lua code under
+/// `lua_pcall`).
+pub(crate) fn open(s: &mut Stack) {
+    let st = make_state(s);
+    push_module(s, st);
+}
+
+/// Pushes a module table whose functions share a new state userdata
+/// holding `st` (`msgpack` itself, and each `msgpack.new()`: Tarantool's
+/// `luaL_newserializer`).
+fn push_module(s: &mut Stack, st: State) {
     s.push_userdata(st);
     let st_idx = s.top();
-
-    let module = s.new_table(0, 8);
+    let module = s.new_table(0, 16);
     for (name, f) in [
-        (c"encode", mp_encode),
-        (c"decode", mp_decode),
-        (c"decode_unchecked", mp_decode_unchecked),
+        (c"encode", mp_encode as ffi::lua_CFunction),
+        (c"decode", decode_fns::mp_decode),
+        (c"decode_unchecked", decode_fns::mp_decode_unchecked),
+        (c"ibuf_decode", decode_fns::mp_ibuf_decode),
+        (c"decode_array_header", decode_fns::mp_decode_array_header),
+        (c"decode_map_header", decode_fns::mp_decode_map_header),
+        (c"object", object::mp_object),
+        (c"object_from_raw", object::mp_object_from_raw),
+        (c"is_object", object::mp_is_object),
+        (c"new", mp_new),
     ] {
         s.push_value(st_idx);
         s.push_closure(f, 1);
         s.set_field(module, name);
     }
-    if st.null == ffi::LUA_NOREF {
-        s.push_light(std::ptr::null_mut());
-    } else {
-        s.push_ref(st.null);
-    }
+    st.push_null_on(s);
     s.set_field(module, c"NULL");
     s.push_ref(st.array_mt);
     s.set_field(module, c"array_mt");
@@ -229,6 +316,19 @@ pub(crate) fn open(s: &mut Stack) {
     s.set_metatable(cfg);
     s.set_field(module, c"cfg");
     s.remove(st_idx);
+}
+
+lua_fn! {
+    /// `msgpack.new()`: a new serializer with the default options of its
+    /// own (Tarantool's `lua_msgpack_new`).
+    fn mp_new(s: &mut Stack) {
+        let st = State {
+            cfg: Config::default(),
+            ..state(s)
+        };
+        push_module(s, st);
+        Ok(1)
+    }
 }
 
 /// A registry ref of the global `name` (read raw), or `LUA_NOREF`.
@@ -290,11 +390,13 @@ lua_fn! {
         let st = state(s);
         let top = s.top();
         if top < 1 {
-            return Err(Raise::illegal("msgpack.encode: a Lua object expected"));
+            return Err(Raise::Message("msgpack.encode: a Lua object expected".into()));
         }
         let target = if top >= 2 && s.type_of(2) != ffi::LUA_TNIL {
             let t = buffer::to_ibuf(s, &st.buffer, 2);
-            Some(t.ok_or_else(|| Raise::illegal("msgpack.encode: argument 2 must be of type 'struct ibuf'"))?)
+            Some(t.ok_or_else(|| {
+                Raise::Message("msgpack.encode: argument 2 must be of type 'struct ibuf'".into())
+            })?)
         } else {
             None
         };
@@ -334,69 +436,3 @@ fn settle(s: &mut Stack, base: c_int, e: Raise) -> Raise {
     e
 }
 
-/// The shared body of `decode` and `decode_unchecked`.
-fn decode_entry(s: &mut Stack, name: &str, size_required: bool) -> LResult<c_int> {
-    s.settop(2);
-    decode_args(s, name, size_required).map_err(|e| settle(s, 2, e))
-}
-
-/// [`decode_entry`] on exactly two arguments.
-fn decode_args(s: &mut Stack, name: &str, size_required: bool) -> LResult<c_int> {
-    let st = state(s);
-    let cfg = &st.cfg;
-    if s.type_of(1) == ffi::LUA_TSTRING {
-        let pos = match s.type_of(2) {
-            ffi::LUA_TNIL => 1.0,
-            _ => s.to_number(2).ok_or_else(|| {
-                Raise::illegal(format!("msgpack.{name}: offset must be a number"))
-            })?,
-        };
-        let used = decode::Decoder::new(&st, cfg, name).decode_arg1(s, pos)?;
-        s.push_number(pos + used as f64);
-        return Ok(2);
-    }
-    let Some(addr) = buffer::to_pointer(s, &st.buffer, 1)? else {
-        return Err(Raise::illegal(format!(
-            "msgpack.{name}: a Lua string or 'char *' expected"
-        )));
-    };
-    let size = match s.to_number(2) {
-        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= usize::MAX as f64 => Some(n as usize),
-        None if !size_required && s.type_of(2) == ffi::LUA_TNIL => None,
-        _ => return Err(Raise::illegal(format!("Usage: msgpack.{name}(ptr, size)"))),
-    };
-    let avail = buffer::readable(addr, size).ok_or_else(|| {
-        Raise::illegal(format!(
-            "msgpack.{name}: the pointer is not inside a live ibuf"
-        ))
-    })?;
-    let len = size.unwrap_or(avail);
-    // SAFETY: `readable` checked that `len` bytes from `addr` are in a live
-    // ibuf's memory, and nothing has run since.
-    let src = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
-    let used = decode::extent(src, name)?;
-    // Copy the value out: Lua code run by the collector while the decoder
-    // allocates could free or move the ibuf.
-    ibuf::with_cord_scratch(|copy| -> LResult<()> {
-        copy.extend_from_slice(&src[..used])
-            .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
-        decode::Decoder::new(&st, cfg, name).decode(s, copy.data())?;
-        Ok(())
-    })?;
-    buffer::push_pointer(s, &st.buffer, (addr + used) as *const u8)?;
-    Ok(2)
-}
-
-lua_fn! {
-    /// `msgpack.decode(s [, pos])` / `msgpack.decode(ptr, size)`.
-    fn mp_decode(s: &mut Stack) {
-        decode_entry(s, "decode", true)
-    }
-}
-
-lua_fn! {
-    /// `msgpack.decode_unchecked(s [, pos])` / `(ptr [, size])`.
-    fn mp_decode_unchecked(s: &mut Stack) {
-        decode_entry(s, "decode_unchecked", false)
-    }
-}
