@@ -19,7 +19,7 @@
 //!    the stack), into a slot the caller checked with `lua_checkstack`.
 
 use super::entry::Entry;
-use super::obj::{gcptr, GcTab, State, Word, GC_BLACK};
+use super::obj::{gcptr, itype, GcStr, GcTab, State, Word, GC_BLACK, STR};
 use super::table::Tables;
 
 /// The token of the in-place writers: only the probe's findings make one
@@ -80,6 +80,28 @@ impl Fill {
             let st = &mut *l.cast::<State>();
             *st.top = w;
             st.top = st.top.add(1);
+        }
+    }
+
+    /// The bytes of the running C function's only argument when it is a
+    /// string (`lua_gettop(l) == 1 && lua_type(l, 1) == LUA_TSTRING`, read
+    /// in place), else `None`.
+    ///
+    /// # Safety
+    ///
+    /// `l` is the state of the running C function, of the probed layout;
+    /// the bytes live while the argument is on the stack (raw rule 6).
+    #[inline(always)]
+    pub(crate) unsafe fn only_arg_str<'a>(self, l: *mut mlua::ffi::lua_State) -> Option<&'a [u8]> {
+        // SAFETY: caller's contract; `base..top` are the arguments, and a
+        // string's `len` bytes follow its head.
+        unsafe {
+            let st = &*l.cast::<State>();
+            if st.top.cast_const() != st.base.add(1) || itype(*st.base) != STR {
+                return None;
+            }
+            let s = gcptr::<GcStr>(*st.base);
+            Some(std::slice::from_raw_parts(s.add(1).cast::<u8>(), (*s).len as usize))
         }
     }
 

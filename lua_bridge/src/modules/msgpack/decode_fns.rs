@@ -15,7 +15,7 @@ use luafiber_runtime::ibuf;
 
 use super::decode::reader::{self, Head, Reader};
 use super::decode::Decoder;
-use super::{settle, state, State};
+use super::{settle, state, state_ptr, State};
 use crate::modules::buffer;
 use crate::raw::error::{type_name, ErrorKind};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
@@ -135,11 +135,24 @@ fn decode_entry(s: &mut Stack, check: bool) -> LResult<c_int> {
 }
 
 fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
-    let st = state(s);
+    // SAFETY: the state is read at once (the decoder copies the words it
+    // needs); no Lua code runs meanwhile.
+    let dec = Decoder::new(unsafe { &*state_ptr(s) });
+    // `decode(s)`, the hot path: the string read in place.
+    // SAFETY: the running C function's state; the string stays at index 1
+    // while the decoder reads it (it only pushes above).
+    if let Some(data) = dec.fill().and_then(|f| unsafe { f.only_arg_str(s.as_ptr()) }) {
+        if check && data.is_empty() {
+            return Err(reader::Bad::Truncated.raise());
+        }
+        let used = dec.decode(s, data)?;
+        s.push_int((used + 1) as i64);
+        return Ok(2);
+    }
     if top >= 1 && s.type_of(1) == mlua::ffi::LUA_TSTRING {
         let len = s.to_str(1).map_or(0, <[u8]>::len);
         let offset = if top > 1 {
-            let o = check_integer(s, 2, "decode")? - 1;
+            let o = check_integer(s, 2, if check { "decode" } else { "decode_unchecked" })? - 1;
             if o < 0 || o as usize >= len {
                 return Err(Raise::Message("msgpack.decode: offset is out of bounds".into()));
             }
@@ -151,14 +164,11 @@ fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
         // SAFETY: the string at index 1 stays on the stack while the
         // decoder reads it (raw rule 6): the decoder only pushes above.
         let data = unsafe { crate::raw::api::to_str(s.as_ptr(), 1) }.unwrap_or_default();
-        let data = &data[offset..];
-        if check {
-            reader::check(data).map_err(|b| b.raise())?;
-        }
-        let used = Decoder::new(&st).decode(s, data)?;
+        let used = dec.decode(s, &data[offset..])?;
         s.push_int((offset + used + 1) as i64);
         return Ok(2);
     }
+    let st = state(s);
     let Some(ptr) = (top >= 1).then(|| to_ptr(s, &st, 1)).flatten() else {
         return Err(Raise::Message(
             "msgpack.decode: a Lua string or 'char *' expected".into(),

@@ -138,26 +138,10 @@ impl State {
             s.push_ref(self.null);
         }
     }
-
-    /// Pushes `msgpack.NULL`.
-    ///
-    /// # Safety
-    ///
-    /// `l` is a thread of the module's state with room for a value.
-    pub(crate) unsafe fn push_null(&self, l: *mut ffi::lua_State) {
-        // SAFETY: caller's contract.
-        unsafe {
-            if self.null == ffi::LUA_NOREF {
-                ffi::lua_pushlightuserdata(l, std::ptr::null_mut());
-            } else {
-                api::push_registry_ref(l, self.null);
-            }
-        }
-    }
 }
 
 /// The state userdata a module function sees as upvalue 1.
-fn state_ptr(s: &Stack) -> *mut State {
+pub(super) fn state_ptr(s: &Stack) -> *mut State {
     let p = s.to_userdata(Stack::upvalue(1)).cast::<State>();
     assert!(!p.is_null(), "a msgpack function without its state");
     p

@@ -62,13 +62,70 @@ fn not_finite() -> Raise {
     Raise::Message("number must not be NaN or Inf".into())
 }
 
-pub(crate) struct Decoder<'a> {
-    st: &'a State,
+/// What the decoder reads of a module's state: a few words, copied per
+/// call (not the whole [`State`]), so Lua code the collector runs meanwhile
+/// (which may call `msgpack.cfg`) never aliases a borrow.
+#[derive(Clone, Copy)]
+struct Dec {
+    invalid_numbers: bool,
+    save_metatables: bool,
+    fill: Option<Fill>,
+    null: c_int,
+    null_word: Option<Word>,
+    array_mt: c_int,
+    map_mt: c_int,
+    array_mt_ptr: *const GcTab,
+    map_mt_ptr: *const GcTab,
+    new_i64: c_int,
+    new_u64: c_int,
 }
 
-impl<'a> Decoder<'a> {
-    pub(crate) fn new(st: &'a State) -> Self {
-        Decoder { st }
+/// Slots the decoder asks `lua_checkstack` for at once: room for this many
+/// minus 4 pushes before it asks again.
+const ROOM: c_int = 40;
+
+pub(crate) struct Decoder {
+    st: Dec,
+}
+
+impl Decoder {
+    pub(crate) fn new(st: &State) -> Self {
+        Decoder {
+            st: Dec {
+                invalid_numbers: st.cfg.decode_invalid_numbers,
+                save_metatables: st.cfg.decode_save_metatables,
+                fill: st.fill,
+                null: st.null,
+                null_word: st.null_word,
+                array_mt: st.array_mt,
+                map_mt: st.map_mt,
+                array_mt_ptr: st.array_mt_ptr,
+                map_mt_ptr: st.map_mt_ptr,
+                new_i64: st.new_i64,
+                new_u64: st.new_u64,
+            },
+        }
+    }
+
+    /// The in-place writers, when the probe made them.
+    pub(crate) fn fill(&self) -> Option<Fill> {
+        self.st.fill
+    }
+
+    /// Pushes `msgpack.NULL`.
+    ///
+    /// # Safety
+    ///
+    /// `l` has room for a value.
+    unsafe fn push_null(&self, l: *mut ffi::lua_State) {
+        // SAFETY: caller's contract.
+        unsafe {
+            if self.st.null == ffi::LUA_NOREF {
+                ffi::lua_pushlightuserdata(l, std::ptr::null_mut());
+            } else {
+                api::push_registry_ref(l, self.st.null);
+            }
+        }
     }
 
     /// Pushes the value at the start of `data` onto `s`; returns the bytes
@@ -117,9 +174,7 @@ impl<'a> Decoder<'a> {
         // 4), in place only as `Fill` allows; the stack grows by at most 2
         // per open container, checked in `open`.
         unsafe {
-            if ffi::lua_checkstack(l, 4) == 0 {
-                return Err(Raise::Message("msgpack.decode: no Lua stack left".into()));
-            }
+            let mut room = 0;
             loop {
                 let head = r.head().map_err(|b| b.raise())?;
                 // An array element that is a scalar goes into its slot in
@@ -152,14 +207,21 @@ impl<'a> Decoder<'a> {
                     }
                     Head::Array(n) => {
                         r.check_count(n, 1).map_err(|b| b.raise())?;
-                        self.open(l, frames, n, false)?
+                        self.open(l, frames, &mut room, n, false)?
                     }
                     Head::Map(n) => {
                         r.check_count(n, 2).map_err(|b| b.raise())?;
-                        self.open(l, frames, n, true)?
+                        self.open(l, frames, &mut room, n, true)?
+                    }
+                    head if frames.is_empty() => {
+                        if ffi::lua_checkstack(l, 4) == 0 {
+                            return Err(Raise::Message("msgpack.decode: no Lua stack left".into()));
+                        }
+                        self.push_scalar(l, fill, head, frames, &r)?;
+                        false
                     }
                     head => {
-                        self.push_scalar(l, fill, head, frames)?;
+                        self.push_scalar(l, fill, head, frames, &r)?;
                         false
                     }
                 };
@@ -258,11 +320,12 @@ impl<'a> Decoder<'a> {
         fill: Option<Fill>,
         head: Head<'_>,
         frames: &[Frame],
+        r: &Reader<'_>,
     ) -> LResult<()> {
         // SAFETY: caller's contract (room for one value).
         unsafe {
             match head {
-                Head::Nil => self.st.push_null(l),
+                Head::Nil => self.push_null(l),
                 Head::Bool(b) => ffi::lua_pushboolean(l, c_int::from(b)),
                 Head::Int(i) => self.push_int(l, fill, i)?,
                 Head::Uint(u) => match i64::try_from(u) {
@@ -273,7 +336,7 @@ impl<'a> Decoder<'a> {
                 },
                 Head::Float(f) => {
                     if !f.is_finite() {
-                        if !self.st.cfg.decode_invalid_numbers {
+                        if !self.st.invalid_numbers {
                             return Err(not_finite());
                         }
                         if f.is_nan() && frames.last().is_some_and(|f| f.map && f.due % 2 == 0) {
@@ -287,6 +350,11 @@ impl<'a> Decoder<'a> {
                 }
                 Head::Str(s) => api::push_bytes(l, s),
                 Head::Ext(t) => {
+                    // Bad input before the extension is what Tarantool's
+                    // check (before the decode) reports.
+                    if let Err(b) = reader::check(r.data) {
+                        return Err(b.raise());
+                    }
                     return Err(Raise::Error(
                         ErrorKind::IllegalParams,
                         format!("Unsupported MsgPack extension type: {t}"),
@@ -381,31 +449,37 @@ impl<'a> Decoder<'a> {
         &self,
         l: *mut ffi::lua_State,
         frames: &mut Vec<Frame>,
+        room: &mut c_int,
         n: u32,
         map: bool,
     ) -> LResult<bool> {
         let st = self.st;
         let hint = n.min(1 << 20) as c_int;
-        // SAFETY: room for the table and a pending key was checked.
+        // SAFETY: room for the table, a pending key and a value was checked
+        // (decode rule 3).
         let tab = unsafe {
-            if ffi::lua_checkstack(l, 4) == 0 {
-                return Err(Raise::Message(
-                    "msgpack.decode: nesting too deep for the Lua stack".into(),
-                ));
+            if *room < 4 {
+                if ffi::lua_checkstack(l, ROOM) == 0 {
+                    return Err(Raise::Message(
+                        "msgpack.decode: nesting too deep for the Lua stack".into(),
+                    ));
+                }
+                *room = ROOM;
             }
+            *room -= 2;
             let (narr, nrec) = if map { (0, hint) } else { (hint, 0) };
             ffi::lua_createtable(l, narr, nrec);
             match st.fill {
                 Some(fill) => {
                     let tab = fill.top_table(l);
-                    if st.cfg.decode_save_metatables {
+                    if st.save_metatables {
                         let mt = if map { st.map_mt_ptr } else { st.array_mt_ptr };
                         fill.set_fresh_metatable(tab, mt);
                     }
                     tab
                 }
                 None => {
-                    if st.cfg.decode_save_metatables {
+                    if st.save_metatables {
                         let mt = if map { st.map_mt } else { st.array_mt };
                         api::push_registry_ref(l, mt);
                         ffi::lua_setmetatable(l, -2);
