@@ -1,5 +1,6 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
-//! conds), `clock`, `buffer`, `msgpack`, `json` and `log`. Each is a folder
+//! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`
+//! and `log`. Each is a folder
 //! or file of its own, opened into `package.loaded` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
@@ -9,6 +10,7 @@ pub(crate) mod fiber;
 pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
+pub(crate) mod msgpackffi;
 pub(crate) mod serializer;
 
 use crate::raw::Stack;
@@ -43,6 +45,10 @@ pub(crate) fn register(s: &mut Stack) {
         open(s);
         s.set_field(loaded, name);
     }
+    s.rawget_field(loaded, c"msgpack");
+    let msgpack = s.top();
+    msgpackffi::open_with(s, msgpack);
+    s.set_field(loaded, c"msgpackffi");
     s.settop(top);
     crate::fiber::guard::wrap_collectgarbage(s);
 }

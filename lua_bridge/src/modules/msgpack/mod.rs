@@ -130,7 +130,7 @@ pub(crate) struct State {
 }
 
 impl State {
-    /// [`State::push_null`] through a stack handle.
+    /// Pushes `msgpack.NULL`.
     pub(crate) fn push_null_on(&self, s: &mut Stack) {
         if self.null == ffi::LUA_NOREF {
             s.push_light(std::ptr::null_mut());
