@@ -22,6 +22,14 @@ pub(crate) struct Cdata {
     /// `function() -> int64_t / uint64_t` (zero, to fill in).
     pub new_i64: c_int,
     pub new_u64: c_int,
+    /// `function(o) return o.__serialize end` (Tarantool's
+    /// `lua_gettable_wrapper`, for cdata with a metatype), called under
+    /// `lua_pcall`.
+    pub index_serialize: c_int,
+    /// The ctype id of ctype objects (`ffi.typeof(...)`): ids up to it are
+    /// LuaJIT's built-in types, whose `__serialize` is never asked
+    /// (Tarantool's `CTID_CTYPEID` rule, gh-1226).
+    ctype_id: u16,
 }
 
 const CHUNK: &str = r#"
@@ -34,7 +42,9 @@ return cast(charp, 0), cast(ccharp, 0),
     function(p) return cast(charp, p) end,
     function(p) return cast(ccharp, p) end,
     function() return new(i64) end,
-    function() return new(u64) end
+    function() return new(u64) end,
+    ffi.typeof('int'),
+    function(o) return o.__serialize end
 "#;
 
 /// The ctype id of the cdata at `idx`.
@@ -51,7 +61,7 @@ pub(crate) fn learn(s: &mut Stack) -> Option<Cdata> {
     let top = s.top();
     let made = cfg!(feature = "luajit")
         && s.load(CHUNK, c"=msgpack.cdata").is_ok()
-        && s.pcall(0, 6).is_ok()
+        && s.pcall(0, 8).is_ok()
         && s.type_of(top + 1) == LUA_TCDATA
         && s.type_of(top + 2) == LUA_TCDATA;
     if !made {
@@ -59,6 +69,9 @@ pub(crate) fn learn(s: &mut Stack) -> Option<Cdata> {
         return None;
     }
     let ptr_ids = [ctype_id(s, top + 1), ctype_id(s, top + 2)];
+    let ctype = ctype_id(s, top + 7);
+    let index_serialize = s.make_ref();
+    s.pop(1);
     let new_u64 = s.make_ref();
     let new_i64 = s.make_ref();
     let cptr = s.make_ref();
@@ -69,10 +82,19 @@ pub(crate) fn learn(s: &mut Stack) -> Option<Cdata> {
         make_ptr: [ptr, cptr],
         new_i64,
         new_u64,
+        index_serialize,
+        ctype_id: ctype,
     })
 }
 
 impl Cdata {
+    /// Whether the cdata at `idx` is of a declared type (a struct, union,
+    /// pointer or array type of the program's), whose `__serialize` the
+    /// encoder looks up.
+    pub(crate) fn is_declared(&self, s: &Stack, idx: c_int) -> bool {
+        s.type_of(idx) == LUA_TCDATA && ctype_id(s, idx) > self.ctype_id
+    }
+
     /// The address a `char *` or `const char *` cdata at `idx` holds, and
     /// its kind; `None` for any other value.
     pub(crate) fn read_ptr(&self, s: &Stack, idx: c_int) -> Option<(usize, usize)> {

@@ -242,6 +242,11 @@ local function combinations(params)
     return out, keys
 end
 
+-- `t.helpers.matrix(params)`: the parameter matrix, which t.group expands.
+t.helpers = {
+    matrix = function(params) return params end,
+}
+
 local HOOKS = {before_all = true, after_all = true, before_each = true,
                after_each = true, before_test = true, after_test = true}
 

@@ -81,7 +81,7 @@ use crate::modules::buffer;
 use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
 pub(crate) use crate::modules::serializer::Config;
 use crate::raw::error::ErrorKind;
-use crate::raw::{api, lua_fn, LResult, Raise, Stack};
+use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// Most nesting levels the encoder enters, whatever `encode_max_depth` says:
 /// the encoder recurses on the fiber's machine stack.

@@ -50,9 +50,10 @@ pub(super) struct Iter {
 }
 
 impl Obj {
-    fn bytes(&self) -> &[u8] {
+    fn bytes<'a>(&self) -> &'a [u8] {
         // SAFETY: `ptr..ptr + len` is in `own`, or in the source object's
-        // `own`, which its ref pins (module doc).
+        // `own`, which its ref pins (module doc); callers keep the object
+        // alive (on the stack) while they read.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
@@ -109,6 +110,15 @@ fn obj_at(s: &mut Stack, idx: c_int) -> LResult<*mut Obj> {
     s.udata_with_mt(idx, st.0)
         .map(|p| p.cast::<Obj>())
         .ok_or_else(|| bad_self(s, idx, OBJ))
+}
+
+/// The bytes of the msgpack.object at `idx`, if it is one; they live while
+/// the object is on the stack.
+pub(super) fn bytes_of<'a>(s: &mut Stack, idx: c_int) -> Option<&'a [u8]> {
+    let p = s.udata_with_mt(idx, state_of_mt(s).0)?.cast::<Obj>();
+    // SAFETY: a live object userdata (its metatable says so), whose bytes
+    // never change while it lives.
+    Some(unsafe { (*p).bytes() })
 }
 
 /// The iterator at 1.

@@ -357,7 +357,31 @@ impl<'a> Encoder<'a> {
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
-        if !self.cfg.encode_load_metatables || !s.get_metatable(idx) {
+        if let Some(bytes) = super::object::bytes_of(s, idx) {
+            // A msgpack.object: its bytes as they are (`luamp_get`).
+            return self.out.extend_from_slice(bytes).map_err(oom);
+        }
+        if !self.cfg.encode_load_metatables {
+            return self.unsupported(s, idx, top);
+        }
+        if let Some(c) = self.st.cdata.filter(|c| c.is_declared(s, idx)) {
+            // `value.__serialize` through its metatype, protected (a cdata
+            // raises for a missing field): Tarantool's
+            // `lua_field_inspect_ucdata`.
+            s.push_nil();
+            s.push_ref(c.index_serialize);
+            s.push_value(idx);
+            let found = s.pcall(1, 1).is_ok() && !s.is_none_or_nil(top + 2);
+            if found && s.type_of(top + 2) == ffi::LUA_TFUNCTION {
+                return self.hand_over(s, idx, top, level, handovers);
+            }
+            s.settop(top);
+            if found {
+                return Err(illegal("invalid __serialize value"));
+            }
+            return self.unsupported(s, idx, top);
+        }
+        if !s.get_metatable(idx) {
             return self.unsupported(s, idx, top);
         }
         s.push_value(self.key);
