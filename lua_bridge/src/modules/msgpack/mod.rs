@@ -66,6 +66,8 @@ mod encode;
 mod object;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_api;
 
 use std::ffi::{c_int, CStr};
 
