@@ -101,7 +101,10 @@ impl Fill {
                 return None;
             }
             let s = gcptr::<GcStr>(*st.base);
-            Some(std::slice::from_raw_parts(s.add(1).cast::<u8>(), (*s).len as usize))
+            Some(std::slice::from_raw_parts(
+                s.add(1).cast::<u8>(),
+                (*s).len as usize,
+            ))
         }
     }
 
@@ -143,7 +146,12 @@ impl Fill {
     ///
     /// As [`Fill::top_word`] and [`Fill::store`].
     #[inline(always)]
-    pub(crate) unsafe fn pop_into(self, l: *mut mlua::ffi::lua_State, t: *mut GcTab, i: u32) -> bool {
+    pub(crate) unsafe fn pop_into(
+        self,
+        l: *mut mlua::ffi::lua_State,
+        t: *mut GcTab,
+        i: u32,
+    ) -> bool {
         // SAFETY: caller's contract.
         unsafe {
             if !self.store(t, i, self.top_word(l)) {

@@ -120,4 +120,3 @@ impl Cdata {
         s.pcall(1, 1).map_err(|()| Raise::Top)
     }
 }
-

@@ -141,7 +141,10 @@ fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
     // `decode(s)`, the hot path: the string read in place.
     // SAFETY: the running C function's state; the string stays at index 1
     // while the decoder reads it (it only pushes above).
-    if let Some(data) = dec.fill().and_then(|f| unsafe { f.only_arg_str(s.as_ptr()) }) {
+    if let Some(data) = dec
+        .fill()
+        .and_then(|f| unsafe { f.only_arg_str(s.as_ptr()) })
+    {
         if check && data.is_empty() {
             return Err(reader::Bad::Truncated.raise());
         }
@@ -154,7 +157,9 @@ fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
         let offset = if top > 1 {
             let o = check_integer(s, 2, if check { "decode" } else { "decode_unchecked" })? - 1;
             if o < 0 || o as usize >= len {
-                return Err(Raise::Message("msgpack.decode: offset is out of bounds".into()));
+                return Err(Raise::Message(
+                    "msgpack.decode: offset is out of bounds".into(),
+                ));
             }
             o as usize
         } else {
@@ -177,7 +182,9 @@ fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
     let len = if check {
         let n = check_integer(s, 2, "decode")?;
         if n < 0 {
-            return Err(Raise::Message("msgpack.decode: size can't be negative".into()));
+            return Err(Raise::Message(
+                "msgpack.decode: size can't be negative".into(),
+            ));
         }
         Some(n as usize)
     } else {

@@ -1,13 +1,18 @@
-//! The Lua `msgpack` module: Tarantool's `msgpack` (`src/lua/msgpack.c`),
-//! with the wire format written by the `rmp` crate.
+//! The Lua `msgpack` module: Tarantool master's `msgpack`
+//! (`src/lua/msgpack.c`, `src/lua/serializer.c`), with the wire format
+//! written by the `rmp` crate.
 //!
 //! - `msgpack.encode(value [, ibuf])`: the MsgPack string of `value`; with an
 //!   ibuf object, appends the bytes at its `wpos` and returns their count.
 //! - `msgpack.decode(s [, pos])`: the value at byte `pos` (default 1) of `s`
 //!   and the position just after it. `msgpack.decode(ptr, size)`: the value
-//!   at a pointer into an ibuf and the pointer just after it.
-//! - `msgpack.decode_unchecked(s [, pos])` / `(ptr [, size])`: the same
-//!   (input is always checked here; see below).
+//!   at a `char *`/`const char *` cdata (or an ibuf's light userdata
+//!   pointer) and the pointer just after it, of the argument's type.
+//! - `msgpack.decode_unchecked(s [, pos])` / `(ptr)`, `ibuf_decode(rpos)`,
+//!   `decode_array_header(ptr, size)`, `decode_map_header(ptr, size)`
+//!   ([`decode_fns`]); `object`, `object_from_raw`, `is_object` and the
+//!   objects' iterators ([`object`]); `new()`: a module table of the same
+//!   functions over a state of its own (its own `cfg`).
 //! - `msgpack.NULL` (MsgPack nil), `msgpack.array_mt`, `msgpack.map_mt`
 //!   (set on decoded tables, so they encode back as the same kind; assigning
 //!   a new key drops them), `msgpack.cfg{...}` and its fields.
@@ -19,9 +24,10 @@
 //! `n > count * encode_sparse_ratio` and `n > encode_sparse_safe`), else a
 //! map; a metatable's `__serialize` (`'seq'`, `'sequence'`, `'array'`,
 //! `'map'`, `'mapping'`, or a function whose result is encoded instead)
-//! overrides that. Encoding goes through a cord buffer
-//! ([`luafiber_runtime::ibuf::with_cord_scratch`]: take, encode, push the
-//! result, put), so in steady state it allocates only the result string.
+//! overrides that; a `msgpack.object` is its bytes. Encoding goes through a
+//! cord buffer ([`luafiber_runtime::ibuf::with_cord_scratch`]: take, encode,
+//! push the result, put), so in steady state it allocates only the result
+//! string.
 //!
 //! On LuaJIT a table is read in place through LuaJIT's object layout
 //! (`encode::raw`: the array part and the hash nodes, no C API call per key
@@ -30,35 +36,43 @@
 //! cdata it does not know, keys past the array part of an array, every
 //! error) it hands to the
 //! C API path before anything ran, so the bytes and errors are the same.
+//! The decoder writes in place too ([`crate::luajit::fill`]): metatables of
+//! the tables it makes, array elements, scalar pushes.
 //!
 //! A `__serialize` function (and `tostring`, for `encode_use_tostring`) is
 //! called by `lua_pcall` of a trampoline C function fetched by registry ref:
 //! no C function is pushed per table.
 //!
+//! Errors are Tarantool's: where it raises a string (`luaL_error`), so does
+//! this module; bad MsgPack found by a check is a `ClientError` error
+//! object ("Invalid MsgPack - truncated input").
+//!
 //! Differences from Tarantool:
 //!
 //! - On Lua 5.4 `msgpack.NULL` (and a decoded nil) is a light userdata NULL,
-//!   so `msgpack.NULL == nil` is false there. On LuaJIT it is Tarantool's
-//!   `ffi.cast('void *', 0)`, and scalar cdata (`1LL`, `1ULL`, the other
+//!   so `msgpack.NULL == nil` is false there; integers decode to Lua
+//!   integers (a MsgPack uint past 2^63 - 1 to a float); pointers are the
+//!   light userdata of an ibuf. On LuaJIT `NULL` is Tarantool's
+//!   `ffi.cast('void *', 0)`, scalar cdata (`1LL`, `1ULL`, the other
 //!   integer types, `float`, `double`, `bool`, a NULL pointer) encode as in
-//!   Tarantool (`cdata`).
-//! - Errors are error objects (`err.type`, `err.message`; `tostring(err)`
-//!   is Tarantool's message), not strings: `string.find(err, ...)` needs
-//!   `tostring(err)`.
+//!   Tarantool, and integers past ±(10^14 - 1) decode to 64-bit cdata.
 //! - A chain of more than 64 `__serialize` functions, each returning a value
-//!   with the next, raises; `decode(s, pos)` wants an integer `pos`;
-//!   `msgpack.cfg` refuses values of the wrong type or range.
-//! - Integers beyond 2^53 decode to Lua numbers (integers on Lua 5.4 up to
-//!   2^63-1), not `int64`/`uint64` cdata; MsgPack extensions (decimal, uuid,
-//!   datetime, error) are refused.
-//! - Decoding always checks its input: bad input raises a `DecodeError`, and
-//!   nesting is limited by `cfg.decode_max_depth` (Tarantool applies that
-//!   option to JSON only); `decode_unchecked` is `decode` under another name.
-//!   Encoding nests at most [`MAX_NESTING`] levels whatever the config, and
-//!   no deeper than the fiber's stack holds with 64 KiB to spare (an
-//!   `IllegalParams` error past that; about 660 levels of `__serialize`
-//!   functions on a 512 KiB stack, more for plain tables).
-//! - `msgpack.new()`, `ibuf_decode` and the header helpers are not provided.
+//!   with the next, raises; `msgpack.cfg` refuses values of the wrong type
+//!   or range.
+//! - MsgPack extensions (decimal, uuid, datetime, interval, error, tuple)
+//!   raise "Unsupported MsgPack extension type: N"; bin decodes to a
+//!   string (master: a varbinary object); check errors carry no `offset`
+//!   or `trunc_count`.
+//! - The decoder bounds every read even for `decode_unchecked`, and a
+//!   pointer's value is copied out before it is decoded. Decoding nests as
+//!   deep as the Lua stack holds. Encoding nests at most [`MAX_NESTING`]
+//!   levels whatever the config, and no deeper than the fiber's stack holds
+//!   with 64 KiB to spare (an `IllegalParams` error past that; about 660
+//!   levels of `__serialize` functions on a 512 KiB stack, more for plain
+//!   tables).
+//! - An ibuf object is a userdata, not a `struct ibuf`: the type is
+//!   declared to the FFI (so casts work), but a cast pointer does not reach
+//!   the buffer's fields.
 
 mod decode;
 mod decode_fns;
@@ -421,4 +435,3 @@ fn settle(s: &mut Stack, base: c_int, e: Raise) -> Raise {
     }
     e
 }
-

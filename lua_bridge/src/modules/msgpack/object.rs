@@ -100,8 +100,14 @@ const ITER: &str = "msgpack.iterator";
 /// Lua's `luaL_checkudata` message.
 fn bad_self(s: &Stack, idx: c_int, what: &str) -> Raise {
     let got = type_name(s.type_of(idx)).to_string_lossy();
-    let got = if s.type_of(idx) == ffi::LUA_TNONE { "no value".into() } else { got };
-    Raise::Message(format!("bad argument #{idx} to '?' ({what} expected, got {got})"))
+    let got = if s.type_of(idx) == ffi::LUA_TNONE {
+        "no value".into()
+    } else {
+        got
+    };
+    Raise::Message(format!(
+        "bad argument #{idx} to '?' ({what} expected, got {got})"
+    ))
 }
 
 /// The object at `idx`.
@@ -149,7 +155,13 @@ fn state_of_mt(_s: &Stack) -> (*const c_void, *const c_void) {
 /// Pushes a new object of `bytes` (its own copy) or of the range
 /// `ptr..ptr+len` of the source object whose ref is `src_ref`; its
 /// serializer is the state userdata at `st_idx`.
-fn push_obj(s: &mut Stack, st: &State, st_idx: c_int, own: Box<[u8]>, range: Option<(*const u8, usize, c_int)>) {
+fn push_obj(
+    s: &mut Stack,
+    st: &State,
+    st_idx: c_int,
+    own: Box<[u8]>,
+    range: Option<(*const u8, usize, c_int)>,
+) {
     let (ptr, len, src_ref) = match range {
         Some(r) => r,
         None => (own.as_ptr(), own.len(), ffi::LUA_NOREF),
@@ -180,7 +192,10 @@ fn state_by_ref(s: &mut Stack, r: c_int) -> State {
 /// Decodes `data` with `st` and pushes the value.
 fn decode_bytes(s: &mut Stack, st: &State, data: &[u8]) -> LResult<()> {
     let base = s.top();
-    Decoder::new(st).decode(s, data).map(|_| ()).map_err(|e| settle(s, base, e))
+    Decoder::new(st)
+        .decode(s, data)
+        .map(|_| ())
+        .map_err(|e| settle(s, base, e))
 }
 
 lua_fn! {

@@ -290,8 +290,7 @@ impl Decoder {
     /// with `lua_rawseti` once its value is there).
     #[inline(always)]
     fn int_key_due(&self, frames: &[Frame], i: i64) -> bool {
-        matches!(frames.last(), Some(f) if f.map && f.due % 2 == 0)
-            && i32::try_from(i).is_ok()
+        matches!(frames.last(), Some(f) if f.map && f.due % 2 == 0) && i32::try_from(i).is_ok()
     }
 
     /// The word of a scalar that [`Fill`] may store in place (none for
@@ -299,9 +298,7 @@ impl Decoder {
     #[inline(always)]
     fn scalar_word(&self, fill: Fill, head: Head<'_>) -> Option<Word> {
         match head {
-            Head::Int(i) if (-DBL_INT_MAX..=DBL_INT_MAX).contains(&i) => {
-                Some((i as f64).to_bits())
-            }
+            Head::Int(i) if (-DBL_INT_MAX..=DBL_INT_MAX).contains(&i) => Some((i as f64).to_bits()),
             Head::Float(f) if f.is_finite() => Some(f.to_bits()),
             Head::Bool(b) => Some(fill.bool_word(b)),
             Head::Nil => self.st.null_word,
@@ -433,7 +430,10 @@ impl Decoder {
             if ffi::lua_pcall(l, 0, 1, 0) != 0 {
                 return Err(Raise::Top);
             }
-            ffi::lua_topointer(l, -1).cast::<u64>().cast_mut().write(bits);
+            ffi::lua_topointer(l, -1)
+                .cast::<u64>()
+                .cast_mut()
+                .write(bits);
         }
         Ok(())
     }
