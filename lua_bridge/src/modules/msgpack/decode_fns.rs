@@ -139,12 +139,13 @@ fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
     // needs); no Lua code runs meanwhile.
     let dec = Decoder::new(unsafe { &*state_ptr(s) });
     // `decode(s)`, the hot path: the string read in place.
-    // SAFETY: the running C function's state; the string stays at index 1
-    // while the decoder reads it (it only pushes above).
-    if let Some(data) = dec
-        .fill()
-        .and_then(|f| unsafe { f.only_arg_str(s.as_ptr()) })
-    {
+    let l = s.as_ptr();
+    let only_str = dec.fill().and_then(|f| {
+        // SAFETY: the running C function's state; the string stays at
+        // index 1 while the decoder reads it (it only pushes above).
+        unsafe { f.only_arg_str(l) }
+    });
+    if let Some(data) = only_str {
         if check && data.is_empty() {
             return Err(reader::Bad::Truncated.raise());
         }
