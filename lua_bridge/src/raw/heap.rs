@@ -17,14 +17,18 @@
 //!    made once the arena was full) belongs to the inner allocator and goes
 //!    back to it. So the pool can be put in front of a live state.
 //! 2. A state's allocator runs only on the state's own thread, and never
-//!    re-enters itself: the arena is the thread's, with no lock.
+//!    re-enters itself: the arena is the thread's, with no lock. Each
+//!    state's allocator data points at its thread's pool (found once, at
+//!    install), so the hot path reads no thread-local.
 //! 3. Lua gives the exact size of a block when it frees or resizes it
 //!    (`lua_Alloc`'s `osize`), so a block's class is known without a header.
 //! 4. The arena is never unmapped while a block of it lives. When its last
 //!    block is freed (the thread's states are closed) its pages go back to
 //!    the system (`MADV_DONTNEED`, when it used more than a MiB) and the
 //!    bump starts over; the mapping stays, so a late caller still gets
-//!    valid memory.
+//!    valid memory. When the thread exits with no block live, the arena is
+//!    unmapped and the pool left empty (`base == end`: it owns nothing, and
+//!    every later block goes to the inner allocator).
 
 use std::cell::UnsafeCell;
 use std::ffi::c_void;
@@ -58,15 +62,38 @@ struct Free {
     next: *mut Free,
 }
 
-/// What the state's allocator data points to: the inner allocator.
+/// What the state's allocator data points to: the inner allocator and the
+/// thread's pool.
 struct Heap {
     inner: ffi::lua_Alloc,
     inner_ud: *mut c_void,
+    pool: *mut Pool,
+}
+
+/// Unmaps the thread's arena at thread exit when no block of it lives
+/// (heap rule 4).
+struct ExitGuard(*mut Pool);
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        // SAFETY: the pool is leaked (never freed); heap rule 2: no
+        // allocator call of this thread runs during its exit's destructors
+        // at the same time as this one.
+        let pool = unsafe { &mut *self.0 };
+        if pool.live == 0 && pool.end > pool.base {
+            // SAFETY: the arena's mapping, with no live block in it.
+            unsafe { libc::munmap(pool.base as *mut c_void, pool.end - pool.base) };
+            pool.end = pool.base;
+            pool.bump = pool.base;
+        }
+    }
 }
 
 thread_local! {
-    /// This thread's arena (heap rule 2); unmapped never (heap rule 4).
-    static POOL: UnsafeCell<Option<Pool>> = const { UnsafeCell::new(None) };
+    /// This thread's pool (leaked; heap rule 2), made by the first
+    /// [`install`] here; null when the arena could not be mapped.
+    static POOL: UnsafeCell<*mut Pool> = const { UnsafeCell::new(std::ptr::null_mut()) };
+    static EXIT: UnsafeCell<Option<ExitGuard>> = const { UnsafeCell::new(None) };
 }
 
 /// The class of a block of `n` bytes (`1..=MAX_SMALL`).
@@ -171,16 +198,13 @@ unsafe extern "C" fn pool_alloc(
 ) -> *mut c_void {
     // SAFETY: `ud` is the leaked `Heap` installed with this function.
     let heap = unsafe { &*ud.cast::<Heap>() };
-    POOL.with(|cell| {
-        // SAFETY: heap rule 2: no other reference to the thread's pool is
-        // live (this function does not re-enter).
-        let pool = unsafe { &mut *cell.get() };
-        let Some(pool) = pool else {
-            // SAFETY: the inner allocator gets exactly what Lua gave.
-            return unsafe { (heap.inner)(heap.inner_ud, ptr, osize, nsize) };
-        };
-        // SAFETY: as above, for every call of the inner allocator; blocks of
-        // the arena are at least `osize` bytes (heap rule 3).
+    {
+        // SAFETY: heap rule 2: the leaked pool of the state's thread, and no
+        // other reference to it is live (this function does not re-enter).
+        let pool = unsafe { &mut *heap.pool };
+        // SAFETY: the inner allocator gets what Lua gave, or a fresh
+        // request; blocks of the arena are at least `osize` bytes (heap rule
+        // 3).
         unsafe {
             if ptr.is_null() {
                 if nsize == 0 {
@@ -219,7 +243,7 @@ unsafe extern "C" fn pool_alloc(
             pool.free(ptr, osize);
             p
         }
-    })
+    }
 }
 
 /// Puts the pool in front of `main`'s allocator (heap rule 1: blocks made
@@ -230,19 +254,32 @@ unsafe extern "C" fn pool_alloc(
 ///
 /// `main` is the main thread of an idle state of this thread.
 pub unsafe fn install(main: *mut ffi::lua_State) {
-    POOL.with(|cell| {
+    let pool = POOL.with(|cell| {
         // SAFETY: heap rule 2; no allocator call is running.
         let pool = unsafe { &mut *cell.get() };
-        if pool.is_none() {
-            *pool = Pool::new();
+        if pool.is_null() {
+            if let Some(p) = Pool::new() {
+                *pool = Box::leak(Box::new(p));
+                let guard = ExitGuard(*pool);
+                // SAFETY: as above.
+                EXIT.with(|e| unsafe { *e.get() = Some(guard) });
+            }
         }
+        *pool
     });
+    if pool.is_null() {
+        return;
+    }
     // SAFETY: caller's contract; the `Heap` is leaked, so it outlives the
-    // state (two words per runtime).
+    // state (three words per runtime).
     unsafe {
         let mut inner_ud = std::ptr::null_mut();
         let inner = ffi::lua_getallocf(main, &mut inner_ud);
-        let heap = Box::leak(Box::new(Heap { inner, inner_ud }));
+        let heap = Box::leak(Box::new(Heap {
+            inner,
+            inner_ud,
+            pool,
+        }));
         ffi::lua_setallocf(main, pool_alloc, (heap as *mut Heap).cast());
     }
 }

@@ -385,7 +385,8 @@ impl Decoder {
             }
             #[cfg(not(feature = "luajit"))]
             {
-                let _ = fill;
+                // No cdata here (decode rule 5 is LuaJIT's).
+                let _ = (fill, self.st.new_i64);
                 ffi::lua_pushinteger(l, i);
             }
         }
