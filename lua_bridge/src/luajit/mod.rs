@@ -13,7 +13,11 @@
 //! - [`fill`]: tables filled in place by the msgpack decoder
 //!   ([`Fill`](fill::Fill));
 //! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes)), and
-//!   the pointer and 64-bit integer cdata msgpack reads and makes.
+//!   [`pointer`]: the pointer and 64-bit integer cdata msgpack reads and
+//!   makes;
+//! - [`cstack`]: "C stack overflow" for calls into Lua from C with too
+//!   little machine stack left (wrappers of `lua_call` and `lua_pcall`),
+//!   the C stack check LuaJIT lacks.
 //!
 //! On Lua 5.4 (and under `--cfg luafiber_no_fast_paths`, for the fast
 //! paths) the probe finds nothing and every caller takes its C API path.
@@ -49,6 +53,8 @@ compile_error!(
 );
 
 pub(crate) mod cdata;
+#[cfg(feature = "luajit")]
+pub mod cstack;
 pub(crate) mod entry;
 pub(crate) mod fill;
 pub(crate) mod obj;

@@ -1,17 +1,19 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
-//! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`
-//! and `log`. Each is a folder
-//! or file of its own, opened into `package.loaded` by [`register`];
-//! `serializer` holds what `msgpack` and `json` share.
+//! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
+//! `log`, and `socket` and `errno` (loaded by their first `require`). Each
+//! is a folder or file of its own, opened into `package.loaded` by
+//! [`register`]; `serializer` holds what `msgpack` and `json` share.
 
 pub(crate) mod buffer;
 pub(crate) mod clock;
+pub(crate) mod errno;
 pub(crate) mod fiber;
 pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
 pub(crate) mod msgpackffi;
 pub(crate) mod serializer;
+pub(crate) mod socket;
 
 use crate::raw::Stack;
 
@@ -44,6 +46,14 @@ pub(crate) fn register(s: &mut Stack) {
     for (name, open) in opens {
         open(s);
         s.set_field(loaded, name);
+    }
+    // Loaded by the first `require`.
+    s.rawget_field(-2, c"preload");
+    if s.type_of(-1) == mlua::ffi::LUA_TTABLE {
+        s.push_cfunction(socket::open);
+        s.set_field(-2, c"socket");
+        s.push_cfunction(errno::open);
+        s.set_field(-2, c"errno");
     }
     s.rawget_field(loaded, c"msgpack");
     let msgpack = s.top();
