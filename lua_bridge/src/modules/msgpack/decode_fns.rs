@@ -38,7 +38,7 @@ impl Ptr {
 
     /// Pushes a pointer of the same kind at `addr`.
     pub(super) fn push(self, s: &mut Stack, st: &State, addr: usize) -> LResult<()> {
-        match (self, st.cdata) {
+        match (self, st.x.cdata) {
             (Ptr::Cdata(_, kind), Some(c)) => c.push_ptr(s, kind, addr),
             _ => {
                 s.push_light(addr as *mut std::ffi::c_void);
@@ -53,7 +53,7 @@ pub(super) fn to_ptr(s: &Stack, st: &State, idx: c_int) -> Option<Ptr> {
     if s.type_of(idx) == mlua::ffi::LUA_TLIGHTUSERDATA {
         return Some(Ptr::Light(s.to_userdata(idx) as usize));
     }
-    let (addr, kind) = st.cdata?.read_ptr(s, idx)?;
+    let (addr, kind) = st.x.cdata?.read_ptr(s, idx)?;
     Some(Ptr::Cdata(addr, kind))
 }
 

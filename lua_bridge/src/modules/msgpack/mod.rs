@@ -128,6 +128,15 @@ pub(crate) struct State {
     pub null: c_int,
     /// The scalar C types the encoder reads (LuaJIT's cdata).
     pub ctypes: Option<CTypes>,
+    /// What is fixed for the Lua state's life and only some calls read,
+    /// kept once per Lua state (leaked: a few words), so the per-call copy
+    /// of the state stays small.
+    pub x: &'static Extra,
+}
+
+/// The part of [`State`] that is the same for every serializer of a Lua
+/// state and fixed for its life.
+pub(crate) struct Extra {
     /// The pointer and 64-bit integer cdata the decoder reads and makes.
     pub cdata: Option<Cdata>,
     /// `int64_t` / `uint64_t` constructors (`LUA_NOREF` without the FFI).
@@ -135,7 +144,7 @@ pub(crate) struct State {
     pub new_u64: c_int,
     /// The decoder's in-place writes (LuaJIT, probed).
     pub fill: Option<Fill>,
-    /// With [`State::fill`]: the word of `msgpack.NULL` (anchored by its
+    /// With [`Extra::fill`]: the word of `msgpack.NULL` (anchored by its
     /// ref) and the two metatables' tables (anchored by theirs).
     pub null_word: Option<Word>,
     pub array_mt_ptr: *const GcTab,
@@ -198,18 +207,7 @@ fn make_state(s: &mut Stack) -> State {
     let ctx = buffer::init(s);
     let layout = crate::luajit::layout();
     let cdata = crate::luajit::pointer::learn(s);
-    let mut st = State {
-        cfg: Config::default(),
-        call: ffi::LUA_NOREF,
-        next: ffi::LUA_NOREF,
-        tostring: ffi::LUA_NOREF,
-        serialize_key: ffi::LUA_NOREF,
-        array_mt: ffi::LUA_NOREF,
-        map_mt: ffi::LUA_NOREF,
-        buffer: ctx,
-        tables: layout.tables,
-        null: ffi::LUA_NOREF,
-        ctypes: layout.ctypes,
+    let mut x = Extra {
         cdata,
         new_i64: cdata.map_or(ffi::LUA_NOREF, |c| c.new_i64),
         new_u64: cdata.map_or(ffi::LUA_NOREF, |c| c.new_u64),
@@ -222,34 +220,53 @@ fn make_state(s: &mut Stack) -> State {
     };
     let [(obj_mt, obj_p), (iter_mt, iter_p)] = object::init(s);
     object::set_mts(obj_p, iter_p);
-    (st.obj_mt, st.iter_mt) = (obj_mt, iter_mt);
+    (x.obj_mt, x.iter_mt) = (obj_mt, iter_mt);
     declare_ibuf(s);
     s.push_cfunction(crate::raw::wide_cfn!(call_trampoline));
-    st.call = s.make_ref();
-    st.next = global_ref(s, c"next");
-    st.tostring = global_ref(s, c"tostring");
+    let call = s.make_ref();
+    let next = global_ref(s, c"next");
+    let tostring = global_ref(s, c"tostring");
     s.push_cstr(c"__serialize");
-    st.serialize_key = s.make_ref();
-    st.null = crate::luajit::cdata::null_ref(s);
-    for (kind, slot, ptr) in [
-        (c"seq", &mut st.array_mt, &mut st.array_mt_ptr),
-        (c"map", &mut st.map_mt, &mut st.map_mt_ptr),
-    ] {
+    let serialize_key = s.make_ref();
+    let null = crate::luajit::cdata::null_ref(s);
+    let mut mts = [ffi::LUA_NOREF; 2];
+    for (i, (kind, ptr)) in [(c"seq", &mut x.array_mt_ptr), (c"map", &mut x.map_mt_ptr)]
+        .into_iter()
+        .enumerate()
+    {
         let t = s.new_table(0, 2);
         s.push_cstr(kind);
         s.set_field(t, c"__serialize");
         s.push_cfunction(decoded_newindex);
         s.set_field(t, c"__newindex");
         *ptr = s.to_pointer(t).cast();
-        *slot = s.make_ref();
+        mts[i] = s.make_ref();
     }
-    if let Some(fill) = st.fill {
-        st.push_null_on(s);
+    if let Some(fill) = x.fill {
+        if null == ffi::LUA_NOREF {
+            s.push_light(std::ptr::null_mut());
+        } else {
+            s.push_ref(null);
+        }
         // SAFETY: the value just pushed, of the probed layout; anchored by
         // its registry ref (or no GC object: a light userdata).
-        st.null_word = Some(unsafe { fill.top_word(s.as_ptr()) });
+        x.null_word = Some(unsafe { fill.top_word(s.as_ptr()) });
         s.pop(1);
     }
+    let st = State {
+        cfg: Config::default(),
+        call,
+        next,
+        tostring,
+        serialize_key,
+        array_mt: mts[0],
+        map_mt: mts[1],
+        buffer: ctx,
+        tables: layout.tables,
+        null,
+        ctypes: layout.ctypes,
+        x: Box::leak(Box::new(x)),
+    };
     st
 }
 

@@ -176,7 +176,7 @@ fn push_obj(
         src_ref,
         decoded_ref: ffi::LUA_NOREF,
     };
-    s.push_userdata_with(obj, st.obj_mt);
+    s.push_userdata_with(obj, st.x.obj_mt);
 }
 
 /// The state of the serializer whose state userdata registry ref is `r`.
@@ -355,7 +355,7 @@ lua_fn! {
         let st = state_by_ref(s, unsafe { (*p).state_ref });
         s.settop(1);
         let obj_ref = s.make_ref();
-        s.push_userdata_with(Iter { obj: p, obj_ref, pos: 0 }, st.iter_mt);
+        s.push_userdata_with(Iter { obj: p, obj_ref, pos: 0 }, st.x.iter_mt);
         Ok(1)
     }
 }

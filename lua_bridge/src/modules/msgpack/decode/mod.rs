@@ -94,15 +94,15 @@ impl Decoder {
             st: Dec {
                 invalid_numbers: st.cfg.decode_invalid_numbers,
                 save_metatables: st.cfg.decode_save_metatables,
-                fill: st.fill,
+                fill: st.x.fill,
                 null: st.null,
-                null_word: st.null_word,
+                null_word: st.x.null_word,
                 array_mt: st.array_mt,
                 map_mt: st.map_mt,
-                array_mt_ptr: st.array_mt_ptr,
-                map_mt_ptr: st.map_mt_ptr,
-                new_i64: st.new_i64,
-                new_u64: st.new_u64,
+                array_mt_ptr: st.x.array_mt_ptr,
+                map_mt_ptr: st.x.map_mt_ptr,
+                new_i64: st.x.new_i64,
+                new_u64: st.x.new_u64,
             },
         }
     }

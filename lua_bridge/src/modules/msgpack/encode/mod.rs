@@ -364,7 +364,7 @@ impl<'a> Encoder<'a> {
         if !self.cfg.encode_load_metatables {
             return self.unsupported(s, idx, top);
         }
-        if let Some(c) = self.st.cdata.filter(|c| c.is_declared(s, idx)) {
+        if let Some(c) = self.st.x.cdata.filter(|c| c.is_declared(s, idx)) {
             // `value.__serialize` through its metatype, protected (a cdata
             // raises for a missing field): Tarantool's
             // `lua_field_inspect_ucdata`.
