@@ -82,7 +82,7 @@ pub(super) fn check_integer(s: &Stack, idx: c_int, name: &str) -> LResult<i64> {
 /// The bytes from `ptr` on: `len` of them, or, without a length, as many
 /// as the live ibuf holding `ptr` has (a light userdata must be in one);
 /// a cdata pointer into no ibuf is read as Tarantool reads it, trusting
-/// the caller for the bytes of one value.
+/// the caller for the bytes of one value. A NULL pointer raises.
 ///
 /// # Safety
 ///
@@ -92,6 +92,10 @@ pub(super) fn check_integer(s: &Stack, idx: c_int, name: &str) -> LResult<i64> {
 /// run that frees them while the slice lives.
 unsafe fn bytes_at<'a>(ptr: Ptr, len: Option<usize>) -> LResult<&'a [u8]> {
     let addr = ptr.addr();
+    if addr == 0 {
+        // Tarantool would read address 0; a NULL is refused here.
+        return Err(Raise::Message("msgpack.decode: the pointer is NULL".into()));
+    }
     let avail = match (buffer::readable(addr, None), ptr) {
         (Some(n), _) => n,
         (None, Ptr::Cdata(..)) => isize::MAX as usize - addr,

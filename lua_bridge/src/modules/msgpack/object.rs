@@ -227,6 +227,9 @@ lua_fn! {
             s.to_str(1).unwrap_or_default().into()
         } else if let Some(ptr) = to_ptr(s, &st, 1) {
             let n = check_integer(s, 2, "object_from_raw")?.max(0) as usize;
+            if ptr.addr() == 0 {
+                return Err(Raise::Message("msgpack.object_from_raw: the pointer is NULL".into()));
+            }
             // SAFETY: the caller vouches for `n` bytes at the pointer
             // (Tarantool's contract); they are copied at once.
             unsafe { std::slice::from_raw_parts(ptr.addr() as *const u8, n) }.into()

@@ -82,6 +82,13 @@ fn pointers_headers_and_ibuf_decode() {
         end
         local ok, e = pcall(msgpack.decode, buf.rpos, -1)
         assert(not ok and e == "msgpack.decode: size can't be negative", tostring(e))
+        if jit then
+            local null = require('ffi').cast('char *', 0)
+            assert(not pcall(msgpack.decode, null, 1))
+            assert(not pcall(msgpack.decode_unchecked, null))
+            assert(not pcall(msgpack.object_from_raw, null, 1))
+            assert(not pcall(msgpack.decode_array_header, null, 1))
+        end
     "#);
 }
 
