@@ -8,7 +8,9 @@
 #   ONLY=regexp tests/tarantool/run.sh ...    only files matching regexp
 #
 # `require('tap')` finds lib/tap.lua, which records every assertion with its
-# full name. An assertion that fails and is listed in skips.tsv for this
+# full name; a luatest file runs through lib/run_luatest.lua, whose
+# lib/luatest.lua records each test function as one assertion
+# ("GROUP.TEST"). An assertion that fails and is listed in skips.tsv for this
 # engine (the deliberate differences, README "Tarantool's tests") counts as
 # skipped; any other failure fails the run. Each test runs in a scratch copy
 # of its folder (some write log files). Exit status 0 when nothing failed.
@@ -40,6 +42,7 @@ skipped_name() { # FILE NAME -> status 0 when listed
 
 total_pass=0 total_fail=0 total_skip=0
 for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua "$here"/app/*.test.lua; do
+    [ -e "$path" ] || continue
     file=${path#"$here"/}
     if [ -n "${ONLY:-}" ] && ! [[ $file =~ $ONLY ]]; then continue; fi
     if skipped_name "$file" "*" && grep -qP "^\Q$file\E\t\*$" <<< "$skips"; then
@@ -50,15 +53,17 @@ for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua "$here"/ap
     work="$scratch/$(dirname "$file")"
     rm -rf "$work" && mkdir -p "$work" && cp -r "$here/$(dirname "$file")"/. "$work"
     log="$scratch/tap.log" && : > "$log"
-    # A luatest file is run by lib/luatest_run.lua, a tap one as a script.
-    runner=()
+    # A luatest file runs through lib/run_luatest.lua, a console test
+    # through lib/console_run.lua, a tap one as a script.
     case $file in
-        *_test.lua) runner=("$here/lib/luatest_run.lua") ;;
-        app/*) runner=("$here/lib/console_run.lua") ;;
+        app-luatest/*) set -- "$here/lib/run_luatest.lua" "$(basename "$file")" ;;
+        app/*) set -- "$here/lib/console_run.lua" "$(basename "$file")" ;;
+        *) set -- "$(basename "$file")" ;;
     esac
-    (cd "$work" && LUA_PATH="$here/lib/?.lua;;" LUAFIBER_TAP_LOG="$log" LUAFIBER_TEST_OUT="$scratch/out" \
+    (cd "$work" && LUA_PATH="$here/lib/?.lua;;" LUAFIBER_TAP_LOG="$log" \
+        LUAFIBER_TEST_OUT="$scratch/out" \
         LUAFIBER_CONSOLE_YAML="$here/../../src/console/yaml.lua" \
-        timeout 120 "$interp" -e "require('compat')" "${runner[@]}" "$(basename "$file")" \
+        timeout 120 "$interp" -e "require('compat')" "$@" \
         > "$scratch/out" 2>&1)
     status=$?
     if grep -q '^luafiber: ' "$scratch/out"; then

@@ -60,6 +60,9 @@ pub enum ErrorKind {
     /// A fiber ran past its slice without yielding (Tarantool's
     /// `FiberSliceIsExceeded`).
     FiberSliceIsExceeded,
+    /// Malformed MsgPack found by a check (Tarantool's `ClientError`
+    /// `ER_INVALID_MSGPACK`).
+    ClientError,
 }
 
 impl ErrorKind {
@@ -74,6 +77,7 @@ impl ErrorKind {
             ErrorKind::SystemError => c"SystemError",
             ErrorKind::DecodeError => c"DecodeError",
             ErrorKind::FiberSliceIsExceeded => c"FiberSliceIsExceeded",
+            ErrorKind::ClientError => c"ClientError",
         }
     }
 }
@@ -81,8 +85,10 @@ impl ErrorKind {
 /// Pushes the error `raise` describes (for [`Raise::Top`], leaves the top
 /// value as it is).
 pub fn push_raise(s: &mut Stack, raise: Raise) {
-    if let Raise::Error(kind, message) = raise {
-        push(s, kind, &message);
+    match raise {
+        Raise::Error(kind, message) => push(s, kind, &message),
+        Raise::Message(message) => s.push_str(&message),
+        Raise::Top => {}
     }
 }
 

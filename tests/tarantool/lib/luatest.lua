@@ -1,241 +1,360 @@
 -- A `luatest` module for running Tarantool's own luatest tests
--- (test/app-luatest/*_test.lua) on luafiber: the part of luatest's API
--- those tests use (groups with params and hooks, the assertions, skip_if,
--- helpers.matrix), written here. luatest_run.lua loads a test file and runs
--- its groups; each test is recorded like a tap assertion (lib/tap.lua):
--- "ok<TAB>group/test" or "not ok<TAB>group/test" in LUAFIBER_TAP_LOG.
+-- (test/app-luatest) on luafiber, written here: `t.group()` (with
+-- parameterised groups), `before_all/after_all/before_each/after_each`,
+-- `t.skip`/`t.skip_if`, and the assertions those tests use.
 --
--- `luatest.server` (a separate Tarantool instance in luatest) is
--- luatest_server.lua: it runs `exec` functions in this process.
+-- Each test function is one recorded assertion, named "GROUP.TEST" (as
+-- luatest names it), in the file of LUAFIBER_TAP_LOG ("ok<TAB>name" or
+-- "not ok<TAB>name", as lib/tap.lua writes): run.sh reads it. After the
+-- chunk returns, the runner (run.sh) calls `require('luatest').run()`.
 
-local t = {groups = {}}
+local ffi_ok, ffi = pcall(require, 'ffi')
 
-local unpack = table.unpack or unpack
+local t = {}
+local groups = {}
 
--- A failed assertion: a table so that the runner tells it from an error.
+local log_path = os.getenv('LUAFIBER_TAP_LOG')
+local log_file = log_path and io.open(log_path, 'a')
+
+local function record(passed, name, err)
+    io.write(passed and 'ok' or 'not ok', ' - ', name, '\n')
+    if not passed then
+        io.write('#   ', tostring(err):gsub('\n', '\n#   '), '\n')
+    end
+    if log_file ~= nil then
+        log_file:write(passed and 'ok' or 'not ok', '\t', name:gsub('[\t\n]', ' '), '\n')
+        log_file:flush()
+    end
+end
+
+-- Assertion failures are tables, so the runner tells them from errors.
 local Failure = {}
 Failure.__index = Failure
 Failure.__tostring = function(f) return f.message end
 
 local function fail(msg, level)
-    error(setmetatable({message = msg}, Failure), (level or 1) + 2)
+    error(setmetatable({message = msg}, Failure), (level or 1) + 1)
 end
 
--- A skip: raised by skip_if.
-local Skip = {}
+local SKIP = {}
 
-local function show(v, seen)
-    if type(v) ~= 'table' then
-        return type(v) == 'string' and string.format('%q', v) or tostring(v)
-    end
-    seen = seen or {}
-    if seen[v] then return '<cycle>' end
-    seen[v] = true
+function t.skip(msg)
+    error({[SKIP] = true, message = msg}, 2)
+end
+
+function t.skip_if(cond, msg)
+    if cond then t.skip(msg) end
+end
+
+local function show(v)
+    if type(v) == 'string' then return string.format('%q', v) end
+    if type(v) ~= 'table' then return tostring(v) end
     local parts = {}
     for k, x in pairs(v) do
-        parts[#parts + 1] = '[' .. show(k, seen) .. '] = ' .. show(x, seen)
+        parts[#parts + 1] = '[' .. show(k) .. '] = ' .. show(x)
+        if #parts > 20 then parts[#parts + 1] = '...' break end
     end
-    table.sort(parts)
     return '{' .. table.concat(parts, ', ') .. '}'
 end
 
--- Deep equality, as luatest's `assert_equals` (tables compared by content,
--- other values with ==; a value with __eq compares with it).
+local function is_cdata_num(v)
+    return ffi_ok and type(v) == 'cdata' and (ffi.istype('int64_t', v)
+        or ffi.istype('uint64_t', v))
+end
+
+-- luatest's deep comparison: tables by contents (metatables ignored),
+-- numbers and 64-bit cdata by value.
 local function equals(a, b, seen)
     if a == b then return true end
-    if type(a) ~= 'table' or type(b) ~= 'table' then return false end
+    if type(a) == 'number' and is_cdata_num(b) or is_cdata_num(a) and type(b) == 'number' then
+        return a == b
+    end
+    if type(a) ~= 'table' or type(b) ~= 'table' then
+        return type(a) == 'number' and type(b) == 'number' and a ~= a and b ~= b
+    end
     seen = seen or {}
     if seen[a] == b then return true end
     seen[a] = b
     for k, v in pairs(a) do
-        if not equals(v, b[k], seen) then return false end
+        if not equals(v, rawget(b, k), seen) then return false end
     end
     for k in pairs(b) do
-        if a[k] == nil then return false end
+        if rawget(a, k) == nil then return false end
     end
     return true
 end
+t.equals = equals
 
--- Whether `actual` has every key of `expected` with an equal value.
-local function covers(actual, expected)
-    if type(actual) ~= 'table' then return false end
-    for k, v in pairs(expected) do
-        if not equals(actual[k], v) then return false end
-    end
-    return true
+function t.assert(v, msg)
+    if not v then fail(msg or ('expected a truthy value, got ' .. show(v)), 2) end
+    return v
 end
-
-function t.assert(v, msg, ...)
-    if not v then fail(msg and tostring(msg) or 'expected a truthy value, got ' .. show(v)) end
-    return v, msg, ...
+t.assert_not = function(v, msg)
+    if v then fail(msg or ('expected a falsy value, got ' .. show(v)), 2) end
 end
-
-function t.assert_not(v, msg)
-    if v then fail(msg or 'expected a falsy value, got ' .. show(v)) end
-end
-
-function t.assert_equals(a, b, msg)
-    if not equals(a, b) then
-        fail((msg and msg .. ': ' or '') .. 'expected ' .. show(b) .. ', got ' .. show(a))
+function t.assert_equals(got, expected, msg)
+    if not equals(got, expected) then
+        fail((msg and msg .. ': ' or '') .. 'expected: ' .. show(expected) ..
+             ', actual: ' .. show(got), 2)
     end
 end
-
-function t.assert_not_equals(a, b, msg)
-    if equals(a, b) then fail(msg or 'expected not ' .. show(b)) end
-end
-
-function t.assert_is(a, b, msg)
-    if a ~= b then fail(msg or 'expected ' .. show(b) .. ' (same object), got ' .. show(a)) end
-end
-
-function t.assert_nil(v, msg)
-    if v ~= nil then fail(msg or 'expected nil, got ' .. show(v)) end
-end
-
-function t.assert_not_nil(v, msg)
-    if v == nil then fail(msg or 'expected a value, got nil') end
-end
-
-function t.assert_almost_equals(a, b, delta, msg)
-    if type(a) ~= 'number' or math.abs(a - b) > delta then
-        fail(msg or string.format('expected %s +- %s, got %s', show(b), show(delta), show(a)))
+function t.assert_not_equals(got, expected, msg)
+    if equals(got, expected) then
+        fail((msg and msg .. ': ' or '') .. 'did not expect ' .. show(got), 2)
     end
 end
-
-function t.assert_gt(a, b, msg)
-    if not (a > b) then fail(msg or show(a) .. ' is not > ' .. show(b)) end
+function t.assert_is(got, expected, msg)
+    if got ~= expected then
+        fail((msg or '') .. ' expected identical ' .. show(expected) .. ', got ' .. show(got), 2)
+    end
 end
-
-function t.assert_ge(a, b, msg)
-    if not (a >= b) then fail(msg or show(a) .. ' is not >= ' .. show(b)) end
-end
-
-function t.assert_lt(a, b, msg)
-    if not (a < b) then fail(msg or show(a) .. ' is not < ' .. show(b)) end
-end
-
-function t.assert_le(a, b, msg)
-    if not (a <= b) then fail(msg or show(a) .. ' is not <= ' .. show(b)) end
-end
-
 function t.assert_type(v, ty, msg)
-    if type(v) ~= ty then fail(msg or 'expected a ' .. ty .. ', got ' .. type(v)) end
+    if type(v) ~= ty then
+        fail((msg or '') .. ' expected type ' .. ty .. ', got ' .. type(v), 2)
+    end
 end
-
-function t.assert_str_contains(s, part, msg)
-    if type(s) ~= 'string' or not s:find(part, 1, true) then
-        fail(msg or show(s) .. ' does not contain ' .. show(part))
+function t.assert_nil(v, msg)
+    if v ~= nil then fail((msg or '') .. ' expected nil, got ' .. show(v), 2) end
+end
+function t.assert_not_nil(v, msg)
+    if v == nil then fail(msg or 'expected non-nil', 2) end
+end
+function t.assert_str_contains(s, sub, regexp)
+    if type(s) ~= 'string' or not s:find(sub, 1, not regexp) then
+        fail(show(s) .. ' does not contain ' .. show(sub), 2)
+    end
+end
+function t.assert_str_matches(s, pattern)
+    if type(s) ~= 'string' or not s:match('^' .. pattern .. '$') then
+        fail(show(s) .. ' does not match ' .. show(pattern), 2)
+    end
+end
+function t.assert_items_equals(a, b)
+    local function count(x)
+        local c = {}
+        for _, v in pairs(x) do c[#c + 1] = v end
+        return c
+    end
+    local ca, cb = count(a), count(b)
+    if #ca ~= #cb then fail('item counts differ: ' .. show(a) .. ' vs ' .. show(b), 2) end
+    local used = {}
+    for _, v in ipairs(ca) do
+        local found = false
+        for j, w in ipairs(cb) do
+            if not used[j] and equals(v, w) then used[j], found = true, true break end
+        end
+        if not found then fail('items differ: ' .. show(a) .. ' vs ' .. show(b), 2) end
     end
 end
 
-function t.assert_covers(actual, expected, msg)
-    if not covers(actual, expected) then
-        fail(msg or show(actual) .. ' does not cover ' .. show(expected))
+-- The message of an error, as luatest reads it: a string loses the
+-- "file:line: " position Lua added; an error object gives its message.
+local function message_of(err)
+    if type(err) == 'string' then
+        return (err:gsub('^[^:\n]*:%d+: ', ''))
     end
-end
-
--- The message of an error value, as luatest takes it (tostring of an
--- error object).
-local function message(err)
-    if type(err) == 'table' and getmetatable(err) == Failure then
-        return err.message
+    if type(err) == 'table' and rawget(err, 'message') ~= nil then
+        return tostring(rawget(err, 'message'))
     end
     return tostring(err)
 end
 
-local function raise_of(fn, ...)
+local function call_for_error(fn, ...)
     local ok, err = pcall(fn, ...)
-    if ok then fail('expected an error, none was raised', 2) end
+    if ok then fail('expected an error, none was raised', 3) end
+    if getmetatable(err) == Failure then error(err, 0) end
     return err
 end
 
 function t.assert_error(fn, ...)
-    raise_of(fn, ...)
+    call_for_error(fn, ...)
 end
-
-function t.assert_error_msg_equals(expected, fn, ...)
-    local err = raise_of(fn, ...)
-    -- luatest strips the "file:line: " of a string error.
-    local msg = message(err)
-    if type(err) == 'string' then msg = msg:gsub('^[^:]*:%d+: ', '') end
-    if msg ~= expected then
-        fail('expected error ' .. show(expected) .. ', got ' .. show(msg))
+function t.assert_error_msg_equals(msg, fn, ...)
+    local got = message_of(call_for_error(fn, ...))
+    if got ~= msg then fail('error message: expected ' .. show(msg) .. ', got ' .. show(got), 2) end
+end
+function t.assert_error_msg_content_equals(msg, fn, ...)
+    local err = call_for_error(fn, ...)
+    local got = message_of(err)
+    if got ~= msg then
+        fail('error message: expected ' .. show(msg) .. ', got ' .. show(got), 2)
     end
 end
-
-function t.assert_error_msg_content_equals(expected, fn, ...)
-    local msg = message(raise_of(fn, ...)):gsub('^.-:%d+: ', '')
-    if msg ~= expected then
-        fail('expected error ' .. show(expected) .. ', got ' .. show(msg))
+function t.assert_error_msg_contains(sub, fn, ...)
+    local got = message_of(call_for_error(fn, ...))
+    if not got:find(sub, 1, true) then
+        fail('error message ' .. show(got) .. ' does not contain ' .. show(sub), 2)
     end
 end
-
-function t.assert_error_msg_contains(part, fn, ...)
-    local msg = message(raise_of(fn, ...))
-    if not msg:find(part, 1, true) then
-        fail('error ' .. show(msg) .. ' does not contain ' .. show(part))
+function t.assert_error_msg_matches(pattern, fn, ...)
+    local got = message_of(call_for_error(fn, ...))
+    if not got:match('^' .. pattern .. '$') then
+        fail('error message ' .. show(got) .. ' does not match ' .. show(pattern), 2)
     end
 end
-
 function t.assert_error_covers(expected, fn, ...)
-    local err = raise_of(fn, ...)
-    local fields = err
+    local err = call_for_error(fn, ...)
+    local u = type(err) == 'table' and err or {message = message_of(err)}
     if type(err) == 'table' and type(err.unpack) == 'function' then
-        fields = err:unpack()
+        u = err:unpack()
     end
-    if not covers(fields, expected) then
-        fail('error ' .. show(fields) .. ' does not cover ' .. show(expected))
+    for k, v in pairs(expected) do
+        if not equals(u[k], v) then
+            fail('error field ' .. tostring(k) .. ': expected ' .. show(v) .. ', got ' .. show(u[k]), 2)
+        end
     end
 end
-
-function t.skip_if(cond, msg)
-    if cond then error(setmetatable({message = msg}, Skip), 2) end
+function t.assert_covers(actual, expected, msg)
+    for k, v in pairs(expected) do
+        if not equals(actual[k], v) then
+            fail((msg or '') .. ' field ' .. tostring(k) .. ': expected ' .. show(v) ..
+                 ', got ' .. show(actual[k]), 2)
+        end
+    end
+end
+t.assert_le = function(a, b) if not (a <= b) then fail(show(a) .. ' > ' .. show(b), 2) end end
+t.assert_lt = function(a, b) if not (a < b) then fail(show(a) .. ' >= ' .. show(b), 2) end end
+t.assert_ge = function(a, b) if not (a >= b) then fail(show(a) .. ' < ' .. show(b), 2) end end
+t.assert_gt = function(a, b) if not (a > b) then fail(show(a) .. ' <= ' .. show(b), 2) end end
+t.assert_almost_equals = function(a, b, margin)
+    if math.abs(a - b) > margin then fail(show(a) .. ' is not within ' .. margin .. ' of ' .. show(b), 2) end
 end
 
-function t.skip(msg)
-    error(setmetatable({message = msg}, Skip), 2)
-end
-
-t.helpers = {}
-
--- All combinations of the values of `params` (luatest's helpers.matrix).
-function t.helpers.matrix(params)
+-- Parameterised groups: every combination of the values, each a group
+-- named "NAME.k1:v1.k2:v2" (keys in order), as luatest does.
+local function combinations(params)
     local keys = {}
     for k in pairs(params) do keys[#keys + 1] = k end
     table.sort(keys)
     local out = {{}}
     for _, k in ipairs(keys) do
         local next_out = {}
-        for _, base in ipairs(out) do
+        for _, c in ipairs(out) do
             for _, v in ipairs(params[k]) do
-                local c = {}
-                for bk, bv in pairs(base) do c[bk] = bv end
-                c[k] = v
-                next_out[#next_out + 1] = c
+                local d = {}
+                for kk, vv in pairs(c) do d[kk] = vv end
+                d[k] = v
+                next_out[#next_out + 1] = d
             end
         end
         out = next_out
     end
-    return out
+    return out, keys
 end
 
--- A group: tests are its `test_*` fields; hooks as luatest's.
+-- `t.helpers.matrix(params)`: the parameter matrix, which t.group expands.
+t.helpers = {
+    matrix = function(params) return params end,
+}
+
+local HOOKS = {before_all = true, after_all = true, before_each = true,
+               after_each = true, before_test = true, after_test = true}
+
 function t.group(name, params)
-    local g = {name = name or 'group', params_list = params, hooks = {
-        before_all = {}, after_all = {}, before_each = {}, after_each = {},
-        before_test = {}, after_test = {},
-    }}
-    for _, h in ipairs({'before_all', 'after_all', 'before_each', 'after_each'}) do
-        g[h] = function(fn) table.insert(g.hooks[h], fn) end
+    name = name or (arg and arg[0] or 'group'):match('([^/]*)_test%.lua$') or 'group'
+    local g = {name = name, hooks = {}, order = {}, params = params}
+    local function add(kind, a, b)
+        g.hooks[kind] = g.hooks[kind] or {}
+        if type(a) == 'function' then
+            table.insert(g.hooks[kind], {fn = a})
+        else
+            table.insert(g.hooks[kind], {test = a, fn = b})
+        end
     end
-    for _, h in ipairs({'before_test', 'after_test'}) do
-        g[h] = function(test, fn) table.insert(g.hooks[h], {test, fn}) end
+    local registrars = {}
+    for h in pairs(HOOKS) do
+        registrars[h] = function(a, b) add(h, a, b) end
     end
-    table.insert(t.groups, g)
+    setmetatable(g, {
+        __index = registrars,
+        __newindex = function(self, k, v)
+            if HOOKS[k] and type(v) == 'function' then
+                -- `g.before_each = function(cg) ... end`, the old style
+                add(k, v)
+                return
+            end
+            if type(k) == 'string' and k:match('^test') and type(v) == 'function' then
+                table.insert(self.order, k)
+            end
+            rawset(self, k, v)
+        end,
+    })
+    table.insert(groups, g)
     return g
 end
 
-t.Failure, t.Skip, t.show, t.message = Failure, Skip, show, message
-t.unpack = unpack
+local function run_hooks(g, kind, test_name, cg)
+    for _, h in ipairs(g.hooks[kind] or {}) do
+        if h.test == nil or h.test == test_name then h.fn(cg) end
+    end
+end
+
+local function run_group(g, cg, label)
+    local ok, err = pcall(run_hooks, g, 'before_all', nil, cg)
+    for _, name in ipairs(g.order) do
+        local full = label .. '.' .. name
+        if not ok then
+            record(false, full, 'before_all failed: ' .. tostring(err))
+        else
+            local passed, e = pcall(function()
+                run_hooks(g, 'before_each', nil, cg)
+                run_hooks(g, 'before_test', name, cg)
+                local tok, terr = pcall(g[name], cg)
+                run_hooks(g, 'after_test', name, cg)
+                run_hooks(g, 'after_each', nil, cg)
+                if not tok then error(terr, 0) end
+            end)
+            if not passed and type(e) == 'table' and e[SKIP] then
+                record(true, full .. ' # skip', nil)
+            else
+                record(passed, full, e)
+            end
+        end
+    end
+    pcall(run_hooks, g, 'after_all', nil, cg)
+end
+
+-- A parameter's value in a test's name: a function by the order it first
+-- appears (its address changes from run to run).
+local fn_ids, fn_count = {}, 0
+local function param_name(v)
+    if type(v) ~= 'function' then return tostring(v) end
+    if fn_ids[v] == nil then
+        fn_count = fn_count + 1
+        fn_ids[v] = fn_count
+    end
+    return 'function' .. fn_ids[v]
+end
+
+-- Runs every group defined so far (run.sh calls it after the test file).
+function t.run()
+    for _, g in ipairs(groups) do
+        if g.params == nil then
+            run_group(g, g, g.name)
+        else
+            local combos, keys
+            if g.params[1] ~= nil then
+                -- A list of parameter sets, as luatest also takes.
+                combos, keys = g.params, {}
+                local seen = {}
+                for _, c in ipairs(combos) do
+                    for k in pairs(c) do
+                        if not seen[k] then seen[k] = true; keys[#keys + 1] = k end
+                    end
+                end
+                table.sort(keys)
+            else
+                combos, keys = combinations(g.params)
+            end
+            for _, c in ipairs(combos) do
+                local parts = {g.name}
+                for _, k in ipairs(keys) do parts[#parts + 1] = k .. ':' .. param_name(c[k]) end
+                local cg = setmetatable({params = c, name = table.concat(parts, '.')},
+                                        {__index = g})
+                run_group(g, cg, cg.name)
+            end
+        end
+    end
+end
 
 return t
