@@ -98,7 +98,10 @@ pub use cord::{NewThread, ThreadPoolConfig};
 pub use embed::interrupt;
 #[doc(hidden)]
 pub use embed::Handlers;
-pub use embed::{CallHandle, Error, LuaHandle, LuaRuntime, RuntimeBuilder, Value};
+pub use embed::{
+    CallHandle, CordCall, CordsBuilder, Error, LuaCords, LuaHandle, LuaRuntime, RuntimeBuilder,
+    Value,
+};
 pub use mlua;
 /// The `log` module's Rust side: where lines go ([`log::sink`]), their
 /// format ([`log::line`]) and the `tracing` layer that writes them

@@ -95,6 +95,7 @@ impl RuntimeBuilder {
         unsafe { crate::luajit::entry::install(main, &cord_lua) };
         // SAFETY: the cord is installed; `main` is idle.
         unsafe { crate::modules::register(main) };
+        super::cords::install_starter(&self);
         Ok(LuaRuntime { lua })
     }
 }

@@ -9,10 +9,13 @@
 //!   serves them;
 //! - [`value`]: what Rust sees of Lua values ([`Value`]);
 //! - [`rust_fn`]: Rust functions Lua calls ([`LuaRuntime::register_fn`]);
-//! - [`interrupt`]: Ctrl-C for running Lua code (a console's).
+//! - [`interrupt`]: Ctrl-C for running Lua code (a console's);
+//! - [`cords`]: Lua on several cords ([`LuaCords`]), and the thread groups
+//!   of `experimental.threads`.
 
 mod builder;
 mod call;
+mod cords;
 mod handle;
 mod handlers;
 pub mod interrupt;
@@ -26,6 +29,7 @@ use luafiber_fiber as fiber;
 use mlua::Lua;
 
 pub use builder::RuntimeBuilder;
+pub use cords::{CordCall, CordsBuilder, LuaCords};
 pub use handle::{CallHandle, Handlers, LuaHandle};
 pub use value::Value;
 

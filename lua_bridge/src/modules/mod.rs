@@ -9,6 +9,7 @@ pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
 pub(crate) mod serializer;
+pub(crate) mod threads;
 
 use mlua::ffi;
 
@@ -45,6 +46,8 @@ pub(crate) unsafe fn register(l: *mut ffi::lua_State) {
         ffi::lua_setfield(l, -2, c"json".as_ptr());
         log::open(l);
         ffi::lua_setfield(l, -2, c"log".as_ptr());
+        threads::open(l);
+        ffi::lua_setfield(l, -2, c"experimental.threads".as_ptr());
         ffi::lua_pop(l, 2);
         crate::fiber::guard::wrap_collectgarbage(l);
     }

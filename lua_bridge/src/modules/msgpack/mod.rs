@@ -62,6 +62,7 @@
 
 mod decode;
 mod encode;
+pub(crate) mod port;
 #[cfg(test)]
 mod tests;
 
@@ -200,6 +201,7 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
             *slot = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
         }
         p.write(st);
+        port::init(st);
 
         ffi::lua_createtable(l, 0, 8);
         let funcs: &[(&CStr, ffi::lua_CFunction)] = &[

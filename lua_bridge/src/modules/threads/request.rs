@@ -1,0 +1,181 @@
+//! What crosses between cords for a call: the [`Request`] a cord runs, and
+//! the [`Gather`] its caller waits on, filled through one [`Slot`] per
+//! target cord. Plain `Send` data: MessagePack bytes and strings, no Lua
+//! value.
+//!
+//! A slot is filled once: by the cord that ran the request, or, when the
+//! request is dropped unrun (its cord stopped) or its cord ends before
+//! replying, by the slot's `Drop` with a [`FailKind::Dropped`] failure, so
+//! no caller waits for ever.
+
+use std::future::poll_fn;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Poll, Waker};
+use std::time::Duration;
+
+use luafiber_runtime::{block_on_future, block_on_future_timeout, FiberError};
+
+/// What a cord is asked to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A global function by dotted name (`LuaCords::call`: the CALL
+    /// handler).
+    Call,
+    /// A Lua chunk (`LuaCords::eval`, `threads.eval`: the EVAL handler).
+    Eval,
+    /// A function exported with `threads.export` (`threads.call`).
+    Export,
+}
+
+/// A call for one cord: run `what` (a name or a chunk, as `kind` says) with
+/// the arguments `args` (a MessagePack array), and fill `reply` with the
+/// results (a MessagePack array) or the error.
+pub(crate) struct Request {
+    pub kind: Kind,
+    pub what: Arc<[u8]>,
+    pub args: Arc<[u8]>,
+    pub reply: Slot,
+    /// The API function, for error messages (`threads.call`).
+    pub fname: &'static str,
+}
+
+/// Why a call failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FailKind {
+    /// The called code raised an error (`value` holds it).
+    Lua,
+    /// A result could not cross to the caller (`IllegalParams` there).
+    Refused,
+    /// The request was dropped unrun, or its cord ended first.
+    Dropped,
+}
+
+/// A call's failure.
+#[derive(Clone, Debug)]
+pub(crate) struct Failure {
+    pub kind: FailKind,
+    /// The error's message: the string raised, or an error object's
+    /// `message`.
+    pub message: String,
+    /// The error value as MessagePack, when it could be encoded.
+    pub value: Option<Vec<u8>>,
+}
+
+/// One cord's answer: the results as a MessagePack array, or the failure.
+pub(crate) type Outcome = Result<Vec<u8>, Failure>;
+
+struct State {
+    outcomes: Vec<Option<Outcome>>,
+    left: usize,
+    waiter: Option<Waker>,
+}
+
+/// The answers of the cords a call went to, and its caller's waker.
+pub(crate) struct Gather {
+    state: Mutex<State>,
+}
+
+impl Gather {
+    /// A gather of `n` answers and the slots that fill it.
+    pub fn new(n: usize) -> (Arc<Gather>, Vec<Slot>) {
+        let g = Arc::new(Gather {
+            state: Mutex::new(State {
+                outcomes: (0..n).map(|_| None).collect(),
+                left: n,
+                waiter: None,
+            }),
+        });
+        let slots = (0..n)
+            .map(|index| Slot {
+                gather: Some(g.clone()),
+                index,
+            })
+            .collect();
+        (g, slots)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set(&self, index: usize, outcome: Outcome) {
+        let waiter = {
+            let mut st = self.lock();
+            if st.outcomes[index].is_some() {
+                return;
+            }
+            st.outcomes[index] = Some(outcome);
+            st.left -= 1;
+            if st.left > 0 {
+                return;
+            }
+            st.waiter.take()
+        };
+        if let Some(w) = waiter {
+            w.wake();
+        }
+    }
+
+    /// Whether every answer is in.
+    pub fn is_done(&self) -> bool {
+        self.lock().left == 0
+    }
+
+    /// Waits for every answer (`timeout`: at most that long) and returns
+    /// them in slot order. In a fiber only the fiber waits (a cancellation
+    /// point); elsewhere the thread blocks.
+    ///
+    /// # Errors
+    ///
+    /// [`FiberError::is_timeout`] or [`FiberError::is_cancelled`]; the
+    /// answers still due are then dropped when they come.
+    pub fn wait(&self, timeout: Option<Duration>) -> Result<Vec<Outcome>, FiberError> {
+        let ready = poll_fn(|cx| {
+            let mut st = self.lock();
+            if st.left == 0 {
+                let all = st.outcomes.iter_mut().map(|o| o.take()).collect();
+                return Poll::Ready(all);
+            }
+            if !st.waiter.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                st.waiter = Some(cx.waker().clone());
+            }
+            Poll::Pending
+        });
+        let all: Vec<Option<Outcome>> = match timeout {
+            None => block_on_future(ready)?,
+            Some(t) => block_on_future_timeout(ready, t)?,
+        };
+        Ok(all.into_iter().flatten().collect())
+    }
+}
+
+/// Where one cord's answer goes; filled once, or with a
+/// [`FailKind::Dropped`] failure when dropped unfilled.
+pub(crate) struct Slot {
+    gather: Option<Arc<Gather>>,
+    index: usize,
+}
+
+impl Slot {
+    /// Gives the answer (and wakes the caller when it was the last).
+    pub fn fill(mut self, outcome: Outcome) {
+        if let Some(g) = self.gather.take() {
+            g.set(self.index, outcome);
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some(g) = self.gather.take() {
+            g.set(
+                self.index,
+                Err(Failure {
+                    kind: FailKind::Dropped,
+                    message: "the call was dropped: its cord stopped before it answered".into(),
+                    value: None,
+                }),
+            );
+        }
+    }
+}
