@@ -1,0 +1,100 @@
+//! Lua `call` throughput on 1 and 2 cords from 4 client threads, in one
+//! run: each client keeps `WINDOW` calls in flight (`LuaCords::spawn_call`,
+//! then `CordCall::join` of the oldest), and every call runs a Lua
+//! function on whichever cord is free first.
+//!
+//! ```text
+//! cargo run --release --example lua_cords [CALLS_PER_CLIENT] [WORK]
+//! ```
+//!
+//! `WORK` is the loop count of the called function (`bench.work(n)`: a sum
+//! over `1..n`), so a call costs the Lua code plus luafiber's per-call path
+//! (MessagePack, a fiber, the injector, the reply).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use luafiber::{LuaCords, LuaRuntime};
+
+const CLIENTS: usize = 4;
+const WINDOW: usize = 64;
+const ROUNDS: usize = 3;
+
+const MODULE: &str = r#"
+return {
+    work = function(n)
+        local s = 0
+        for i = 1, n do s = s + i % 7 end
+        return s
+    end,
+}
+"#;
+
+/// `[n]` as MessagePack.
+fn args(n: u32) -> Vec<u8> {
+    let mut buf = Vec::new();
+    rmp::encode::write_array_len(&mut buf, 1).unwrap();
+    rmp::encode::write_uint(&mut buf, u64::from(n)).unwrap();
+    buf
+}
+
+/// Calls per second with `CLIENTS` threads making `calls` calls each.
+fn run(cords: &Arc<LuaCords>, calls: usize, work: u32) -> f64 {
+    let args = Arc::new(args(work));
+    let t = Instant::now();
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let cords = cords.clone();
+            let args = args.clone();
+            std::thread::spawn(move || {
+                let mut flight = VecDeque::with_capacity(WINDOW);
+                for _ in 0..calls {
+                    if flight.len() == WINDOW {
+                        let c: luafiber::CordCall = flight.pop_front().unwrap();
+                        c.join().unwrap();
+                    }
+                    flight.push_back(cords.spawn_call("bench.work", &args).unwrap());
+                }
+                for c in flight {
+                    c.join().unwrap();
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    (CLIENTS * calls) as f64 / t.elapsed().as_secs_f64()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut argv = std::env::args().skip(1);
+    let calls: usize = argv.next().map_or(Ok(50_000), |s| s.parse())?;
+    let work: u32 = argv.next().map_or(Ok(100), |s| s.parse())?;
+    let one = Arc::new(LuaRuntime::builder().cords(1).load_module("bench", MODULE).build()?);
+    let two = Arc::new(LuaRuntime::builder().cords(2).load_module("bench", MODULE).build()?);
+    run(&one, calls / 10, work);
+    run(&two, calls / 10, work);
+    println!("{CLIENTS} client threads, {WINDOW} calls in flight each, bench.work({work}):");
+    let (mut best1, mut best2) = (0.0f64, 0.0f64);
+    for round in 1..=ROUNDS {
+        let r1 = run(&one, calls, work);
+        let r2 = run(&two, calls, work);
+        best1 = best1.max(r1);
+        best2 = best2.max(r2);
+        println!(
+            "round {round}: 1 cord {:>9.0} calls/s, 2 cords {:>9.0} calls/s, ratio {:.2}",
+            r1,
+            r2,
+            r2 / r1
+        );
+    }
+    println!("best: 1 cord {best1:.0} calls/s, 2 cords {best2:.0} calls/s, ratio {:.2}", best2 / best1);
+    for rt in [one, two] {
+        if let Ok(rt) = Arc::try_unwrap(rt) {
+            rt.shutdown_timeout(Duration::from_secs(1));
+        }
+    }
+    Ok(())
+}
