@@ -72,8 +72,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut argv = std::env::args().skip(1);
     let calls: usize = argv.next().map_or(Ok(50_000), |s| s.parse())?;
     let work: u32 = argv.next().map_or(Ok(100), |s| s.parse())?;
-    let one = Arc::new(LuaRuntime::builder().cords(1).load_module("bench", MODULE).build()?);
-    let two = Arc::new(LuaRuntime::builder().cords(2).load_module("bench", MODULE).build()?);
+    let one = Arc::new(
+        LuaRuntime::builder()
+            .cords(1)
+            .load_module("bench", MODULE)
+            .build()?,
+    );
+    let two = Arc::new(
+        LuaRuntime::builder()
+            .cords(2)
+            .load_module("bench", MODULE)
+            .build()?,
+    );
     run(&one, calls / 10, work);
     run(&two, calls / 10, work);
     println!("{CLIENTS} client threads, {WINDOW} calls in flight each, bench.work({work}):");
@@ -90,7 +100,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             r2 / r1
         );
     }
-    println!("best: 1 cord {best1:.0} calls/s, 2 cords {best2:.0} calls/s, ratio {:.2}", best2 / best1);
+    println!(
+        "best: 1 cord {best1:.0} calls/s, 2 cords {best2:.0} calls/s, ratio {:.2}",
+        best2 / best1
+    );
     for rt in [one, two] {
         if let Ok(rt) = Arc::try_unwrap(rt) {
             rt.shutdown_timeout(Duration::from_secs(1));

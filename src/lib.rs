@@ -10,8 +10,8 @@ pub use luafiber_lua::capi;
 pub use luafiber_lua::interrupt;
 pub use luafiber_lua::log;
 pub use luafiber_lua::{
-    mlua, CallHandle, CordCall, CordsBuilder, Error, LuaCords, LuaHandle, LuaRuntime, NewThread,
-    RuntimeBuilder, ThreadPoolConfig, Value,
+    mlua, CallError, CallErrorKind, CallHandle, CordCall, CordsBuilder, Error, LuaCords, LuaHandle,
+    LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig, Value,
 };
 pub use luafiber_runtime as runtime;
 pub use luafiber_runtime::{

@@ -94,7 +94,9 @@ fn start_threads(rt: &luafiber::LuaRuntime, groups: &[(String, i64)]) -> Result<
             table.insert(groups, {name = select(i, ...), size = select(i + 1, ...)}) \
         end \
         require('experimental.threads').cfg({groups = groups})";
-    rt.eval(code, args).map(drop).map_err(|e| format!("--threads: {e}"))
+    rt.eval(code, args)
+        .map(drop)
+        .map_err(|e| format!("--threads: {e}"))
 }
 
 fn main() -> ExitCode {

@@ -99,8 +99,8 @@ pub use embed::interrupt;
 #[doc(hidden)]
 pub use embed::Handlers;
 pub use embed::{
-    CallHandle, CordCall, CordsBuilder, Error, LuaCords, LuaHandle, LuaRuntime, RuntimeBuilder,
-    Value,
+    CallError, CallErrorKind, CallHandle, CordCall, CordsBuilder, Error, LuaCords, LuaHandle,
+    LuaRuntime, RuntimeBuilder, Value,
 };
 pub use mlua;
 /// The `log` module's Rust side: where lines go ([`log::sink`]), their

@@ -29,7 +29,7 @@ use luafiber_fiber as fiber;
 use mlua::Lua;
 
 pub use builder::RuntimeBuilder;
-pub use cords::{CordCall, CordsBuilder, LuaCords};
+pub use cords::{CallError, CallErrorKind, CordCall, CordsBuilder, LuaCords};
 pub use handle::{CallHandle, Handlers, LuaHandle};
 pub use value::Value;
 

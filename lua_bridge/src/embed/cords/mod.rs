@@ -17,12 +17,15 @@
 //! results are MessagePack bytes, encoded and decoded by the `msgpack`
 //! module's own encoder and decoder on the cords.
 
+mod error;
 mod serve;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use luafiber_runtime::cord;
+
+pub use error::{CallError, CallErrorKind};
 
 use super::{Error, LuaRuntime, RuntimeBuilder};
 use crate::modules::msgpack::port;
@@ -225,11 +228,13 @@ impl LuaCords {
     ///
     /// # Errors
     ///
-    /// [`Error::Runtime`] with the message when `args` is not one MessagePack
-    /// array, when the function raises (the message of the error), when a
-    /// result cannot be sent back (a function, a Lua thread, a userdata:
-    /// "cannot be sent to another cord"), or when the cords stopped first.
-    pub fn call(&self, name: &str, args: &[u8]) -> Result<Vec<u8>, Error> {
+    /// [`CallError`] of kind [`Lua`](CallErrorKind::Lua) when the function
+    /// raises (with the error's message) or `name` names no function;
+    /// [`Refused`](CallErrorKind::Refused) when `args` is not one
+    /// MessagePack array or a result cannot be sent back (a function, a Lua
+    /// thread, a userdata: "cannot be sent to another cord");
+    /// [`Stopped`](CallErrorKind::Stopped) when the cords stopped first.
+    pub fn call(&self, name: &str, args: &[u8]) -> Result<Vec<u8>, CallError> {
         self.spawn_call(name, args)?.join()
     }
 
@@ -239,7 +244,7 @@ impl LuaCords {
     /// # Errors
     ///
     /// As [`call`](LuaCords::call), and when there is no cord `cord`.
-    pub fn call_on(&self, cord: usize, name: &str, args: &[u8]) -> Result<Vec<u8>, Error> {
+    pub fn call_on(&self, cord: usize, name: &str, args: &[u8]) -> Result<Vec<u8>, CallError> {
         self.send(Some(cord), Kind::Call, name, args, "LuaCords::call_on")?
             .join()
     }
@@ -251,7 +256,7 @@ impl LuaCords {
     /// # Errors
     ///
     /// As [`call`](LuaCords::call), and when the code does not compile.
-    pub fn eval(&self, code: &str, args: &[u8]) -> Result<Vec<u8>, Error> {
+    pub fn eval(&self, code: &str, args: &[u8]) -> Result<Vec<u8>, CallError> {
         self.send(None, Kind::Eval, code, args, "LuaCords::eval")?
             .join()
     }
@@ -261,7 +266,7 @@ impl LuaCords {
     /// # Errors
     ///
     /// As [`call_on`](LuaCords::call_on).
-    pub fn eval_on(&self, cord: usize, code: &str, args: &[u8]) -> Result<Vec<u8>, Error> {
+    pub fn eval_on(&self, cord: usize, code: &str, args: &[u8]) -> Result<Vec<u8>, CallError> {
         self.send(Some(cord), Kind::Eval, code, args, "LuaCords::eval_on")?
             .join()
     }
@@ -272,7 +277,7 @@ impl LuaCords {
     /// # Errors
     ///
     /// When `args` is not one MessagePack array.
-    pub fn spawn_call(&self, name: &str, args: &[u8]) -> Result<CordCall, Error> {
+    pub fn spawn_call(&self, name: &str, args: &[u8]) -> Result<CordCall, CallError> {
         self.send(None, Kind::Call, name, args, "LuaCords::call")
     }
 
@@ -282,7 +287,12 @@ impl LuaCords {
     ///
     /// As [`call_on`](LuaCords::call_on), but for the call's own errors
     /// (those come from [`CordCall::join`]).
-    pub fn spawn_call_on(&self, cord: usize, name: &str, args: &[u8]) -> Result<CordCall, Error> {
+    pub fn spawn_call_on(
+        &self,
+        cord: usize,
+        name: &str,
+        args: &[u8],
+    ) -> Result<CordCall, CallError> {
         self.send(Some(cord), Kind::Call, name, args, "LuaCords::call_on")
     }
 
@@ -293,13 +303,11 @@ impl LuaCords {
         what: &str,
         args: &[u8],
         fname: &'static str,
-    ) -> Result<CordCall, Error> {
-        port::check_array(args).map_err(|e| Error::Runtime(format!("{fname}: {e}")))?;
+    ) -> Result<CordCall, CallError> {
+        let refused = |m: String| CallError::new(CallErrorKind::Refused, format!("{fname}: {m}"));
+        port::check_array(args).map_err(refused)?;
         if let Some(c) = cord.filter(|&c| c >= self.cords()) {
-            return Err(Error::Runtime(format!(
-                "{fname}: no cord {c} (there are {})",
-                self.cords()
-            )));
+            return Err(refused(format!("no cord {c} (there are {})", self.cords())));
         }
         let (gather, mut slots) = Gather::new(1);
         let reply = slots.pop().expect("one slot");
@@ -363,9 +371,9 @@ impl CordCall {
     ///
     /// # Errors
     ///
-    /// As [`LuaCords::call`]; [`Error::Runtime`] "fiber is cancelled" when
-    /// the waiting fiber is cancelled.
-    pub fn join(self) -> Result<Vec<u8>, Error> {
+    /// As [`LuaCords::call`]; [`CallErrorKind::Cancelled`] when the waiting
+    /// fiber is cancelled.
+    pub fn join(self) -> Result<Vec<u8>, CallError> {
         self.wait(None)
     }
 
@@ -375,15 +383,18 @@ impl CordCall {
     ///
     /// As [`join`](CordCall::join), and "timed out" when `timeout` runs out
     /// first (the call goes on; its results are dropped).
-    pub fn join_timeout(self, timeout: Duration) -> Result<Vec<u8>, Error> {
+    pub fn join_timeout(self, timeout: Duration) -> Result<Vec<u8>, CallError> {
         self.wait(Some(timeout))
     }
 
-    fn wait(self, timeout: Option<Duration>) -> Result<Vec<u8>, Error> {
-        let mut all = self
-            .gather
-            .wait(timeout)
-            .map_err(|e| Error::Runtime(e.to_string()))?;
+    fn wait(self, timeout: Option<Duration>) -> Result<Vec<u8>, CallError> {
+        let mut all = self.gather.wait(timeout).map_err(|e| {
+            if e.is_timeout() {
+                CallError::new(CallErrorKind::TimedOut, "timed out")
+            } else {
+                CallError::new(CallErrorKind::Cancelled, "fiber is cancelled")
+            }
+        })?;
         outcome_to_result(all.pop().expect("one answer"))
     }
 }
@@ -396,8 +407,8 @@ impl std::fmt::Debug for CordCall {
     }
 }
 
-fn outcome_to_result(o: Outcome) -> Result<Vec<u8>, Error> {
-    o.map_err(|f| Error::Runtime(f.message))
+fn outcome_to_result(o: Outcome) -> Result<Vec<u8>, CallError> {
+    o.map_err(CallError::from)
 }
 
 /// Starts a thread group of `experimental.threads`: `size` cords set up

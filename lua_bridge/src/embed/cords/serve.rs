@@ -173,7 +173,9 @@ fn take(id: usize) -> Option<Pending> {
 
 /// The pending call's id at index 1.
 fn id_at(s: &Stack) -> usize {
-    s.to_integer(1).and_then(|i| usize::try_from(i).ok()).unwrap_or(usize::MAX)
+    s.to_integer(1)
+        .and_then(|i| usize::try_from(i).ok())
+        .unwrap_or(usize::MAX)
 }
 
 lua_fn! {

@@ -169,11 +169,7 @@ unsafe fn cannot_cross(
 ///
 /// `l` is the calling state of a `lua_fn` body; `data` stays unchanged
 /// while this runs.
-pub(crate) unsafe fn push_array(
-    l: *mut ffi::lua_State,
-    data: &[u8],
-    name: &str,
-) -> LResult<c_int> {
+pub(crate) unsafe fn push_array(l: *mut ffi::lua_State, data: &[u8], name: &str) -> LResult<c_int> {
     let st = state()?;
     let mut rest = data;
     let n = rmp::decode::read_array_len(&mut rest).map_err(|_| not_array(name))?;

@@ -53,7 +53,9 @@ pub(crate) fn set_place(name: Arc<str>, id: usize) {
 
 /// This thread's group name and id in it (`tx`, 1 for the main thread).
 pub(crate) fn place() -> (Arc<str>, usize) {
-    PLACE.with(|p| p.borrow().clone()).unwrap_or_else(|| ("tx".into(), 1))
+    PLACE
+        .with(|p| p.borrow().clone())
+        .unwrap_or_else(|| ("tx".into(), 1))
 }
 
 /// The configured groups, `tx` not included.
