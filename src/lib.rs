@@ -9,9 +9,11 @@ pub use luafiber_fiber as fiber;
 pub use luafiber_lua::capi;
 pub use luafiber_lua::interrupt;
 pub use luafiber_lua::log;
+#[cfg(luafiber_bench)]
+pub use luafiber_lua::NewThread;
 pub use luafiber_lua::{
-    mlua, CallError, CallErrorKind, CallHandle, CordCall, CordsBuilder, Error, LuaCords, LuaHandle,
-    LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig, Value,
+    mlua, CallError, CallErrorKind, CallHandle, CordCall, CordsBuilder, Error, FnError, LuaCords,
+    LuaHandle, LuaRuntime, RuntimeBuilder, ThreadPoolConfig, Value,
 };
 pub use luafiber_runtime as runtime;
 pub use luafiber_runtime::{

@@ -30,7 +30,7 @@ fn rust_fibers_example() {
 fn lua_embedding_example() -> Result<(), luafiber::Error> {
     let rt = LuaRuntime::builder().memory_limit(64 << 20).build()?;
     rt.register_fn("slow_double", |args| {
-        luafiber::fiber::sleep(Duration::from_millis(10)).map_err(|e| e.to_string())?;
+        luafiber::fiber::sleep(Duration::from_millis(10))?;
         Ok(vec![(args[0].as_f64().unwrap_or(0.0) * 2.0).into()])
     })?;
     rt.load_module(

@@ -348,7 +348,10 @@ fn a_call_blocks_only_its_fiber() {
 #[test]
 fn a_busy_thread_does_not_get_any_calls() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let (flag, started) = (dir.join("threads-busy-flag"), dir.join("threads-busy-started"));
+    let (flag, started) = (
+        dir.join("threads-busy-flag"),
+        dir.join("threads-busy-started"),
+    );
     let _ = std::fs::remove_file(&flag);
     let _ = std::fs::remove_file(&started);
     let code = format!(
@@ -466,7 +469,10 @@ fn the_threads_flag() {
     assert_eq!((status, stdout.as_str()), (0, "3\tw\t3\n"), "{stderr}");
     let (status, _, stderr) = run(&["--threads", "tx=1", &path]);
     assert_eq!(status, 1);
-    assert!(stderr.contains(r#"Thread group name "tx" is reserved"#), "{stderr}");
+    assert!(
+        stderr.contains(r#"Thread group name "tx" is reserved"#),
+        "{stderr}"
+    );
     let (status, _, stderr) = run(&["--threads", "w", &path]);
     assert_eq!(status, 2);
     assert!(stderr.contains("expected NAME=SIZE"), "{stderr}");

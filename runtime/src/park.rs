@@ -22,7 +22,6 @@ use luafiber_fiber as fiber;
 
 use crate::io::inbox::FiberWake;
 use crate::io::reactor;
-use crate::io::source::Waiting;
 
 /// How a [`Parker::wait`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,11 +60,27 @@ thread_local! {
     });
 }
 
+/// Keeps the thread's scheduler loop going (and waiting in the event loop
+/// when idle) while a fiber waits for a wake through the inbox.
+struct RemoteWaiting;
+
+impl RemoteWaiting {
+    fn new() -> RemoteWaiting {
+        reactor::add_remote_waiter(true);
+        RemoteWaiting
+    }
+}
+
+impl Drop for RemoteWaiting {
+    fn drop(&mut self) {
+        reactor::add_remote_waiter(false);
+    }
+}
+
 enum Kind {
     Fiber {
         wake: Arc<FiberWake>,
-        /// Keeps the thread's scheduler loop polling while the fiber waits.
-        _waiting: Waiting<'static>,
+        _waiting: RemoteWaiting,
     },
     Thread(Arc<ThreadWake>),
 }
@@ -94,7 +109,7 @@ impl Parker {
                 Ok(Parker {
                     kind: Kind::Fiber {
                         wake,
-                        _waiting: Waiting::new(None),
+                        _waiting: RemoteWaiting::new(),
                     },
                     waker,
                 })

@@ -1,5 +1,5 @@
-//! Lua fibers' life: creation on a pooled or new Lua thread ([`spawn`]),
-//! the fiber entry and its error report ([`entry`]), join ([`join`]), and
+//! Lua fibers' life: creation on a pooled or new Lua thread ([`spawn`](mod@spawn)),
+//! the fiber entry and its error report ([`entry`]), join ([`join`](mod@join)), and
 //! the guard every switch from Lua goes through ([`guard`]).
 //!
 //! A Lua fiber's thread stack while it runs: `[msgh, fn, args...]`; after its

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::task::{Completion, Outcome};
+use super::task::{Completion, Joinable, Outcome};
 use crate::error::FiberError;
 use crate::park::{Parker, Woke};
 
@@ -31,26 +31,30 @@ use crate::park::{Parker, Woke};
 /// rt.shutdown_timeout(std::time::Duration::from_secs(1));
 /// ```
 pub struct JoinHandle<T> {
-    done: Arc<Completion<T>>,
+    task: Arc<dyn Joinable<T>>,
     /// Set once the outcome was taken.
     spent: bool,
 }
 
 impl<T> JoinHandle<T> {
-    pub(crate) fn new(done: Arc<Completion<T>>) -> JoinHandle<T> {
-        JoinHandle { done, spent: false }
+    pub(crate) fn new(task: Arc<dyn Joinable<T>>) -> JoinHandle<T> {
+        JoinHandle { task, spent: false }
+    }
+
+    fn done(&self) -> &Completion<T> {
+        self.task.completion()
     }
 
     /// Whether the task has ended (returned, panicked, or was cancelled or
     /// dropped unstarted); [`join`](JoinHandle::join) then returns without
     /// waiting.
     pub fn is_finished(&self) -> bool {
-        self.done.lock().finished
+        self.done().lock().finished
     }
 
     /// The index of the cord the task runs (or ran) on, once it started.
     pub fn cord(&self) -> Option<usize> {
-        self.done.lock().running.as_ref().map(|r| r.cord)
+        self.done().lock().running.as_ref().map(|r| r.cord)
     }
 
     /// Cancels the task: before it began, its closure never runs (its join
@@ -59,7 +63,7 @@ impl<T> JoinHandle<T> {
     /// cancel at its next cancellation point, as with
     /// [`crate::JoinHandle::cancel`]). A no-op on a task that has ended.
     pub fn cancel(&self) {
-        self.done.cancel();
+        self.done().cancel();
     }
 
     /// Waits for the task to end and returns its value. In a fiber this
@@ -110,9 +114,11 @@ impl<T> JoinHandle<T> {
             return o;
         }
         let parker = Parker::new().unwrap_or_else(|e| panic!("cord::JoinHandle::join: {e}"));
+        let task = self.task.clone();
+        let done = task.completion();
         loop {
             {
-                let mut st = self.done.lock();
+                let mut st = done.lock();
                 if let Some(o) = st.outcome.take() {
                     self.spent = true;
                     return o;
@@ -126,7 +132,7 @@ impl<T> JoinHandle<T> {
                 }
             }
             if parker.wait(deadline, false) == Woke::TimedOut {
-                let mut st = self.done.lock();
+                let mut st = done.lock();
                 if let Some(o) = st.outcome.take() {
                     self.spent = true;
                     return o;
@@ -139,7 +145,7 @@ impl<T> JoinHandle<T> {
 
     /// The outcome, if it is there.
     fn take(&mut self) -> Option<Outcome<T>> {
-        let o = self.done.lock().outcome.take();
+        let o = self.done().lock().outcome.take();
         self.spent = o.is_some();
         o
     }
@@ -147,7 +153,7 @@ impl<T> JoinHandle<T> {
 
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let st = self.done.lock();
+        let st = self.done().lock();
         f.debug_struct("cord::JoinHandle")
             .field("cord", &st.running.as_ref().map(|r| r.cord))
             .field("fiber", &st.running.as_ref().map(|r| r.fiber))

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crossbeam_deque::{Injector, Stealer};
 
-use super::task::{self, Completion};
+use super::task::{Joinable, Task};
 use crate::io::inbox::{Inbox, Job, Msg};
 
 /// One cord, as the others and the handles reach it.
@@ -40,20 +40,20 @@ impl Shared {
     }
 
     /// Queues `f` on the injector and wakes a sleeping cord, if any.
-    pub fn spawn<F, T>(&self, f: F) -> Arc<Completion<T>>
+    pub fn spawn<F, T>(&self, f: F) -> Arc<dyn Joinable<T>>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let done = Arc::new(Completion::new());
-        self.injector.push(task::job(f, done.clone()));
+        let (task, job) = Task::new(f);
+        self.injector.push(job);
         // `wake_one`'s fence orders the push before the reads of
         // `sleeping` and `stopping` (the cords' sleep handshake).
         self.wake_one(None);
         if self.stopping.load(Ordering::Relaxed) {
             self.drop_injected();
         }
-        done
+        task
     }
 
     /// Queues `f` on cord `cord`'s inbox (waking it if it sleeps).
@@ -61,7 +61,7 @@ impl Shared {
     /// # Panics
     ///
     /// When there is no cord `cord`.
-    pub fn spawn_on<F, T>(&self, cord: usize, f: F) -> Arc<Completion<T>>
+    pub fn spawn_on<F, T>(&self, cord: usize, f: F) -> Arc<dyn Joinable<T>>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
@@ -71,9 +71,9 @@ impl Shared {
             .cords
             .get(cord)
             .unwrap_or_else(|| panic!("spawn_on: no cord {cord} (the runtime has {n})"));
-        let done = Arc::new(Completion::new());
-        target.inbox.post(Msg::Start(task::job(f, done.clone())));
-        done
+        let (task, job) = Task::new(f);
+        target.inbox.post(Msg::Start(job));
+        task
     }
 
     /// Wakes one sleeping cord other than `except`, if one sleeps (the

@@ -1,5 +1,5 @@
-//! A task given to the cords: its job (the body of the fiber that runs it)
-//! and its [`Completion`], which the job fills and the
+//! A task given to the cords: its closure, run by the fiber its job starts,
+//! and its [`Completion`], which the fiber fills and the
 //! [`JoinHandle`](super::JoinHandle) takes.
 //!
 //! A task always completes once: with the closure's value or panic when it
@@ -15,7 +15,7 @@ use std::task::Waker;
 use luafiber_fiber::{self as fiber, FiberId, SCHED_FID};
 
 use crate::error::FiberError;
-use crate::io::inbox::{Inbox, Job, Msg};
+use crate::io::inbox::{Inbox, Job, Msg, Runnable};
 
 /// What the task's closure gave: its value, or how it failed.
 pub(crate) type Outcome<T> = Result<T, FiberError>;
@@ -69,7 +69,8 @@ impl<T> Completion<T> {
         st.cancel
     }
 
-    /// Stores the outcome (the first one only) and wakes the joiner.
+    /// Stores the outcome (the first one only) and wakes the joiner, at
+    /// the cord's next turn when called on a cord.
     pub fn finish(&self, outcome: Outcome<T>) {
         let joiner = {
             let mut st = self.lock();
@@ -81,7 +82,7 @@ impl<T> Completion<T> {
             st.joiner.take()
         };
         if let Some(w) = joiner {
-            w.wake();
+            super::worker::wake_later(w);
         }
     }
 
@@ -115,66 +116,83 @@ pub(crate) trait Abandon: Send + Sync {
     fn abandon(&self);
 }
 
-impl<T: Send> Abandon for Completion<T> {
-    fn abandon(&self) {
-        let id = Completion::fiber_id(&self.lock());
-        self.finish(Err(FiberError::cancelled(id)));
+/// What a [`JoinHandle`](super::JoinHandle) holds: its task's completion.
+pub(crate) trait Joinable<T>: Send + Sync {
+    fn completion(&self) -> &Completion<T>;
+}
+
+/// A task: its closure until a cord takes it, and its completion, in one
+/// allocation shared by its job, its fiber and its handle.
+pub(crate) struct Task<F, T> {
+    f: Mutex<Option<F>>,
+    done: Completion<T>,
+}
+
+impl<F, T> Task<F, T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    /// A task of `f`, and the job that starts it.
+    pub fn new(f: F) -> (Arc<Task<F, T>>, Job) {
+        let task = Arc::new(Task {
+            f: Mutex::new(Some(f)),
+            done: Completion::new(),
+        });
+        let job = Job::new(task.clone());
+        (task, job)
+    }
+
+    fn take(&self) -> Option<F> {
+        self.f.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 }
 
-/// The task before its fiber runs it. Dropped unrun, it completes the task
-/// with a cancel.
-struct Unstarted<F, T> {
-    f: Option<F>,
-    done: Arc<Completion<T>>,
+impl<F: Send, T: Send> Joinable<T> for Task<F, T> {
+    fn completion(&self) -> &Completion<T> {
+        &self.done
+    }
 }
 
-impl<F, T> Drop for Unstarted<F, T> {
-    fn drop(&mut self) {
-        if self.f.is_some() {
+impl<F: Send, T: Send> Abandon for Task<F, T> {
+    fn abandon(&self) {
+        let id = Completion::fiber_id(&self.done.lock());
+        self.done.finish(Err(FiberError::cancelled(id)));
+    }
+}
+
+impl<F, T> Runnable for Task<F, T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    /// Runs the closure in the current fiber of this cord.
+    fn run(self: Arc<Self>) {
+        let Some(f) = self.take() else { return };
+        let id = fiber::current().expect("a job runs in its fiber");
+        let (cord, inbox) = super::worker::here().expect("jobs start only on cords");
+        let cancelled = self.done.start(Running {
+            cord,
+            fiber: id,
+            inbox,
+        });
+        let outcome = if cancelled || fiber::testcancel().is_err() {
+            drop(f);
+            Err(FiberError::cancelled(id))
+        } else {
+            let key = super::worker::track(self.clone());
+            let r = panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| FiberError::panic(id, p));
+            super::worker::untrack(key);
+            r
+        };
+        self.done.finish(outcome);
+    }
+
+    fn drop_unstarted(&self) {
+        if let Some(f) = self.take() {
+            drop(f);
             self.done
                 .finish(Err(FiberError::cancelled(FiberId(SCHED_FID))));
         }
     }
-}
-
-/// The job of a task: the body of the fiber that runs `f` on a cord and
-/// completes `done`.
-pub(crate) fn job<F, T>(f: F, done: Arc<Completion<T>>) -> Job
-where
-    F: FnOnce() -> T + Send + 'static,
-    T: Send + 'static,
-{
-    let mut task = Unstarted { f: Some(f), done };
-    Box::new(move || {
-        let f = task.f.take().expect("a job runs once");
-        let done = task.done.clone();
-        drop(task);
-        run(f, done);
-    })
-}
-
-/// Runs the task's closure in the current fiber of this cord.
-fn run<F, T>(f: F, done: Arc<Completion<T>>)
-where
-    F: FnOnce() -> T + Send + 'static,
-    T: Send + 'static,
-{
-    let id = fiber::current().expect("a job runs in its fiber");
-    let (cord, inbox) = super::worker::here().expect("jobs start only on cords");
-    let cancelled = done.start(Running {
-        cord,
-        fiber: id,
-        inbox,
-    });
-    let outcome = if cancelled || fiber::testcancel().is_err() {
-        drop(f);
-        Err(FiberError::cancelled(id))
-    } else {
-        let key = super::worker::track(done.clone());
-        let r = panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| FiberError::panic(id, p));
-        super::worker::untrack(key);
-        r
-    };
-    done.finish(outcome);
 }

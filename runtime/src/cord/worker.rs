@@ -11,6 +11,7 @@ use std::cell::{Cell, OnceCell, RefCell};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::Arc;
+use std::task::Waker;
 use std::time::{Duration, Instant};
 
 use crossbeam_deque::{Steal, Worker};
@@ -23,7 +24,7 @@ use crate::io::inbox::{self, Inbox, Job};
 use crate::io::reactor;
 
 /// Jobs a cord starts at most in one turn.
-pub(crate) const START_PER_TURN: usize = 32;
+pub(crate) const START_PER_TURN: usize = 64;
 
 /// Code run on each cord as it starts or stops, given the cord's index.
 pub(crate) type CordFn = Arc<dyn Fn(usize) + Send + Sync>;
@@ -38,6 +39,9 @@ struct Cord {
     stop: Cell<Option<Instant>>,
     /// Tasks whose fibers run now (see [`Abandon`]).
     tasks: RefCell<Slab<Arc<dyn Abandon>>>,
+    /// Joiners of tasks that ended in this batch, woken at the next turn
+    /// (see [`wake_later`]).
+    wakes: RefCell<Vec<Waker>>,
 }
 
 thread_local! {
@@ -74,6 +78,18 @@ pub(crate) fn untrack(key: usize) {
     with_cord(|c| c.tasks.borrow_mut().try_remove(key));
 }
 
+/// Wakes `w` at this cord's next turn (the end of the batch of fibers
+/// that runs now), or at once off a cord. A client that waits for several
+/// tasks is then woken once for all those of a batch, not once for each
+/// (cbus's flush at the end of an event loop iteration).
+pub(crate) fn wake_later(w: Waker) {
+    let mut w = Some(w);
+    with_cord(|c| c.wakes.borrow_mut().push(w.take().expect("taken once")));
+    if let Some(w) = w {
+        w.wake();
+    }
+}
+
 /// The idle-wait hook of a cord (see [`luafiber_fiber::idle`]): starts
 /// work, then turns the event loop. Always has "waiters": the cord's loop
 /// ends only through [`fiber::serve`]'s stop.
@@ -84,6 +100,7 @@ fn turn(timeout: Option<Duration>) -> bool {
 
 impl Cord {
     fn turn(&self, timeout: Option<Duration>) {
+        self.flush_wakes();
         // First, as it may start work or stop the cord.
         let drained = reactor::drain_inbox();
         if self.should_stop() {
@@ -109,6 +126,23 @@ impl Cord {
         reactor::turn_cord(timeout, pending);
     }
 
+    /// Wakes the joiners of the tasks that ended since the last turn.
+    fn flush_wakes(&self) {
+        let wakes = std::mem::take(&mut *self.wakes.borrow_mut());
+        if wakes.is_empty() {
+            return;
+        }
+        let mut wakes = wakes;
+        for w in wakes.drain(..) {
+            w.wake();
+        }
+        // The vector goes back for its capacity, unless a wake refilled it.
+        let mut mine = self.wakes.borrow_mut();
+        if mine.is_empty() {
+            *mine = wakes;
+        }
+    }
+
     /// Starts up to [`START_PER_TURN`] jobs as fibers: from this cord's
     /// `Worker`, else a batch from the injector, else (when `idle`) a batch
     /// stolen from another cord. Returns how many.
@@ -130,7 +164,10 @@ impl Cord {
     }
 
     fn steal(&self, idle: bool) -> Option<Job> {
-        let from_injector = || self.shared.injector.steal_batch_and_pop(&self.worker);
+        let from_injector = || {
+            let inj = &self.shared.injector;
+            inj.steal_batch_with_limit_and_pop(&self.worker, START_PER_TURN)
+        };
         if let Some(job) = retry(from_injector) {
             return Some(job);
         }
@@ -231,10 +268,10 @@ pub(crate) fn main(start: Start) {
         worker,
         stop: Cell::new(None),
         tasks: RefCell::new(Slab::new()),
+        wakes: RefCell::new(Vec::new()),
     };
-    if CORD.with(|c| c.set(cord)).is_err() {
-        unreachable!("a thread is one cord");
-    }
+    let fresh = CORD.with(|c| c.set(cord).is_ok());
+    assert!(fresh, "a thread is one cord");
     // After the reactor is made (which installs its own hook).
     fiber::set_idle_hook(Some(turn));
     let init = match &on_start {
@@ -253,6 +290,7 @@ pub(crate) fn main(start: Start) {
         task.abandon();
     }
     inbox.close();
+    with_cord(Cord::flush_wakes);
     if let Some(f) = &on_stop {
         if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(index))) {
             tracing::error!(cord = index, "on_cord_stop panicked: {}", panic_text(p));

@@ -25,8 +25,38 @@ use luafiber_fiber::{self as fiber, FiberId};
 
 use crate::io::waker::{Shared, INBOX};
 
-/// Work started on a cord as a new fiber: the fiber's body.
-pub(crate) type Job = Box<dyn FnOnce() + Send>;
+/// Work that a cord starts as a new fiber.
+pub(crate) trait Runnable: Send + Sync {
+    /// Runs the work, in its new fiber.
+    fn run(self: Arc<Self>);
+    /// The work will never run (its job was dropped unstarted).
+    fn drop_unstarted(&self);
+}
+
+/// Work not yet started, as it waits in an inbox or a deque. Dropped
+/// unstarted, it tells its work (a task then completes with a cancel).
+pub(crate) struct Job(Option<Arc<dyn Runnable>>);
+
+impl Job {
+    pub fn new(work: Arc<dyn Runnable>) -> Job {
+        Job(Some(work))
+    }
+
+    /// Runs the work, in the current fiber.
+    fn run(mut self) {
+        if let Some(work) = self.0.take() {
+            work.run();
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Some(work) = self.0.take() {
+            work.drop_unstarted();
+        }
+    }
+}
 
 /// What another thread hands to a cord.
 pub(crate) enum Msg {
@@ -62,7 +92,10 @@ impl Msg {
 /// When no stack can be made the job is dropped (what it owns reports the
 /// failure: a remote task's handle gets a cancel).
 pub(crate) fn start(job: Job) {
-    if let Err(e) = fiber::Builder::new().name("rust").spawn_ready(job) {
+    if let Err(e) = fiber::Builder::new()
+        .name("rust")
+        .spawn_ready(move || job.run())
+    {
         tracing::error!(error = %e, "a job could not start on its cord");
     }
 }

@@ -54,6 +54,9 @@ thread_local! {
     static REACTOR: OnceCell<Reactor> = const { OnceCell::new() };
     /// Fibers parked in the event loop (fd waits, wake and job waits).
     static WAITERS: Cell<usize> = const { Cell::new(0) };
+    /// Fibers parked for a wake through the inbox (`crate::park`): they
+    /// keep the loop going, but need no poll while the loop is awake.
+    static REMOTE_WAITERS: Cell<usize> = const { Cell::new(0) };
     /// Set by a blocking poll, cleared by the next poll of a batch.
     static JUST_POLLED: Cell<bool> = const { Cell::new(false) };
 }
@@ -66,6 +69,17 @@ pub(crate) fn add_waiter(parks: bool) {
 /// Fibers parked in the event loop now.
 pub(crate) fn waiters() -> usize {
     WAITERS.with(Cell::get)
+}
+
+/// Counts a fiber that parks for a wake through the inbox (`true`) or
+/// leaves.
+pub(crate) fn add_remote_waiter(parks: bool) {
+    REMOTE_WAITERS.with(|w| w.set(if parks { w.get() + 1 } else { w.get() - 1 }));
+}
+
+/// Fibers parked in the event loop or for a wake through the inbox.
+fn all_waiters() -> usize {
+    waiters() + REMOTE_WAITERS.with(Cell::get)
 }
 
 /// Runs `f` on this thread's reactor, made (and the idle hook installed)
@@ -191,14 +205,14 @@ pub(crate) fn turn(timeout: Option<Duration>) -> bool {
         Some(true) => Some(Duration::ZERO),
         _ => timeout,
     };
-    if waiters() == 0 {
+    if all_waiters() == 0 {
         if let Some(t) = timeout.filter(|t| !t.is_zero()) {
             std::thread::sleep(t);
         }
         return false;
     }
     with_existing(|r| r.turn(timeout, || false));
-    waiters() > 0
+    all_waiters() > 0
 }
 
 /// The turn of a cord of a several-cord runtime ([`crate::cord`]), after

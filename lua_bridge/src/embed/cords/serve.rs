@@ -24,14 +24,14 @@ use mlua::ffi;
 use slab::Slab;
 
 use super::Init;
-use crate::cord;
+use crate::embed::handle::{main_stack, raise_to_error};
 use crate::embed::handlers::{handler_ref, Handler};
 use crate::embed::{Error, LuaRuntime, RuntimeBuilder};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::modules::msgpack::port;
 use crate::modules::threads::export_call_ref;
 use crate::modules::threads::request::{FailKind, Failure, Kind, Request, Slot};
-use crate::raw::{api, lua_fn, Raise, Stack};
+use crate::raw::{lua_fn, Raise, Stack};
 
 /// The serve function, made once per cord from this chunk and the two C
 /// functions it is given.
@@ -70,31 +70,26 @@ thread_local! {
 /// When the runtime cannot be built or an init step fails.
 pub(super) fn start(lua: RuntimeBuilder, init: &[Init], index: usize) -> Result<(), Error> {
     let rt = lua.build()?;
-    let main = rt.lua().state();
-    // SAFETY: `main` is the new runtime's idle main state, outside any
-    // `lua_fn` body; the chunk runs under lua_pcall and leaves one value.
-    unsafe {
-        let top = ffi::lua_gettop(main);
-        if ffi::luaL_loadbuffer(
-            main,
-            SERVE_LUA.as_ptr().cast(),
-            SERVE_LUA.len(),
-            c"=serve".as_ptr(),
-        ) != 0
-        {
-            ffi::lua_settop(main, top);
-            return Err(Error::Load("the serve function did not load".into()));
-        }
-        ffi::lua_pushcfunction(main, cords_reply);
-        ffi::lua_pushcfunction(main, cords_unpack);
-        ffi::lua_getglobal(main, c"pcall".as_ptr());
-        if ffi::lua_pcall(main, 3, 1, 0) != 0 {
-            let msg = api::describe(main, -1);
-            ffi::lua_settop(main, top);
-            return Err(Error::Runtime(msg));
-        }
-        SERVE.with(|s| s.set(ffi::luaL_ref(main, ffi::LUA_REGISTRYINDEX)));
+    let s = &mut main_stack()?;
+    s.ensure(4).map_err(raise_to_error)?;
+    let top = s.top();
+    if s.load(SERVE_LUA, c"=serve").is_err() {
+        let msg = s.describe(-1);
+        s.settop(top);
+        return Err(Error::Load(format!("the serve function: {msg}")));
     }
+    s.push_cfunction(cords_reply);
+    s.push_cfunction(cords_unpack);
+    s.push_globals();
+    s.rawget_field(-1, c"pcall");
+    s.remove(-2);
+    if s.pcall(3, 1).is_err() {
+        let msg = s.describe(-1);
+        s.settop(top);
+        return Err(Error::Runtime(format!("the serve function: {msg}")));
+    }
+    SERVE.with(|r| r.set(s.make_ref()));
+    s.settop(top);
     for step in init {
         match step {
             Init::Module(name, code) => rt.load_module(name, code)?,
@@ -125,7 +120,7 @@ pub(super) fn serve(req: Request) {
         reply,
         fname,
     } = req;
-    let Some(main) = cord::try_with(|c| c.main) else {
+    let Ok(s) = &mut main_stack() else {
         return; // the slot's drop answers
     };
     let (handler, name) = match kind {
@@ -134,23 +129,16 @@ pub(super) fn serve(req: Request) {
         Kind::Export => (export_call_ref(), "call"),
     };
     let id = PENDING.with(|p| p.borrow_mut().insert(Pending { args, reply, fname }));
-    // SAFETY: `main` is the cord's main thread, which runs no Lua code
-    // while Rust code does; what is pushed is moved to the new fiber or
-    // popped before this returns.
-    let started = unsafe {
-        if ffi::lua_checkstack(main, 8) == 0 {
-            Err(Raise::illegal("stack overflow"))
-        } else {
-            let top = ffi::lua_gettop(main);
-            api::push_registry_ref(main, SERVE.with(Cell::get));
-            ffi::lua_pushinteger(main, id as ffi::lua_Integer);
-            api::push_registry_ref(main, handler);
-            api::push_bytes(main, &what);
-            let r = lua_fiber::spawn(main, top + 1, Start::Now, Builder::new().name(name), false);
-            ffi::lua_settop(main, top);
-            r.map(drop)
-        }
-    };
+    let started = s.ensure(8).and_then(|()| {
+        let top = s.top();
+        s.push_ref(SERVE.with(Cell::get));
+        s.push_int(id as i64);
+        s.push_ref(handler);
+        s.push_bytes(&what);
+        let r = lua_fiber::spawn(s, top + 1, Start::Now, Builder::new().name(name), false);
+        s.settop(top);
+        r.map(drop)
+    });
     if let Err(e) = started {
         let message = match e {
             Raise::Error(_, m) => format!("{fname}: {m}"),
@@ -186,12 +174,7 @@ lua_fn! {
             return Ok(0);
         };
         s.settop(0);
-        let l = s.as_ptr();
-        // SAFETY: a lua_fn body's state; `args` is ours while it decodes.
-        let n = unsafe { port::push_array(l, &args, "decode")? };
-        // SAFETY: the decoder pushed `n` values through the C API.
-        unsafe { s.sync() };
-        Ok(n)
+        port::push_array(s, &args, "decode")
     }
 }
 
@@ -204,11 +187,8 @@ lua_fn! {
         let Some(p) = take(id_at(s)) else {
             return Ok(0);
         };
-        let l = s.as_ptr();
         let outcome = if s.to_bool(2) {
-            let top = s.top();
-            // SAFETY: a lua_fn body's state; 3..=top are the results.
-            unsafe { port::encode_array(l, 3, top, p.fname, "result") }.map_err(|e| Failure {
+            port::encode_array(s, 3, p.fname, "result").map_err(|e| Failure {
                 kind: FailKind::Refused,
                 message: match e {
                     Raise::Error(_, m) => m,
@@ -218,16 +198,13 @@ lua_fn! {
             })
         } else {
             s.settop(3);
-            // SAFETY: a lua_fn body's state; the error is at 3, the top.
-            let (message, value) = unsafe { (api::describe(l, 3), port::encode_one(l, 3).ok()) };
+            let (message, value) = (s.describe(3), port::encode_one(s, 3).ok());
             Err(Failure {
                 kind: FailKind::Lua,
                 message,
                 value,
             })
         };
-        // SAFETY: the encoders leave the stack as they found it.
-        unsafe { s.sync() };
         p.reply.fill(outcome);
         Ok(0)
     }

@@ -20,7 +20,10 @@ use super::decode::{extent, Decoder};
 use super::encode::Encoder;
 use super::{Config, State};
 use crate::raw::error::ErrorKind;
-use crate::raw::{api, LResult, Raise};
+use crate::raw::{LResult, Raise, Stack};
+
+/// Most values one array may bring onto a Lua stack.
+const MAX_VALUES: u32 = 1_000_000;
 
 thread_local! {
     /// This cord's module state with the default options (set when the
@@ -44,81 +47,71 @@ fn state() -> LResult<State> {
         .ok_or_else(|| Raise::illegal("msgpack: the module is not open on this cord"))
 }
 
-/// The MsgPack array of the values at `first..=last` of `l` (none when
-/// `last < first`). `fname` names the API function and `noun` the values
-/// ("argument", "result") in the error for a value that cannot cross:
-/// `threads.call: argument 2 (a function) cannot be sent to another cord`.
+/// The MsgPack array of the values from `first` to the top of `s` (none
+/// when `first` is above the top); the stack is as it was after. `fname`
+/// names the API function and `noun` the values ("argument", "result") in
+/// the error for a value that cannot cross: `threads.call: argument 2 (a
+/// function) cannot be sent to another cord`.
 ///
-/// # Safety
+/// # Errors
 ///
-/// `l` is the calling state of a `lua_fn` body; `first..=last` are valid
-/// absolute indices and `last` is the top (or `first - 1` with `last` the
-/// top for no values).
-pub(crate) unsafe fn encode_array(
-    l: *mut ffi::lua_State,
+/// That one, or the encoder's (a `__serialize` function that raised: its
+/// message; nesting too deep; out of memory).
+pub(crate) fn encode_array(
+    s: &mut Stack,
     first: c_int,
-    last: c_int,
     fname: &str,
     noun: &str,
 ) -> LResult<Vec<u8>> {
     let st = state()?;
+    let last = s.top();
     let n = (last - first + 1).max(0);
-    // SAFETY: caller's contract; the key goes above `last` and is popped.
-    unsafe {
-        if ffi::lua_checkstack(l, 4) == 0 {
-            return Err(Raise::illegal(format!("{fname}: stack overflow")));
+    s.ensure(4)?;
+    s.push_ref(st.serialize_key);
+    let key = last + 1;
+    let r = ibuf::with_cord_scratch(|out| -> LResult<Vec<u8>> {
+        rmp::encode::write_array_len(out, n as u32).map_err(|_| oom())?;
+        for i in 0..n {
+            let idx = first + i;
+            encode_into(s, &st, out, idx, key)
+                .map_err(|e| cannot_cross(s, idx, e, fname, noun, i + 1))?;
         }
-        api::push_registry_ref(l, st.serialize_key);
-        let key = last + 1;
-        let r = ibuf::with_cord_scratch(|out| -> LResult<Vec<u8>> {
-            rmp::encode::write_array_len(out, n as u32).map_err(|_| oom())?;
-            for i in 0..n {
-                let idx = first + i;
-                encode_into(l, &st, out, idx, key)
-                    .map_err(|e| cannot_cross(l, idx, e, fname, noun, i + 1))?;
-            }
-            Ok(out.data().to_vec())
-        });
-        ffi::lua_settop(l, last);
-        r
-    }
+        Ok(out.data().to_vec())
+    });
+    s.settop(last);
+    r
 }
 
-/// The MsgPack form of the one value at `idx` (an error value, say).
+/// The MsgPack form of the one value at `idx` (an error value, say); the
+/// stack is as it was after.
 ///
-/// # Safety
+/// # Errors
 ///
-/// As [`encode_array`], with `idx` the top.
-pub(crate) unsafe fn encode_one(l: *mut ffi::lua_State, idx: c_int) -> LResult<Vec<u8>> {
+/// As [`encode_array`], without the naming.
+pub(crate) fn encode_one(s: &mut Stack, idx: c_int) -> LResult<Vec<u8>> {
     let st = state()?;
-    // SAFETY: caller's contract; the key goes above `idx` and is popped.
-    unsafe {
-        if ffi::lua_checkstack(l, 4) == 0 {
-            return Err(Raise::illegal("stack overflow"));
-        }
-        api::push_registry_ref(l, st.serialize_key);
-        let r = ibuf::with_cord_scratch(|out| {
-            encode_into(l, &st, out, idx, idx + 1).map(|()| out.data().to_vec())
-        });
-        ffi::lua_settop(l, idx);
-        r
-    }
+    let idx = s.abs(idx);
+    let top = s.top();
+    s.ensure(4)?;
+    s.push_ref(st.serialize_key);
+    let r = ibuf::with_cord_scratch(|out| {
+        encode_into(s, &st, out, idx, top + 1).map(|()| out.data().to_vec())
+    });
+    s.settop(top);
+    r
 }
 
 /// Appends the value at `idx` to `out`; `key` holds `"__serialize"` and is
-/// the top.
-unsafe fn encode_into(
-    l: *mut ffi::lua_State,
-    st: &State,
-    out: &mut Ibuf,
-    idx: c_int,
-    key: c_int,
-) -> LResult<()> {
-    // SAFETY: caller's contract (a lua_fn body's state, `idx <= key` = top).
-    let r = unsafe { Encoder::new(l, st, out, key).encode(idx, key) };
+/// the top, as it is again after. An error value a `__serialize` function
+/// raised becomes its message.
+fn encode_into(s: &mut Stack, st: &State, out: &mut Ibuf, idx: c_int, key: c_int) -> LResult<()> {
+    let r = Encoder::new(st, out, key).encode(s, idx);
+    let r = match r {
+        Err(Raise::Top) => Err(Raise::illegal(s.describe(-1))),
+        r => r,
+    };
     // A failed encode may leave values above the key.
-    // SAFETY: as above.
-    unsafe { ffi::lua_settop(l, key) };
+    s.settop(key);
     r
 }
 
@@ -128,14 +121,7 @@ fn oom() -> Raise {
 
 /// The encoder's "unsupported Lua type" for value `nth` (at `idx`) as the
 /// port's error; other errors as they are.
-unsafe fn cannot_cross(
-    l: *mut ffi::lua_State,
-    idx: c_int,
-    e: Raise,
-    fname: &str,
-    noun: &str,
-    nth: c_int,
-) -> Raise {
+fn cannot_cross(s: &Stack, idx: c_int, e: Raise, fname: &str, noun: &str, nth: c_int) -> Raise {
     let Raise::Error(ErrorKind::IllegalParams, msg) = &e else {
         return e;
     };
@@ -145,9 +131,7 @@ unsafe fn cannot_cross(
     else {
         return e;
     };
-    // SAFETY: `idx` is valid (caller).
-    let outer = unsafe { ffi::lua_type(l, idx) };
-    let what = if outer == ffi::LUA_TTABLE {
+    let what = if s.type_of(idx) == ffi::LUA_TTABLE {
         format!("a table holding a {inner}")
     } else {
         format!("a {inner}")
@@ -163,25 +147,19 @@ unsafe fn cannot_cross(
 /// # Errors
 ///
 /// A `DecodeError` when `data` is not one well-formed array (its messages
-/// name `msgpack.{name}`), or the Lua stack cannot take the elements.
-///
-/// # Safety
-///
-/// `l` is the calling state of a `lua_fn` body; `data` stays unchanged
-/// while this runs.
-pub(crate) unsafe fn push_array(l: *mut ffi::lua_State, data: &[u8], name: &str) -> LResult<c_int> {
+/// name `msgpack.{name}`), or the Lua stack cannot take the elements; the
+/// stack may then hold some of them.
+pub(crate) fn push_array(s: &mut Stack, data: &[u8], name: &str) -> LResult<c_int> {
     let st = state()?;
     let mut rest = data;
     let n = rmp::decode::read_array_len(&mut rest).map_err(|_| not_array(name))?;
     let mut pos = data.len() - rest.len();
-    // SAFETY: caller's contract; each element is one value pushed.
-    unsafe {
-        if n > 1_000_000 || ffi::lua_checkstack(l, n as c_int + 4) == 0 {
-            return Err(Raise::illegal(format!("{name}: too many values")));
-        }
-        for _ in 0..n {
-            pos += Decoder::new(l, &st, &st.cfg, name).decode(&data[pos..])?;
-        }
+    if n > MAX_VALUES || s.ensure(n as c_int + 4).is_err() {
+        return Err(Raise::illegal(format!("{name}: too many values")));
+    }
+    let decoder = Decoder::new(&st, &st.cfg, name);
+    for _ in 0..n {
+        pos += decoder.decode(s, &data[pos..])?;
     }
     Ok(n as c_int)
 }
@@ -191,14 +169,9 @@ pub(crate) unsafe fn push_array(l: *mut ffi::lua_State, data: &[u8], name: &str)
 /// # Errors
 ///
 /// As [`push_array`].
-///
-/// # Safety
-///
-/// As [`push_array`].
-pub(crate) unsafe fn push_one(l: *mut ffi::lua_State, data: &[u8], name: &str) -> LResult<()> {
+pub(crate) fn push_one(s: &mut Stack, data: &[u8], name: &str) -> LResult<()> {
     let st = state()?;
-    // SAFETY: caller's contract.
-    unsafe { Decoder::new(l, &st, &st.cfg, name).decode(data) }.map(drop)
+    Decoder::new(&st, &st.cfg, name).decode(s, data).map(drop)
 }
 
 /// Checks that `data` is exactly one MsgPack array (what a call's arguments

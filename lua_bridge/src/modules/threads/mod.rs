@@ -53,9 +53,11 @@ use std::sync::Arc;
 use luafiber_runtime::FiberError;
 use mlua::ffi;
 
+use crate::fiber::check_switch;
 use crate::modules::msgpack::port;
+use crate::raw::args::opt_timeout;
 use crate::raw::error::{self, ErrorKind};
-use crate::raw::{api, lua_fn, Raise, Reg};
+use crate::raw::{lua_fn, Raise, Reg, Stack};
 use request::{FailKind, Gather, Kind, Request};
 
 /// The Lua half of the module.
@@ -83,11 +85,7 @@ lua_fn! {
         }
         s.settop(1);
         s.ensure(6)?;
-        // SAFETY: room for the object was ensured; it is pushed and counted.
-        unsafe {
-            error::push_error_object(s.as_ptr(), ErrorKind::IllegalParams, "");
-            s.sync();
-        }
+        error::push(s, ErrorKind::IllegalParams, "");
         // The place is where the Lua half says (or none).
         for field in [c"file", c"line"] {
             s.push_nil();
@@ -206,17 +204,9 @@ lua_fn! {
             .ok_or_else(|| Raise::illegal(format!("{fname}: no such thread group")))?;
         let what: Arc<[u8]> = s.to_str(4).unwrap_or_default().into();
         let target = s.to_integer(5).unwrap_or(0);
-        let l = s.as_ptr();
-        // SAFETY: `l` is this function's state; index 6 is checked.
-        let timeout = unsafe {
-            api::opt_timeout(l, 6, &format!("{fname}: the timeout must be a number"))?
-        };
-        // SAFETY: `l` is this function's state.
-        unsafe { crate::fiber::check_switch(l, fname)? };
-        let top = s.top();
-        // SAFETY: a lua_fn body's state; 7..=top are the arguments, `top`
-        // the top.
-        let args: Arc<[u8]> = unsafe { port::encode_array(l, 7, top, fname, "argument")? }.into();
+        let timeout = opt_timeout(s, 6, &format!("{fname}: the timeout must be a number"))?;
+        check_switch(s, fname)?;
+        let args: Arc<[u8]> = port::encode_array(s, 7, fname, "argument")?.into();
         let targets: Vec<Option<usize>> = match target {
             0 => (0..entry.size).map(Some).collect(),
             -1 => vec![None],
@@ -234,11 +224,7 @@ lua_fn! {
             s.push_bool(false);
             s.push_str(&f.message);
             match &f.value {
-                // SAFETY: a lua_fn body's state; the bytes are ours.
-                Some(v) => unsafe {
-                    port::push_one(l, v, "decode")?;
-                    s.sync();
-                },
+                Some(v) => port::push_one(s, v, "decode")?,
                 None => s.push_nil(),
             }
             s.push_str(match f.kind {
@@ -252,11 +238,7 @@ lua_fn! {
         let t = s.new_table(outcomes.len() as c_int, 0);
         for (i, o) in outcomes.iter().enumerate() {
             if let Ok(bytes) = o {
-                // SAFETY: a lua_fn body's state; the bytes are ours.
-                unsafe {
-                    port::push_one(l, bytes, "decode")?;
-                    s.sync();
-                }
+                port::push_one(s, bytes, "decode")?;
                 s.rawseti(t, i as i64 + 1);
             }
         }
@@ -265,13 +247,9 @@ lua_fn! {
 }
 
 /// Pushes the `experimental.threads` module table, and keeps the ref of the
-/// function cords run for `threads.call`.
-///
-/// # Safety
-///
-/// `l` is a valid state with room for 8 values, not inside a `lua_fn` body
-/// (setup runs Lua code).
-pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
+/// function cords run for `threads.call` (at setup: this runs Lua code
+/// under `lua_pcall`).
+pub(crate) fn open(s: &mut Stack) {
     const FUNCS: &[Reg] = &[
         (c"new_error", th_new_error),
         (c"size", th_size),
@@ -280,27 +258,19 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
         (c"cfg", th_cfg),
         (c"dispatch", th_dispatch),
     ];
-    // SAFETY: caller's contract; the chunk runs under lua_pcall and leaves
-    // two values (the module and the export call), or a table in their
-    // place.
-    unsafe {
-        let top = ffi::lua_gettop(l);
-        let rc = ffi::luaL_loadbuffer(
-            l,
-            THREADS_LUA.as_ptr().cast(),
-            THREADS_LUA.len(),
-            c"=experimental.threads".as_ptr(),
-        );
-        if rc == 0 {
-            ffi::lua_createtable(l, 0, FUNCS.len() as c_int);
-            api::set_funcs(l, FUNCS);
-        }
-        if rc != 0 || ffi::lua_pcall(l, 1, 2, 0) != 0 {
-            eprintln!("luafiber: the threads module: {}", api::describe(l, -1));
-            ffi::lua_settop(l, top);
-            ffi::lua_createtable(l, 0, 0);
-            return;
-        }
-        EXPORT_CALL.with(|c| c.set(ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)));
+    let top = s.top();
+    // The chunk runs under lua_pcall and leaves two values: the module and
+    // the export call.
+    let ok = s.load(THREADS_LUA, c"=experimental.threads").is_ok() && {
+        let t = s.new_table(0, FUNCS.len() as c_int);
+        s.set_funcs(t, FUNCS);
+        s.pcall(1, 2).is_ok()
+    };
+    if !ok {
+        eprintln!("luafiber: the threads module: {}", s.describe(-1));
+        s.settop(top);
+        s.new_table(0, 0);
+        return;
     }
+    EXPORT_CALL.with(|c| c.set(s.make_ref()));
 }
