@@ -59,7 +59,7 @@ thread_local! {
     static SERVE: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
     /// The calls started here and not answered yet, by id. Borrowed only
     /// for an insert, a read or a removal (never across Lua code).
-    static PENDING: RefCell<Slab<Pending>> = RefCell::new(Slab::new());
+    static PENDING: RefCell<Slab<Pending>> = const { RefCell::new(Slab::new()) };
 }
 
 /// Sets the calling cord up: builds its Lua runtime with `lua`, makes the
