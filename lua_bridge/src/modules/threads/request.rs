@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use luafiber_runtime::{block_on_future, block_on_future_timeout, FiberError};
+use luafiber_runtime::{block_on_future, block_on_future_timeout, cord, FiberError};
 
 /// What a cord is asked to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,8 +111,10 @@ impl Gather {
             }
             st.waiter.take()
         };
+        // At the end of this cord's batch: a client waiting for many
+        // calls wakes once for those a batch answered.
         if let Some(w) = waiter {
-            w.wake();
+            cord::wake_later(w);
         }
     }
 
