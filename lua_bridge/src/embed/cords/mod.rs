@@ -30,7 +30,7 @@ pub use error::{CallError, CallErrorKind};
 use super::{Error, LuaRuntime, RuntimeBuilder};
 use crate::modules::msgpack::port;
 use crate::modules::threads::groups::{self, Group};
-use crate::modules::threads::request::{Gather, Kind, Outcome, Request};
+use crate::modules::threads::request::{Body, Gather, Kind, Outcome, Request};
 
 /// An init step, run on each cord as it starts.
 #[derive(Clone)]
@@ -309,12 +309,10 @@ impl LuaCords {
         if let Some(c) = cord.filter(|&c| c >= self.cords()) {
             return Err(refused(format!("no cord {c} (there are {})", self.cords())));
         }
-        let (gather, mut slots) = Gather::new(1);
-        let reply = slots.pop().expect("one slot");
+        let (gather, reply) = Gather::one();
         let req = Request {
             kind,
-            what: what.as_bytes().into(),
-            args: args.into(),
+            body: Body::new(what.as_bytes(), args),
             reply,
             fname,
         };
@@ -388,14 +386,18 @@ impl CordCall {
     }
 
     fn wait(self, timeout: Option<Duration>) -> Result<Vec<u8>, CallError> {
-        let mut all = self.gather.wait(timeout).map_err(|e| {
+        let answer = self.gather.wait_one(timeout).map_err(|e| {
             if e.is_timeout() {
                 CallError::new(CallErrorKind::TimedOut, "timed out")
             } else {
                 CallError::new(CallErrorKind::Cancelled, "fiber is cancelled")
             }
         })?;
-        outcome_to_result(all.pop().expect("one answer"))
+        match answer {
+            Some(o) => outcome_to_result(o),
+            // Taken already: only a second wait on the same gather.
+            None => Err(CallError::new(CallErrorKind::Stopped, "no answer")),
+        }
     }
 }
 

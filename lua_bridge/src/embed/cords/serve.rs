@@ -17,7 +17,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
-use std::sync::Arc;
 
 use luafiber_fiber::Builder;
 use mlua::ffi;
@@ -30,7 +29,7 @@ use crate::embed::{Error, LuaRuntime, RuntimeBuilder};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::modules::msgpack::port;
 use crate::modules::threads::export_call_ref;
-use crate::modules::threads::request::{FailKind, Failure, Kind, Request, Slot};
+use crate::modules::threads::request::{Body, FailKind, Failure, Kind, Request, Slot};
 use crate::raw::{lua_fn, Raise, Stack};
 
 /// The serve function, made once per cord from this chunk and the two C
@@ -47,7 +46,7 @@ end
 
 /// A call that has started on this cord and not answered yet.
 struct Pending {
-    args: Arc<[u8]>,
+    body: Body,
     reply: Slot,
     fname: &'static str,
 }
@@ -115,8 +114,7 @@ pub(super) fn stop() {
 pub(super) fn serve(req: Request) {
     let Request {
         kind,
-        what,
-        args,
+        body,
         reply,
         fname,
     } = req;
@@ -128,13 +126,14 @@ pub(super) fn serve(req: Request) {
         Kind::Eval => (handler_ref(Handler::Eval), "eval"),
         Kind::Export => (export_call_ref(), "call"),
     };
-    let id = PENDING.with(|p| p.borrow_mut().insert(Pending { args, reply, fname }));
+    let what = body.clone();
+    let id = PENDING.with(|p| p.borrow_mut().insert(Pending { body, reply, fname }));
     let started = s.ensure(8).and_then(|()| {
         let top = s.top();
         s.push_ref(SERVE.with(Cell::get));
         s.push_int(id as i64);
         s.push_ref(handler);
-        s.push_bytes(&what);
+        s.push_bytes(what.what());
         let r = lua_fiber::spawn(s, top + 1, Start::Now, Builder::new().name(name), false);
         s.settop(top);
         r.map(drop)
@@ -170,11 +169,11 @@ lua_fn! {
     /// `unpack_args(id)`: the arguments of pending call `id`, decoded.
     fn cords_unpack(s: &mut Stack) {
         let id = id_at(s);
-        let Some(args) = PENDING.with(|p| p.borrow().get(id).map(|p| p.args.clone())) else {
+        let Some(body) = PENDING.with(|p| p.borrow().get(id).map(|p| p.body.clone())) else {
             return Ok(0);
         };
         s.settop(0);
-        port::push_array(s, &args, "decode")
+        port::push_array(s, body.args(), "decode")
     }
 }
 

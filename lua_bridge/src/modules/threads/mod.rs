@@ -48,7 +48,6 @@ pub(crate) mod request;
 
 use std::cell::Cell;
 use std::ffi::c_int;
-use std::sync::Arc;
 
 use luafiber_runtime::FiberError;
 use mlua::ffi;
@@ -58,7 +57,7 @@ use crate::modules::msgpack::port;
 use crate::raw::args::opt_timeout;
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{lua_fn, Raise, Reg, Stack};
-use request::{FailKind, Gather, Kind, Request};
+use request::{Body, FailKind, Gather, Kind, Request};
 
 /// The Lua half of the module.
 const THREADS_LUA: &str = include_str!("threads.lua");
@@ -202,11 +201,11 @@ lua_fn! {
         let kind = if s.to_str(2) == Some(b"call") { Kind::Export } else { Kind::Eval };
         let entry = groups::find(s.to_str(3).unwrap_or_default())
             .ok_or_else(|| Raise::illegal(format!("{fname}: no such thread group")))?;
-        let what: Arc<[u8]> = s.to_str(4).unwrap_or_default().into();
         let target = s.to_integer(5).unwrap_or(0);
         let timeout = opt_timeout(s, 6, &format!("{fname}: the timeout must be a number"))?;
         check_switch(s, fname)?;
-        let args: Arc<[u8]> = port::encode_array(s, 7, fname, "argument")?.into();
+        let args = port::encode_array(s, 7, fname, "argument")?;
+        let body = Body::new(s.to_str(4).unwrap_or_default(), &args);
         let targets: Vec<Option<usize>> = match target {
             0 => (0..entry.size).map(Some).collect(),
             -1 => vec![None],
@@ -214,7 +213,7 @@ lua_fn! {
         };
         let (gather, slots) = Gather::new(targets.len());
         for (target, reply) in targets.into_iter().zip(slots) {
-            let req = Request { kind, what: what.clone(), args: args.clone(), reply, fname };
+            let req = Request { kind, body: body.clone(), reply, fname };
             entry.group.send(target, req);
         }
         let outcomes = gather.wait(timeout).map_err(|e| wait_error(e, fname))?;

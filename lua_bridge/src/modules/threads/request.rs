@@ -27,16 +27,44 @@ pub(crate) enum Kind {
     Export,
 }
 
-/// A call for one cord: run `what` (a name or a chunk, as `kind` says) with
-/// the arguments `args` (a MessagePack array), and fill `reply` with the
-/// results (a MessagePack array) or the error.
+/// A call for one cord: run `body.what()` (a name or a chunk, as `kind`
+/// says) with the arguments `body.args()` (a MessagePack array), and fill
+/// `reply` with the results (a MessagePack array) or the error.
 pub(crate) struct Request {
     pub kind: Kind,
-    pub what: Arc<[u8]>,
-    pub args: Arc<[u8]>,
+    pub body: Body,
     pub reply: Slot,
     /// The API function, for error messages (`threads.call`).
     pub fname: &'static str,
+}
+
+/// What a call runs and its arguments, in one shared allocation (the same
+/// for every target of a call).
+#[derive(Clone)]
+pub(crate) struct Body {
+    bytes: Arc<[u8]>,
+    split: usize,
+}
+
+impl Body {
+    /// `what` then `args`, copied once.
+    pub fn new(what: &[u8], args: &[u8]) -> Body {
+        Body {
+            // An exact-size iterator: one allocation, no copy after it.
+            bytes: what.iter().chain(args).copied().collect(),
+            split: what.len(),
+        }
+    }
+
+    /// The function's name or the chunk.
+    pub fn what(&self) -> &[u8] {
+        &self.bytes[..self.split]
+    }
+
+    /// The arguments (a MessagePack array).
+    pub fn args(&self) -> &[u8] {
+        &self.bytes[self.split..]
+    }
 }
 
 /// Why a call failed.
@@ -65,9 +93,21 @@ pub(crate) struct Failure {
 pub(crate) type Outcome = Result<Vec<u8>, Failure>;
 
 struct State {
-    outcomes: Vec<Option<Outcome>>,
+    /// The answer of slot 0 (most calls have one target: no vector).
+    first: Option<Outcome>,
+    /// The answers of slots `1..`.
+    rest: Vec<Option<Outcome>>,
     left: usize,
     waiter: Option<Waker>,
+}
+
+impl State {
+    fn outcome(&mut self, index: usize) -> &mut Option<Outcome> {
+        match index {
+            0 => &mut self.first,
+            i => &mut self.rest[i - 1],
+        }
+    }
 }
 
 /// The answers of the cords a call went to, and its caller's waker.
@@ -76,22 +116,37 @@ pub(crate) struct Gather {
 }
 
 impl Gather {
-    /// A gather of `n` answers and the slots that fill it.
+    /// A gather of `n` answers (at least one) and the slots that fill it.
     pub fn new(n: usize) -> (Arc<Gather>, Vec<Slot>) {
-        let g = Arc::new(Gather {
-            state: Mutex::new(State {
-                outcomes: (0..n).map(|_| None).collect(),
-                left: n,
-                waiter: None,
-            }),
-        });
-        let slots = (0..n)
+        let g = Gather::make(n.max(1));
+        let slots = (0..n.max(1))
             .map(|index| Slot {
                 gather: Some(g.clone()),
                 index,
             })
             .collect();
         (g, slots)
+    }
+
+    /// A gather of one answer and its slot (no vector made).
+    pub fn one() -> (Arc<Gather>, Slot) {
+        let g = Gather::make(1);
+        let slot = Slot {
+            gather: Some(g.clone()),
+            index: 0,
+        };
+        (g, slot)
+    }
+
+    fn make(n: usize) -> Arc<Gather> {
+        Arc::new(Gather {
+            state: Mutex::new(State {
+                first: None,
+                rest: (1..n).map(|_| None).collect(),
+                left: n,
+                waiter: None,
+            }),
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -101,10 +156,11 @@ impl Gather {
     fn set(&self, index: usize, outcome: Outcome) {
         let waiter = {
             let mut st = self.lock();
-            if st.outcomes[index].is_some() {
+            let slot = st.outcome(index);
+            if slot.is_some() {
                 return;
             }
-            st.outcomes[index] = Some(outcome);
+            *slot = Some(outcome);
             st.left -= 1;
             if st.left > 0 {
                 return;
@@ -132,22 +188,45 @@ impl Gather {
     /// [`FiberError::is_timeout`] or [`FiberError::is_cancelled`]; the
     /// answers still due are then dropped when they come.
     pub fn wait(&self, timeout: Option<Duration>) -> Result<Vec<Outcome>, FiberError> {
+        self.wait_with(timeout, |st| {
+            let rest = std::mem::take(&mut st.rest);
+            st.first
+                .take()
+                .into_iter()
+                .chain(rest.into_iter().flatten())
+                .collect()
+        })
+    }
+
+    /// [`Gather::wait`] for a gather of one answer ([`Gather::one`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Gather::wait`].
+    pub fn wait_one(&self, timeout: Option<Duration>) -> Result<Option<Outcome>, FiberError> {
+        self.wait_with(timeout, |st| st.first.take())
+    }
+
+    /// Waits for every answer, then takes them out with `take`.
+    fn wait_with<R>(
+        &self,
+        timeout: Option<Duration>,
+        mut take: impl FnMut(&mut State) -> R,
+    ) -> Result<R, FiberError> {
         let ready = poll_fn(|cx| {
             let mut st = self.lock();
             if st.left == 0 {
-                let all = st.outcomes.iter_mut().map(|o| o.take()).collect();
-                return Poll::Ready(all);
+                return Poll::Ready(take(&mut st));
             }
             if !st.waiter.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 st.waiter = Some(cx.waker().clone());
             }
             Poll::Pending
         });
-        let all: Vec<Option<Outcome>> = match timeout {
-            None => block_on_future(ready)?,
-            Some(t) => block_on_future_timeout(ready, t)?,
-        };
-        Ok(all.into_iter().flatten().collect())
+        match timeout {
+            None => block_on_future(ready),
+            Some(t) => block_on_future_timeout(ready, t),
+        }
     }
 }
 
