@@ -4,12 +4,14 @@
 //! function on whichever cord is free first.
 //!
 //! ```text
-//! cargo run --release --example lua_cords [CALLS_PER_CLIENT] [WORK]
+//! cargo run --release --example lua_cords [CALLS_PER_CLIENT] [WORK] [ROUNDS]
 //! ```
 //!
 //! `WORK` is the loop count of the called function (`bench.work(n)`: a sum
 //! over `1..n`), so a call costs the Lua code plus luafiber's per-call path
-//! (MessagePack, a fiber, the injector, the reply).
+//! (MessagePack, a fiber, the injector, the reply). Each round runs 1 cord
+//! then 2 cords; on a shared machine the median of the rounds' ratios is
+//! the figure to read (the CPU and the load average are printed with it).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -19,7 +21,6 @@ use luafiber::{LuaCords, LuaRuntime};
 
 const CLIENTS: usize = 4;
 const WINDOW: usize = 64;
-const ROUNDS: usize = 3;
 
 const MODULE: &str = r#"
 return {
@@ -68,10 +69,32 @@ fn run(cords: &Arc<LuaCords>, calls: usize, work: u32) -> f64 {
     (CLIENTS * calls) as f64 / t.elapsed().as_secs_f64()
 }
 
+/// The CPU's model name and count (Linux), for the figures' context.
+fn cpu() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = info
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|r| r.split(':').nth(1))
+        })
+        .map_or("unknown CPU", str::trim)
+        .to_string();
+    let n = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{model} x {n}")
+}
+
+/// The first three fields of `/proc/loadavg` (Linux).
+fn loadavg() -> String {
+    let s = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut argv = std::env::args().skip(1);
     let calls: usize = argv.next().map_or(Ok(50_000), |s| s.parse())?;
     let work: u32 = argv.next().map_or(Ok(100), |s| s.parse())?;
+    let rounds: usize = argv.next().map_or(Ok(5), |s| s.parse())?;
     let one = Arc::new(
         LuaRuntime::builder()
             .cords(1)
@@ -86,13 +109,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     run(&one, calls / 10, work);
     run(&two, calls / 10, work);
+    println!("{}, load average {}", cpu(), loadavg());
     println!("{CLIENTS} client threads, {WINDOW} calls in flight each, bench.work({work}):");
     let (mut best1, mut best2) = (0.0f64, 0.0f64);
-    for round in 1..=ROUNDS {
+    let mut ratios = Vec::new();
+    for round in 1..=rounds.max(1) {
         let r1 = run(&one, calls, work);
         let r2 = run(&two, calls, work);
         best1 = best1.max(r1);
         best2 = best2.max(r2);
+        ratios.push(r2 / r1);
         println!(
             "round {round}: 1 cord {:>9.0} calls/s, 2 cords {:>9.0} calls/s, ratio {:.2}",
             r1,
@@ -100,9 +126,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             r2 / r1
         );
     }
+    ratios.sort_by(f64::total_cmp);
     println!(
-        "best: 1 cord {best1:.0} calls/s, 2 cords {best2:.0} calls/s, ratio {:.2}",
-        best2 / best1
+        "best: 1 cord {best1:.0} calls/s, 2 cords {best2:.0} calls/s, ratio {:.2}; \
+         median ratio {:.2}; load average {}",
+        best2 / best1,
+        ratios[ratios.len() / 2],
+        loadavg()
     );
     for rt in [one, two] {
         if let Ok(rt) = Arc::try_unwrap(rt) {

@@ -38,32 +38,58 @@ pub(crate) struct Request {
     pub fname: &'static str,
 }
 
-/// What a call runs and its arguments, in one shared allocation (the same
-/// for every target of a call).
+/// What a call runs and its arguments: inline when small (no allocation of
+/// their own: they travel in the job that carries the request), else in
+/// one shared allocation (the same for every target of a call).
 #[derive(Clone)]
 pub(crate) struct Body {
-    bytes: Arc<[u8]>,
     split: usize,
+    bytes: Bytes,
+}
+
+/// Bytes a [`Body`] holds inline at most.
+const INLINE: usize = 62;
+
+#[derive(Clone)]
+enum Bytes {
+    Inline(u8, [u8; INLINE]),
+    Shared(Arc<[u8]>),
 }
 
 impl Body {
     /// `what` then `args`, copied once.
     pub fn new(what: &[u8], args: &[u8]) -> Body {
-        Body {
+        let len = what.len() + args.len();
+        let bytes = if len <= INLINE {
+            let mut b = [0; INLINE];
+            b[..what.len()].copy_from_slice(what);
+            b[what.len()..len].copy_from_slice(args);
+            Bytes::Inline(len as u8, b)
+        } else {
             // An exact-size iterator: one allocation, no copy after it.
-            bytes: what.iter().chain(args).copied().collect(),
+            Bytes::Shared(what.iter().chain(args).copied().collect())
+        };
+        Body {
             split: what.len(),
+            bytes,
+        }
+    }
+
+    fn all(&self) -> &[u8] {
+        match &self.bytes {
+            Bytes::Inline(len, b) => &b[..usize::from(*len)],
+            Bytes::Shared(b) => b,
         }
     }
 
     /// The function's name or the chunk.
     pub fn what(&self) -> &[u8] {
-        &self.bytes[..self.split]
+        &self.all()[..self.split]
     }
 
     /// The arguments (a MessagePack array).
     pub fn args(&self) -> &[u8] {
-        &self.bytes[self.split..]
+        &self.all()[self.split..]
     }
 }
 
