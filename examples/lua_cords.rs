@@ -40,9 +40,31 @@ fn args(n: u32) -> Vec<u8> {
     buf
 }
 
-/// Calls per second with `CLIENTS` threads making `calls` calls each.
-fn run(cords: &Arc<LuaCords>, calls: usize, work: u32) -> f64 {
+/// One run's figures.
+struct Figures {
+    /// Calls per second.
+    rate: f64,
+    /// CPU time per call of the client threads and of the rest of the
+    /// process (the cords), in microseconds.
+    client_us: f64,
+    cord_us: f64,
+}
+
+/// CPU time used so far by the calling thread (`RUSAGE_THREAD`) or the
+/// whole process (`RUSAGE_SELF`), in seconds.
+fn cpu_time(who: libc::c_int) -> f64 {
+    // SAFETY: all-zero is a valid `rusage`; getrusage only writes it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid `who` and a pointer to a live `rusage`.
+    unsafe { libc::getrusage(who, &mut ru) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
+}
+
+/// `CLIENTS` threads making `calls` calls each.
+fn run(cords: &Arc<LuaCords>, calls: usize, work: u32) -> Figures {
     let args = Arc::new(args(work));
+    let cpu0 = cpu_time(libc::RUSAGE_SELF);
     let t = Instant::now();
     let clients: Vec<_> = (0..CLIENTS)
         .map(|_| {
@@ -60,13 +82,19 @@ fn run(cords: &Arc<LuaCords>, calls: usize, work: u32) -> f64 {
                 for c in flight {
                     c.join().unwrap();
                 }
+                cpu_time(libc::RUSAGE_THREAD)
             })
         })
         .collect();
-    for c in clients {
-        c.join().unwrap();
+    let client_cpu: f64 = clients.into_iter().map(|c| c.join().unwrap()).sum();
+    let elapsed = t.elapsed().as_secs_f64();
+    let all_cpu = cpu_time(libc::RUSAGE_SELF) - cpu0;
+    let n = (CLIENTS * calls) as f64;
+    Figures {
+        rate: n / elapsed,
+        client_us: client_cpu / n * 1e6,
+        cord_us: (all_cpu - client_cpu).max(0.0) / n * 1e6,
     }
-    (CLIENTS * calls) as f64 / t.elapsed().as_secs_f64()
 }
 
 /// The CPU's model name and count (Linux), for the figures' context.
@@ -114,16 +142,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut best1, mut best2) = (0.0f64, 0.0f64);
     let mut ratios = Vec::new();
     for round in 1..=rounds.max(1) {
-        let r1 = run(&one, calls, work);
-        let r2 = run(&two, calls, work);
+        let f1 = run(&one, calls, work);
+        let f2 = run(&two, calls, work);
+        let (r1, r2) = (f1.rate, f2.rate);
         best1 = best1.max(r1);
         best2 = best2.max(r2);
         ratios.push(r2 / r1);
         println!(
-            "round {round}: 1 cord {:>9.0} calls/s, 2 cords {:>9.0} calls/s, ratio {:.2}",
-            r1,
-            r2,
-            r2 / r1
+            "round {round}: 1 cord {r1:>9.0} calls/s, 2 cords {r2:>9.0} calls/s, ratio {:.2} \
+             (CPU per call, cords + clients: {:.2} + {:.2} us, {:.2} + {:.2} us)",
+            r2 / r1,
+            f1.cord_us,
+            f1.client_us,
+            f2.cord_us,
+            f2.client_us
         );
     }
     ratios.sort_by(f64::total_cmp);
