@@ -76,9 +76,12 @@ impl RuntimeBuilder {
         // a script interpreter offers; scripts are trusted as in `luajit`.
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
         let main = lua.state();
+        let used = lua.used_memory();
+        // SAFETY: `main` is the new, idle state of this thread.
+        unsafe { crate::raw::heap::install(main) };
         if let Some(limit) = self.memory_limit {
             // SAFETY: `main` is the new, idle state; the limit is set once.
-            unsafe { memory::set_limit(main, lua.used_memory(), limit) };
+            unsafe { memory::set_limit(main, used, limit) };
         }
         // SAFETY: `main` is the new state's main thread, idle: nothing else
         // uses its stack while setup runs, once, before any fiber.

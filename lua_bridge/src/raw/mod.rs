@@ -7,6 +7,8 @@
 //! - [`stack`]: [`Stack`], the safe handle on a C function's stack that
 //!   the frame makes;
 //! - [`error`]: Tarantool-style error objects, with their own metatable;
+//! - [`heap`]: the pool of small blocks in front of the Lua heap's
+//!   allocator;
 //! - [`memory`]: the Lua memory limit (the bridge's allocator);
 //! - [`args`]: arguments the modules read alike (timeouts);
 //! - [`api`]: small `unsafe` helpers over `mlua::ffi` for code that runs
@@ -43,6 +45,7 @@ pub mod api;
 pub mod args;
 pub mod error;
 pub mod frame;
+pub mod heap;
 pub mod memory;
 pub mod stack;
 

@@ -140,7 +140,7 @@ pub(super) fn serve(req: Request) {
     });
     if let Err(e) = started {
         let message = match e {
-            Raise::Error(_, m) => format!("{fname}: {m}"),
+            Raise::Error(_, m) | Raise::Message(m) => format!("{fname}: {m}"),
             Raise::Top => format!("{fname}: the call could not start"),
         };
         if let Some(p) = take(id) {
@@ -190,7 +190,7 @@ lua_fn! {
             port::encode_array(s, 3, p.fname, "result").map_err(|e| Failure {
                 kind: FailKind::Refused,
                 message: match e {
-                    Raise::Error(_, m) => m,
+                    Raise::Error(_, m) | Raise::Message(m) => m,
                     Raise::Top => format!("{}: a result could not be encoded", p.fname),
                 },
                 value: None,

@@ -16,7 +16,7 @@ use std::ffi::c_int;
 use luafiber_runtime::ibuf::{self, Ibuf};
 use mlua::ffi;
 
-use super::decode::{extent, Decoder};
+use super::decode::{reader, Decoder};
 use super::encode::Encoder;
 use super::{Config, State};
 use crate::raw::error::ErrorKind;
@@ -146,9 +146,10 @@ fn cannot_cross(s: &Stack, idx: c_int, e: Raise, fname: &str, noun: &str, nth: c
 ///
 /// # Errors
 ///
-/// A `DecodeError` when `data` is not one well-formed array (its messages
-/// name `msgpack.{name}`), or the Lua stack cannot take the elements; the
-/// stack may then hold some of them.
+/// The decoder's error when `data` is not one well-formed array (an
+/// `Invalid MsgPack` error; one naming `msgpack.{name}` when it is no
+/// array), or when the Lua stack cannot take the elements; the stack may
+/// then hold some of them.
 pub(crate) fn push_array(s: &mut Stack, data: &[u8], name: &str) -> LResult<c_int> {
     let st = state()?;
     let mut rest = data;
@@ -157,7 +158,7 @@ pub(crate) fn push_array(s: &mut Stack, data: &[u8], name: &str) -> LResult<c_in
     if n > MAX_VALUES || s.ensure(n as c_int + 4).is_err() {
         return Err(Raise::illegal(format!("{name}: too many values")));
     }
-    let decoder = Decoder::new(&st, &st.cfg, name);
+    let decoder = Decoder::new(&st);
     for _ in 0..n {
         pos += decoder.decode(s, &data[pos..])?;
     }
@@ -169,9 +170,9 @@ pub(crate) fn push_array(s: &mut Stack, data: &[u8], name: &str) -> LResult<c_in
 /// # Errors
 ///
 /// As [`push_array`].
-pub(crate) fn push_one(s: &mut Stack, data: &[u8], name: &str) -> LResult<()> {
+pub(crate) fn push_one(s: &mut Stack, data: &[u8]) -> LResult<()> {
     let st = state()?;
-    Decoder::new(&st, &st.cfg, name).decode(s, data).map(drop)
+    Decoder::new(&st).decode(s, data).map(drop)
 }
 
 /// Checks that `data` is exactly one MsgPack array (what a call's arguments
@@ -184,8 +185,8 @@ pub(crate) fn check_array(data: &[u8]) -> Result<(), String> {
     let mut rest = data;
     rmp::decode::read_array_len(&mut rest)
         .map_err(|_| "the arguments must be a MessagePack array".to_string())?;
-    let used = extent(data, "decode").map_err(|e| match e {
-        Raise::Error(_, m) => m,
+    let used = reader::check(data).map_err(|e| match e.raise() {
+        Raise::Error(_, m) | Raise::Message(m) => m,
         Raise::Top => "invalid MessagePack".into(),
     })?;
     if used != data.len() {

@@ -223,7 +223,7 @@ lua_fn! {
             s.push_bool(false);
             s.push_str(&f.message);
             match &f.value {
-                Some(v) => port::push_one(s, v, "decode")?,
+                Some(v) => port::push_one(s, v)?,
                 None => s.push_nil(),
             }
             s.push_str(match f.kind {
@@ -237,7 +237,7 @@ lua_fn! {
         let t = s.new_table(outcomes.len() as c_int, 0);
         for (i, o) in outcomes.iter().enumerate() {
             if let Ok(bytes) = o {
-                port::push_one(s, bytes, "decode")?;
+                port::push_one(s, bytes)?;
                 s.rawseti(t, i as i64 + 1);
             }
         }
