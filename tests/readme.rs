@@ -43,3 +43,15 @@ fn lua_embedding_example() -> Result<(), luafiber::Error> {
     assert_eq!(v[0].as_f64(), Some(42.0));
     Ok(())
 }
+
+#[test]
+fn lua_cords_example() -> Result<(), Box<dyn std::error::Error>> {
+    let cords = LuaRuntime::builder()
+        .cords(2)
+        .load_module("calc", "return { add = function(a, b) return a + b end }")
+        .build()?;
+    // [1, 2] as MessagePack: a fixarray of two fixints; the result is [3].
+    assert_eq!(cords.call("calc.add", &[0x92, 1, 2])?, [0x91, 3]);
+    cords.shutdown_timeout(Duration::from_secs(1));
+    Ok(())
+}

@@ -98,6 +98,7 @@ impl RuntimeBuilder {
         crate::luajit::install(s);
         crate::fiber::guard::install(s, &cord_lua);
         crate::modules::register(s);
+        super::cords::install_starter(&self);
         Ok(LuaRuntime { lua })
     }
 }
