@@ -48,6 +48,11 @@ end
 -- value its __serialize function gives in its place.
 local function shape(t)
     local mt = getmetatable(t)
+    -- An error object shows as its message, as master's error_serialize.
+    if type(mt) == 'table' and rawget(mt, '__tostring') ~= nil
+            and rawget(t, 'type') ~= nil and rawget(t, 'message') ~= nil then
+        return 'value', tostring(t)
+    end
     local hint = type(mt) == 'table' and rawget(mt, '__serialize') or nil
     if type(hint) == 'function' then
         return 'value', hint(t)

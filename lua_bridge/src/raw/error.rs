@@ -2,8 +2,9 @@
 //!
 //! An error object is a table `{type = KIND, message = MSG, file = F, line = N}`
 //! with a shared metatable: `tostring(err)` and `err .. ''` give the message,
-//! and so do the serializers (`__serialize`: the console, `json`, `yaml`
-//! show the message, as master's `error_serialize` in `src/lua/error.lua`),
+//! and the console shows the message (as master's `error_serialize` in
+//! `src/lua/error.lua`; the serializers keep the fields, which the
+//! `threads` module sends between cords),
 //! `err:unpack()` gives a plain copy of the fields and `err:raise()` raises it
 //! again. `file` and `line` name the Lua code that called the failing
 //! function (Tarantool's `trace`).
@@ -24,14 +25,10 @@ thread_local! {
 /// Makes the error objects' metatable of `s`'s state (once per state, at
 /// setup).
 pub fn init(s: &mut Stack) {
-    let mt = s.new_table(0, 4);
+    let mt = s.new_table(0, 3);
     s.set_funcs(
         mt,
-        &[
-            (c"__tostring", error_tostring),
-            (c"__concat", error_concat),
-            (c"__serialize", error_tostring),
-        ],
+        &[(c"__tostring", error_tostring), (c"__concat", error_concat)],
     );
     let index = s.new_table(0, 2);
     s.set_funcs(index, &[(c"unpack", error_unpack), (c"raise", error_raise)]);
