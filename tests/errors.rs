@@ -324,3 +324,62 @@ fn a_stack_overflow_names_the_fiber_by_its_latest_name() {
         );
     }
 }
+
+/// Issue 13, item 11: a cancel needs no traceback, so a cancelled call's
+/// error is the message alone (building one cost 30 µs a fiber).
+#[test]
+fn cancelled_fiber_builds_no_traceback() {
+    let rt = LuaRuntime::new().unwrap();
+    rt.load_module(
+        "waits",
+        "local c = require('fiber').cond() return { forever = function() c:wait() end }",
+    )
+    .unwrap();
+    let call = rt.spawn_call("waits.forever", vec![]).unwrap();
+    let id = call.id();
+    rt.run();
+    luafiber::fiber::cancel(id).unwrap();
+    match call.join() {
+        Err(Error::Runtime(msg)) => {
+            assert!(msg.contains("fiber is cancelled"), "{msg}");
+            assert!(!msg.contains("stack traceback"), "{msg}");
+        }
+        other => panic!("expected the cancel, got {other:?}"),
+    }
+}
+
+/// Issue 13, item 11: the error of a fiber joined in Lua goes to `join` as
+/// it is, so no traceback (a copy of the message and more) is built for it:
+/// the heap does not grow by one per fiber.
+#[test]
+fn joined_fiber_error_builds_no_traceback() {
+    let rt = LuaRuntime::new().unwrap();
+    run(
+        &rt,
+        r#"
+        local fiber = require('fiber')
+        local N, LEN = 200, 2000
+        local msgs = {}
+        for i = 1, N do msgs[i] = string.rep('x', LEN - 8) .. string.format('%08d', i) end
+        local function round()
+            local fs = {}
+            for i = 1, N do
+                fs[i] = fiber.new(function() error(msgs[i], 0) end)
+                fs[i]:set_joinable(true)
+            end
+            for i = 1, N do
+                local ok, err = fs[i]:join()
+                assert(not ok and err == msgs[i])
+            end
+        end
+        round() -- pools the Lua threads, grown for the message handler
+        collectgarbage('collect')
+        collectgarbage('stop')
+        local before = collectgarbage('count')
+        round()
+        local grown = (collectgarbage('count') - before) * 1024 / N
+        collectgarbage('restart')
+        assert(grown < LEN / 2, ('%.0f bytes a fiber: a traceback was built'):format(grown))
+        "#,
+    );
+}

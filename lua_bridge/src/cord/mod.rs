@@ -26,10 +26,29 @@ pub(crate) struct LuaFiber {
     pub storage: c_int,
     /// `lua_pcall`'s result once the function returned.
     pub rc: Option<c_int>,
-    /// Traceback recorded by the message handler.
+    /// Traceback recorded by the message handler, when `errors` says it
+    /// will be read.
     pub traceback: Option<String>,
-    /// An error ends the process (the script's main chunk).
-    pub exit_on_error: bool,
+    /// Who reads the fiber's error.
+    pub errors: ErrorUse,
+}
+
+/// Who reads a Lua fiber's error: this decides whether its message handler
+/// builds a traceback, which costs far more than the rest of a fiber's end
+/// (it is built only for an error that will be printed or asked for; a
+/// cancel needs none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ErrorUse {
+    /// Lua code (`fiber.create`, `fiber.new`): a joinable fiber's `join`
+    /// gets the value raised as it is; a detached fiber's error is printed,
+    /// unless the fiber was cancelled.
+    Lua,
+    /// A Rust caller (call, eval, [`CallHandle`](crate::CallHandle)): its
+    /// join gives the message and traceback; a cancel gives the message.
+    Rust,
+    /// The script's main fiber: an error is printed with its traceback and
+    /// ends the process.
+    Exit,
 }
 
 /// This thread's Lua state and the data of its Lua fibers.

@@ -10,7 +10,7 @@ use mlua::ffi;
 use super::handle::{push_values, raise_to_error, start, wait, CallHandle, Handlers, LuaHandle};
 use super::handlers::Handler;
 use super::{Error, LuaRuntime, Value};
-use crate::cord;
+use crate::cord::{self, ErrorUse};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::api;
 
@@ -182,7 +182,7 @@ impl LuaRuntime {
                 top + 1,
                 if in_fiber { Start::Now } else { Start::Ready },
                 Builder::new().joinable(true),
-                false,
+                ErrorUse::Rust,
             );
             ffi::lua_settop(main, top);
             r.map_err(raise_to_error)?

@@ -9,7 +9,7 @@ use mlua::ffi;
 
 use super::handlers::{handler_ref, Handler};
 use super::{value, Error, Value};
-use crate::cord;
+use crate::cord::{self, ErrorUse};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::{api, Raise};
 
@@ -156,7 +156,7 @@ pub(super) fn start(
             top + 1,
             start,
             Builder::new().name(name).joinable(joinable),
-            false,
+            ErrorUse::Rust,
         );
         ffi::lua_settop(main, top);
         r.map_err(raise_to_error)

@@ -7,7 +7,7 @@ use luafiber_fiber::{self as fiber, Builder};
 use mlua::ffi;
 
 use super::{Error, LuaRuntime};
-use crate::cord;
+use crate::cord::{self, ErrorUse};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::api;
 
@@ -143,7 +143,7 @@ impl LuaRuntime {
                 top + 1,
                 Start::Ready,
                 Builder::new().name(name.to_owned()).joinable(true),
-                false,
+                ErrorUse::Rust,
             )
             .map_err(|e| Error::Runtime(format!("{e:?}")))?;
             fiber::run();

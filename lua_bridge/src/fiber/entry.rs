@@ -8,7 +8,7 @@ use std::io::Write;
 use luafiber_fiber::{self as fiber, FiberId};
 use mlua::ffi;
 
-use crate::cord;
+use crate::cord::{self, ErrorUse};
 use crate::raw::api::{self, describe};
 
 thread_local! {
@@ -50,17 +50,17 @@ pub(super) fn entry(idx: usize) {
         ffi::lua_pcall(l, nargs, ffi::LUA_MULTRET, 1)
     };
     let me = fiber::current().expect("a Lua fiber runs as current");
-    let (storage, exit_on_error) = cord::with(|c| {
+    let (storage, errors) = cord::with(|c| {
         let lf = &mut c.fibers[idx];
         lf.rc = Some(rc);
         (
             std::mem::replace(&mut lf.storage, ffi::LUA_NOREF),
-            lf.exit_on_error,
+            lf.errors,
         )
     });
     // SAFETY: `l` is this fiber's thread; unref does not allocate.
     unsafe { api::unref(l, storage) };
-    if rc != 0 && exit_on_error {
+    if rc != 0 && errors == ErrorUse::Exit {
         exit_with_error(me, idx);
     }
     if fiber::is_joinable(me).unwrap_or(false) {
@@ -136,12 +136,17 @@ fn report_error(me: FiberId, idx: usize, what: &str) {
 }
 
 /// The message handler of every fiber: records a traceback for the fiber's
-/// error report and returns the error value unchanged (join gives back the
-/// very value raised).
+/// error report, when one will be read ([`traceback_wanted`]), and returns
+/// the error value unchanged (join gives back the very value raised).
 ///
 /// Not under `protect`: `luaL_traceback` may raise (out of memory), and that
 /// must not cross `catch_unwind`; no Rust value is live when it does.
 unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
+    let Some(idx) = traceback_wanted() else {
+        // SAFETY: called by Lua as the message handler, the error at 1.
+        unsafe { ffi::lua_settop(l, 1) };
+        return 1;
+    };
     // SAFETY: called by Lua as the message handler, the error at 1.
     unsafe {
         ffi::lua_settop(l, 1);
@@ -151,17 +156,29 @@ unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
         ffi::luaL_traceback(l, l, cmsg.as_ptr(), 1);
         drop(cmsg);
         let tb = api::to_str(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
-        if let Some(idx) = fiber::current()
-            .and_then(|me| fiber::ext(me).ok())
-            .filter(|&e| e > 0)
-        {
-            cord::try_with(|c| {
-                if let Some(lf) = c.fibers.get_mut(idx - 1) {
-                    lf.traceback = tb;
-                }
-            });
-        }
+        cord::try_with(|c| {
+            if let Some(lf) = c.fibers.get_mut(idx) {
+                lf.traceback = tb;
+            }
+        });
         ffi::lua_settop(l, 1);
         1
     }
+}
+
+/// The index of the running Lua fiber in the cord's fibers when its error
+/// will be read with a traceback (printed, or given to a Rust caller; see
+/// [`ErrorUse`]), else `None`: a cancelled fiber's error needs none, nor
+/// one a Lua `join` takes as it is.
+fn traceback_wanted() -> Option<usize> {
+    let idx = fiber::current_ext().filter(|&e| e > 0)? - 1;
+    let me = fiber::current()?;
+    let errors = cord::try_with(|c| c.fibers.get(idx).map(|lf| lf.errors)).flatten()?;
+    let cancelled = fiber::is_cancelled(me).unwrap_or(false);
+    let wanted = match errors {
+        ErrorUse::Exit => true,
+        ErrorUse::Rust => !cancelled,
+        ErrorUse::Lua => !cancelled && !fiber::is_joinable(me).unwrap_or(false),
+    };
+    wanted.then_some(idx)
 }

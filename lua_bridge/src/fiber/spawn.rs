@@ -7,7 +7,7 @@ use luafiber_fiber::{Builder, FiberId};
 use mlua::ffi;
 
 use super::entry::{entry, main_entry, push_msgh};
-use crate::cord::{self, LuaFiber};
+use crate::cord::{self, ErrorUse, LuaFiber};
 use crate::raw::{error, LResult, Raise};
 
 /// How a new Lua fiber starts.
@@ -21,6 +21,7 @@ pub(crate) enum Start {
 
 /// Creates a Lua fiber running the function at `func` of `l` with every value
 /// above it as arguments; those values are moved to the fiber's thread.
+/// `errors` says who reads the fiber's error.
 ///
 /// # Safety
 ///
@@ -31,10 +32,10 @@ pub(crate) unsafe fn spawn(
     func: c_int,
     start: Start,
     builder: Builder,
-    exit_on_error: bool,
+    errors: ErrorUse,
 ) -> LResult<FiberId> {
     // SAFETY: caller's contract.
-    unsafe { spawn_with(l, func, start, builder, exit_on_error, entry) }
+    unsafe { spawn_with(l, func, start, builder, errors, entry) }
 }
 
 /// Creates a script's main fiber (ready; an error ends the process): the
@@ -53,7 +54,7 @@ pub(crate) unsafe fn spawn_main(
 ) -> LResult<FiberId> {
     let body = move |idx| main_entry(idx, prelude);
     // SAFETY: caller's contract.
-    unsafe { spawn_with(l, func, Start::Ready, builder, true, body) }
+    unsafe { spawn_with(l, func, Start::Ready, builder, ErrorUse::Exit, body) }
 }
 
 /// [`spawn`] with the fiber's body: `body(idx)` runs on the new fiber, `idx`
@@ -67,7 +68,7 @@ unsafe fn spawn_with(
     func: c_int,
     start: Start,
     builder: Builder,
-    exit_on_error: bool,
+    errors: ErrorUse,
     body: impl FnOnce(usize) + 'static,
 ) -> LResult<FiberId> {
     // SAFETY: caller's contract; every call keeps the stacks balanced.
@@ -94,7 +95,7 @@ unsafe fn spawn_with(
                 storage: ffi::LUA_NOREF,
                 rc: None,
                 traceback: None,
-                exit_on_error,
+                errors,
             })
         });
         let builder = builder.ext(idx + 1);

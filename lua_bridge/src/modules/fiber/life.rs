@@ -6,6 +6,7 @@ use luafiber_fiber::{self as fiber, Builder, FiberId, Status};
 use mlua::ffi;
 
 use super::object::{check, current, push_fiber, to_fiber, to_fiber_or_id};
+use crate::cord::ErrorUse;
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::{api, error, lua_fn, LResult, Raise};
 
@@ -17,7 +18,7 @@ unsafe fn create_impl(l: *mut ffi::lua_State, start: Start, what: &str) -> LResu
                 "{what}(function, ...): bad arguments"
             )));
         }
-        let id = lua_fiber::spawn(l, 1, start, Builder::new(), false)?;
+        let id = lua_fiber::spawn(l, 1, start, Builder::new(), ErrorUse::Lua)?;
         push_fiber(l, id);
     }
     Ok(1)
