@@ -6,6 +6,7 @@
 //! clocks; no Lua) and the Lua bridge ([`LuaRuntime`]).
 
 pub use luafiber_fiber as fiber;
+pub use luafiber_lua::capi;
 pub use luafiber_lua::{
     mlua, CallHandle, Error, LuaHandle, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig,
     Value,
@@ -15,6 +16,8 @@ pub use luafiber_runtime::{
     current, sleep, spawn, spawn_now, task, testcancel, yield_now, Channel, Cond, FiberError,
     FiberId, GetError, JoinHandle, PutError, Runtime,
 };
+
+pub mod paths;
 
 /// `luafiber --version`: the crate version and the Lua engine.
 #[cfg(not(feature = "lua54"))]

@@ -1,6 +1,8 @@
 //! `luafiber [-e CODE]... [SCRIPT [ARGS...]]`: runs Lua chunks and a script
 //! in one main fiber, with Tarantool's `fiber`, `clock`, `buffer` and
-//! `msgpack` modules.
+//! `msgpack` modules. `require` also loads C modules: the binary exports
+//! its engine's Lua C API and Tarantool's C module API (`build.rs`), and
+//! searches Debian's and LuaRocks' directories (`luafiber::paths`).
 
 use std::process::ExitCode;
 
@@ -27,6 +29,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // The C modules `require` loads call into the binary (build.rs).
+    luafiber::capi::keep_exports();
     let cli = Cli::parse();
     let interpreter = std::env::args().next().unwrap_or_else(|| "luafiber".into());
     let rt = match luafiber::LuaRuntime::new() {
@@ -36,6 +40,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Err(e) = luafiber::paths::install(rt.lua()) {
+        eprintln!("luafiber: package paths: {e}");
+    }
     let (script, args) = match cli.script_and_args.split_first() {
         Some((script, args)) => (Some(script.as_str()), args),
         None => (None, &[][..]),

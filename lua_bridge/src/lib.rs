@@ -82,8 +82,11 @@
 //!   guard on every switch;
 //! - `modules/`: the Lua modules (`fiber`, `clock`, `buffer`, `msgpack`);
 //! - `embed/`: the Rust API: [`LuaRuntime`], scripts, call/eval, handles,
-//!   [`LuaRuntime::register_fn`].
+//!   [`LuaRuntime::register_fn`];
+//! - [`capi`]: Tarantool's C module API (`module.h`) for the C modules
+//!   `require` loads, over the cord, the fibers and the modules' clocks.
 
+pub mod capi;
 mod cord;
 mod embed;
 mod fiber;

@@ -70,6 +70,16 @@ pub unsafe fn protect_stack(
     unsafe { protect(l, || body(&mut Stack::from_frame(l))) }
 }
 
+/// The message of a panic caught with `catch_unwind` (its `&str` or
+/// `String` payload), or "unknown panic".
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 /// The failure half of [`protect`], out of line so that the success path
 /// stays short: raises the body's error, or the message of its panic.
 ///
@@ -82,11 +92,7 @@ unsafe fn raise(l: *mut ffi::lua_State, failed: std::thread::Result<Raise>) -> !
     let raise = match failed {
         Ok(raise) => raise,
         Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = panic_message(&*payload);
             Raise::Error(ErrorKind::Panic, format!("Rust panic: {msg}"))
         }
     };

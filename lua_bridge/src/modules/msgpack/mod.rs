@@ -71,6 +71,7 @@ use std::ffi::{c_int, CStr};
 use luafiber_runtime::ibuf;
 use mlua::ffi;
 
+#[cfg(feature = "luajit")]
 use crate::luajit::cdata;
 use crate::modules::buffer;
 use crate::raw::api;

@@ -27,7 +27,9 @@ use rmp::encode as mp;
 pub(crate) mod raw;
 mod table;
 
-use super::{Config, State, MAX_NESTING};
+#[cfg(feature = "luajit")]
+use super::MAX_NESTING;
+use super::{Config, State};
 use crate::raw::api;
 use crate::raw::error::ErrorKind;
 use crate::raw::{LResult as LuaResult, Raise};
