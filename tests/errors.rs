@@ -94,7 +94,7 @@ fn error_in_detached_fiber_is_reported_on_stderr() {
     assert_eq!(reports, 6, "one report per failed fiber; stderr:\n{stderr}");
     assert!(
         !stderr.contains("tostring raised"),
-        "the report ran a __tostring: {stderr}"
+        "the report printed a failing __tostring's own error: {stderr}"
     );
 }
 
@@ -382,4 +382,26 @@ fn joined_fiber_error_builds_no_traceback() {
         assert(grown < LEN / 2, ('%.0f bytes a fiber: a traceback was built'):format(grown))
         "#,
     );
+}
+
+/// Issue 13, item 8: an error value with `__tostring` is reported with its
+/// text, as `lua` and Tarantool print it, in a detached fiber's report, in
+/// the main chunk's and in a Rust caller's error.
+#[test]
+fn error_report_uses_tostring() {
+    const CUSTOM: &str = "setmetatable({}, {__tostring = function() return 'custom text' end})";
+    let (status, _stdout, stderr) = luafiber_e(&format!(
+        "require('fiber').create(function() error({CUSTOM}) end)"
+    ));
+    assert_eq!(status, 0, "stderr: {stderr}");
+    assert!(stderr.contains("custom text"), "stderr: {stderr}");
+    assert!(!stderr.contains("table: 0x"), "stderr: {stderr}");
+    let (status, _stdout, stderr) = luafiber_e(&format!("error({CUSTOM})"));
+    assert_eq!(status, 1, "stderr: {stderr}");
+    assert!(stderr.contains("custom text"), "stderr: {stderr}");
+    let rt = LuaRuntime::new().unwrap();
+    match rt.eval(&format!("error({CUSTOM})"), vec![]) {
+        Err(Error::Runtime(msg)) => assert!(msg.contains("custom text"), "{msg}"),
+        other => panic!("expected the error, got {other:?}"),
+    }
 }
