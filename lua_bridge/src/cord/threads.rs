@@ -157,7 +157,10 @@ unsafe fn cpcall_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, bool)> {
 }
 
 /// Gives a finished fiber's thread back: reset and pooled, or unanchored
-/// (the GC then takes it) when the pool is full or off.
+/// (the GC then takes it) when the pool is full or off. A pooled thread
+/// keeps nothing a fiber can set on its thread: its stack is emptied, its
+/// environment (LuaJIT's `setfenv(0, ...)`) and its debug hook (Lua 5.4's
+/// `debug.sethook`) are reset, so nothing of it reaches the next fiber.
 ///
 /// # Safety
 ///
@@ -175,6 +178,9 @@ pub(crate) unsafe fn recycle_thread(t: LuaThread) {
                 ffi::lua_xmove(main, t.l, 1);
                 ffi::lua_replace(t.l, ffi::LUA_GLOBALSINDEX);
             }
+            // Lua 5.4's hooks are per thread (LuaJIT's per state).
+            #[cfg(not(feature = "luajit"))]
+            ffi::lua_sethook(t.l, None, 0, 0);
             with(|c| c.threads.push(t));
         } else {
             ffi::luaL_unref(main, ffi::LUA_REGISTRYINDEX, t.anchor);
