@@ -145,9 +145,16 @@ impl LuaRuntime {
     ///
     /// # Errors
     ///
-    /// [`Error::Lua`] when `f` belongs to another Lua state;
-    /// [`Error::Runtime`] when no fiber can be made.
+    /// [`Error::Lua`] when `f` belongs to another Lua state (one of another
+    /// `mlua::Lua`, or of a dropped one); [`Error::Runtime`] when no fiber
+    /// can be made.
     pub fn spawn_lua(&self, f: mlua::Function, args: Vec<Value>) -> Result<CallHandle, Error> {
+        // mlua panics on a value of another state rather than failing.
+        if *f.weak_lua() != self.lua.weak() {
+            return Err(Error::Lua(mlua::Error::runtime(
+                "spawn_lua: the function belongs to another Lua state",
+            )));
+        }
         self.lua
             .set_named_registry_value(SPAWN_LUA_SLOT, f)
             .map_err(Error::Lua)?;
