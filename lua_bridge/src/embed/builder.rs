@@ -42,7 +42,11 @@ impl RuntimeBuilder {
     }
 
     /// Caps the Lua heap, in bytes: an allocation past it is a Lua error
-    /// ("not enough memory") for the code that asked, never an abort.
+    /// ("not enough memory") for the code that asked, never an abort. The
+    /// limit counts what the runtime itself allocates at start (the
+    /// standard library and the modules: about 100 KB on LuaJIT, 55 KB on
+    /// Lua 5.4); a limit below that makes [`build`](RuntimeBuilder::build)
+    /// fail.
     pub fn memory_limit(mut self, bytes: usize) -> Self {
         self.memory_limit = Some(bytes);
         self
@@ -61,8 +65,9 @@ impl RuntimeBuilder {
     /// # Errors
     ///
     /// [`Error::AlreadyRunning`] when the thread has a runtime;
-    /// [`Error::FibersExist`] when it has fibers already; [`Error::Lua`] when
-    /// the memory limit cannot be set.
+    /// [`Error::FibersExist`] when it has fibers already; [`Error::Lua`]
+    /// (an `mlua::Error::MemoryError` naming both figures) when the memory
+    /// limit is below what the runtime allocates at start.
     pub fn build(self) -> Result<LuaRuntime, Error> {
         if cord::is_installed() {
             return Err(Error::AlreadyRunning);
@@ -76,10 +81,6 @@ impl RuntimeBuilder {
         // a script interpreter offers; scripts are trusted as in `luajit`.
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
         let main = lua.state();
-        if let Some(limit) = self.memory_limit {
-            // SAFETY: `main` is the new, idle state; the limit is set once.
-            unsafe { memory::set_limit(main, lua.used_memory(), limit) };
-        }
         // SAFETY: `main` is the new state's main thread, idle; setup runs
         // once, before any fiber.
         unsafe { setup(main) };
@@ -95,7 +96,21 @@ impl RuntimeBuilder {
         unsafe { crate::luajit::entry::install(main, &cord_lua) };
         // SAFETY: the cord is installed; `main` is idle.
         unsafe { crate::modules::register(main) };
-        Ok(LuaRuntime { lua })
+        let rt = LuaRuntime { lua };
+        if let Some(limit) = self.memory_limit {
+            // The setup above ran without the limit: under it, a failed
+            // allocation there would raise with no pcall to catch it.
+            let needed = rt.lua.used_memory();
+            if needed > limit {
+                return Err(Error::Lua(mlua::Error::MemoryError(format!(
+                    "memory_limit({limit}): the runtime needs {needed} bytes of Lua heap at start"
+                ))));
+            }
+            // SAFETY: `main` is the idle main state, which has allocated
+            // `needed` bytes; the limit is set once.
+            unsafe { memory::set_limit(main, needed, limit) };
+        }
+        Ok(rt)
     }
 }
 
