@@ -405,3 +405,28 @@ fn error_report_uses_tostring() {
         other => panic!("expected the error, got {other:?}"),
     }
 }
+
+/// Issue 13, item 9: an error in a `__gc` finalizer is reported on stderr
+/// (Lua drops it after the finalizer's pcall), and the program goes on.
+#[test]
+fn gc_finalizer_error_is_reported() {
+    let (status, stdout, stderr) = luafiber_e(
+        r#"
+        local function boom() error('gc boom') end
+        if newproxy then
+            local p = newproxy(true)
+            getmetatable(p).__gc = boom
+            p = nil
+        else
+            setmetatable({}, {__gc = boom})
+        end
+        collectgarbage()
+        collectgarbage()
+        print('went on')
+        "#,
+    );
+    assert_eq!(status, 0, "stderr: {stderr}");
+    assert!(stdout.contains("went on"), "stdout: {stdout}");
+    assert!(stderr.contains("gc boom"), "stderr: {stderr}");
+    assert!(stderr.contains("__gc"), "stderr: {stderr}");
+}

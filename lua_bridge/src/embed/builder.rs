@@ -124,6 +124,7 @@ unsafe fn setup(l: *mut ffi::lua_State) {
     // SAFETY: caller's contract.
     unsafe {
         crate::raw::error::init(l);
+        crate::raw::report::init(l);
         cord::threads::init(l);
         crate::fiber::entry::init(l);
         super::handlers::init(l);

@@ -284,6 +284,40 @@ pub unsafe fn describe(l: *mut ffi::lua_State, idx: c_int) -> String {
     }
 }
 
+/// The text of the error value at `idx`: what `tostring` gives when the
+/// value has a `__tostring` metamethod (as `lua` and Tarantool print it),
+/// else [`describe`]'s (the message of an error object). The metamethod
+/// runs under `lua_pcall`; when it fails or gives no string, the value is
+/// described as if it had none.
+///
+/// # Safety
+///
+/// `l` is a thread inside a C function Lua called (Lua code may run on
+/// it), with room for 2 values; `idx` is absolute.
+pub unsafe fn describe_tostring(l: *mut ffi::lua_State, idx: c_int) -> String {
+    // SAFETY: caller's contract; luaL_getmetafield reads raw and pushes
+    // only what it found; lua_pcall catches every error of the metamethod;
+    // the stack is left as it was.
+    unsafe {
+        let t = ffi::lua_type(l, idx);
+        if t != ffi::LUA_TSTRING
+            && t != ffi::LUA_TNUMBER
+            && ffi::luaL_getmetafield(l, idx, c"__tostring".as_ptr()) != ffi::LUA_TNIL
+        {
+            ffi::lua_pushvalue(l, idx);
+            let text = match ffi::lua_pcall(l, 1, 1, 0) {
+                0 => to_str(l, -1).map(|b| String::from_utf8_lossy(b).into_owned()),
+                _ => None,
+            };
+            ffi::lua_pop(l, 1);
+            if let Some(text) = text {
+                return text;
+            }
+        }
+        describe(l, idx)
+    }
+}
+
 /// Releases a registry ref if it is one.
 ///
 /// # Safety

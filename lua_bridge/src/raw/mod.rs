@@ -8,6 +8,8 @@
 //!   the frame makes;
 //! - [`error`]: Tarantool-style error objects, with their own metatable;
 //! - [`memory`]: the Lua memory limit (the bridge's allocator);
+//! - [`report`]: what Lua reports but cannot raise (errors in `__gc`,
+//!   Lua 5.4's warnings), written to stderr;
 //! - [`api`]: small `unsafe` helpers over `mlua::ffi` for code that runs
 //!   outside a frame (setup on the main state, raw C functions that let Lua
 //!   errors through).
@@ -41,6 +43,7 @@ pub mod api;
 pub mod error;
 pub mod frame;
 pub mod memory;
+pub mod report;
 pub mod stack;
 
 pub(crate) use frame::{lua_fn, wide_cfn};
