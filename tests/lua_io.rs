@@ -105,3 +105,52 @@ fn a_lua_runtime_serves_tcp_from_a_rust_function() {
     rt.run_chunk(script, "lua_tcp").unwrap();
     assert_eq!(&*reply.borrow(), b"hi lua");
 }
+
+/// Issue 13, item 3: a main fiber waiting for a fiber that waits on I/O is
+/// not blocked forever (the event loop keeps the script going until the
+/// write comes); one waiting for nothing is an error naming it.
+#[test]
+fn main_fiber_waiting_on_io_is_not_blocked_forever() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lua_io");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("waits_on_io.lua");
+    std::fs::write(
+        &path,
+        "local fiber = require('fiber')\n\
+         local ch = fiber.channel()\n\
+         fiber.create(function() ch:put(recv()) end)\n\
+         assert(ch:get() == 'late')\n\
+         ch:get()\n",
+    )
+    .unwrap();
+    let rt = LuaRuntime::new().unwrap();
+    let (a, b) = UnixStream::pair().unwrap();
+    let a = luafiber::runtime::io::Fd::new(OwnedFd::from(a)).unwrap();
+    rt.register_fn("recv", move |_| {
+        let mut buf = [0u8; 16];
+        let n = a
+            .io(luafiber::runtime::io::Interest::READABLE, None, |fd| {
+                use std::os::fd::AsRawFd;
+                // SAFETY: `buf` is valid for writes of its length.
+                match unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } {
+                    -1 => Err(std::io::Error::last_os_error()),
+                    n => Ok(n as usize),
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(vec![Value::String(buf[..n].to_vec())])
+    })
+    .unwrap();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        (&b).write_all(b"late").unwrap();
+        b
+    });
+    let path = path.to_str().unwrap();
+    let err = rt.run_main(&[], Some(path), &[], "luafiber").unwrap_err();
+    drop(t.join().unwrap());
+    let msg = err.to_string();
+    // The first get was served; the second waits for nothing.
+    assert!(msg.contains("the main fiber can never be woken"), "{msg}");
+    assert!(msg.contains("waits_on_io.lua:5: in main chunk"), "{msg}");
+}

@@ -15,16 +15,18 @@ impl LuaRuntime {
     /// Runs the script at `path` as the main fiber, named after the file,
     /// with `arg` set as `lua` does (`arg[0]` = `path`, `arg[1..]` = `args`,
     /// `arg[-1]` = `interpreter`) and `...` = `args`; then runs the scheduler
-    /// until no fiber is ready or sleeping. A `path` of `-` reads the script
-    /// from stdin (chunk name `stdin`, fiber name `-`), as `lua` and
-    /// `tarantool` do.
+    /// until no fiber is ready, sleeping or waiting on I/O. A `path` of `-`
+    /// reads the script from stdin (chunk name `stdin`, fiber name `-`), as
+    /// `lua` and `tarantool` do.
     ///
     /// An error in the main chunk prints the message and traceback to
     /// stderr and ends the process with status 1.
     ///
     /// # Errors
     ///
-    /// [`Error::Load`] when the file cannot be read or compiled.
+    /// [`Error::Load`] when the file cannot be read or compiled;
+    /// [`Error::Runtime`] when the main fiber is blocked with nothing left
+    /// to wake it, as [`run_main`](LuaRuntime::run_main) says.
     pub fn run_script(&self, path: &str, args: &[String], interpreter: &str) -> Result<(), Error> {
         self.run_main(&[], Some(path), args, interpreter)
     }
@@ -32,7 +34,10 @@ impl LuaRuntime {
     /// What the `luafiber` binary runs: the `chunks` (its `-e` options), in
     /// order, then the script at `script` as [`run_script`] runs it, all in
     /// one main fiber, as Tarantool does; then the scheduler until no fiber
-    /// is ready or sleeping.
+    /// is ready, sleeping or waiting on I/O. Fibers still blocked then (on a
+    /// channel, a cond, a join) stay so when the main fiber is done; when
+    /// the main fiber is one of them, nothing can ever wake it, and the
+    /// work after its wait would silently not be done: that is an error.
     ///
     /// `arg` is set before the first chunk runs; the chunks get no `...` and
     /// their chunk name is `(command line)`, as in Tarantool. After the
@@ -52,7 +57,10 @@ impl LuaRuntime {
     /// # Errors
     ///
     /// [`Error::Load`] when a chunk or the script cannot be read or
-    /// compiled; [`Error::Runtime`] when the main fiber cannot be made.
+    /// compiled; [`Error::Runtime`] when the main fiber cannot be made, or
+    /// when it is blocked with nothing left to wake it: then the message
+    /// lists every blocked fiber (id, name, and for a Lua fiber the
+    /// traceback of where it waits). The blocked fibers stay suspended.
     pub fn run_main(
         &self,
         chunks: &[String],
@@ -187,11 +195,15 @@ impl LuaRuntime {
         name: String,
     ) -> Result<(), Error> {
         // SAFETY: caller's contract.
-        unsafe {
+        let id = unsafe {
             lua_fiber::spawn_main(l, func, prelude, Builder::new().name(name))
-                .map_err(|e| Error::Runtime(format!("{e:?}")))?;
-        }
+                .map_err(|e| Error::Runtime(format!("{e:?}")))?
+        };
         fiber::run();
+        if fiber::status(id) == Some(fiber::Status::Suspended) {
+            // SAFETY: outside any fiber, the main state idle.
+            return Err(Error::Runtime(unsafe { lua_fiber::blocked::report(id) }));
+        }
         Ok(())
     }
 }
