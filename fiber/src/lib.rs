@@ -6,6 +6,24 @@
 //! scheduler is per thread: fibers never migrate, and every function here acts
 //! on the calling thread's scheduler.
 //!
+//! The layers, bottom up (each imports only those below it):
+//!
+//! - `context`: the running fiber's thread-local record, the switch count
+//!   and the fiber word;
+//! - [`stack`]: guarded stacks, their [`pool`], and the report of an overflow
+//!   into a guard;
+//! - `scheduler`: fiber slots, the ready FIFO, the timer heap, switching,
+//!   the run loop and its [`idle`]-wait hook (the cord's event loop, in
+//!   `luafiber-runtime`), blocking, control and introspection; its module doc
+//!   holds the numbered state rules that every `SAFETY` comment cites;
+//! - `sync`: [`Cond`] and [`Channel`], on wait lists of records in the
+//!   waiting fibers' frames.
+//!
+//! The unit tests of the pure-Rust structures (slots, ready ring, timers,
+//! wait list) also pass under Miri, with strict provenance:
+//! `MIRIFLAGS=-Zmiri-strict-provenance cargo +nightly miri test -p
+//! luafiber-fiber --lib`.
+//!
 //! ```
 //! use luafiber_fiber as fiber;
 //! use std::{cell::Cell, rc::Rc, time::Duration};
@@ -24,32 +42,25 @@
 //! assert_eq!(hits.get(), 3);
 //! ```
 
-pub mod channel;
-pub mod cond;
-pub mod error;
-mod guard;
-pub mod idle;
-pub mod pool;
-mod queue;
+mod context;
 mod scheduler;
-mod slots;
 pub mod stack;
-mod state;
-mod timer;
-mod waitlist;
+mod sync;
 
-pub use channel::{Channel, GetError, PutError};
-pub use cond::Cond;
-pub use error::Error;
-pub use guard::stack_left;
-pub use idle::{set_idle_hook, IdleHook};
-pub use pool::StackPoolConfig;
+pub use context::{current_ext, fiber_word, set_fiber_word, switch_count};
+pub use scheduler::error;
+pub use scheduler::error::Error;
+pub use scheduler::idle::{self, set_idle_hook, IdleHook};
 pub use scheduler::{
     all, block, block_cancellable, cancel, clear_stack_pool, config, configure, csw, current,
-    current_ext, exists, ext, fiber_word, has_pending, is_cancelled, is_joinable, join, name, run,
-    run_until, set_fiber_word, set_joinable, set_name, set_switch_hook, sleep, stack_size, stats,
-    status, switch_count, testcancel, truncate, wakeup, with_name, yield_now, Builder, Config,
-    FiberId, Stats, FIRST_FID, MAX_NAME_LEN, SCHED_FID,
+    exists, ext, has_pending, is_cancelled, is_joinable, join, name, run, run_until, set_joinable,
+    set_name, set_switch_hook, sleep, stack_size, stats, status, testcancel, truncate, wakeup,
+    with_name, yield_now, Builder, Config, FiberId, Stats, Status, FIRST_FID, MAX_NAME_LEN,
+    SCHED_FID,
 };
+pub use stack::overflow::stack_left;
+pub use stack::pool;
+pub use stack::pool::StackPoolConfig;
 pub use stack::{FiberStack, StackError};
-pub use state::Status;
+pub use sync::channel::{self, Channel, GetError, PutError};
+pub use sync::cond::{self, Cond};

@@ -372,9 +372,8 @@ fn close_fails_blocked_readers() {
         c.close();
         assert!(!c.has_readers());
     });
-    let start = Instant::now();
     fiber::run();
-    assert!(start.elapsed() < Duration::from_secs(5));
+    // Each got `Closed`, so none waited out its timeout.
     assert_eq!(closed.get(), 3);
 }
 

@@ -449,6 +449,36 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
+/// Counts the rounds busy fibers run once a wait's deadline has surely
+/// passed: a loop that polls its timers between batches ends the wait
+/// within a batch of it (64 switches), however loaded the machine; one that
+/// starved the timer would count on, until `round` sets `stop` at
+/// `GIVE_UP` so the test ends (and fails).
+#[derive(Default)]
+struct Late {
+    /// At or after the deadline: the first round's time (the waiter
+    /// blocked before it) plus the wait's timeout.
+    due: Cell<Option<std::time::Instant>>,
+    rounds: Cell<u32>,
+}
+
+const GIVE_UP: u32 = 100_000;
+
+impl Late {
+    /// Called by a busy fiber once a round, for a wait of `timeout`.
+    fn round(&self, timeout: Duration, stop: &Cell<bool>) {
+        let now = std::time::Instant::now();
+        let due = self.due.get().unwrap_or(now + timeout);
+        self.due.set(Some(due));
+        if now >= due {
+            self.rounds.set(self.rounds.get() + 1);
+            if self.rounds.get() >= GIVE_UP {
+                stop.set(true);
+            }
+        }
+    }
+}
+
 #[test]
 fn a_hub_whose_own_timer_fires_goes_on_while_the_fibers_it_runs_keep_busy() {
     // The first fiber blocks with a timeout, so it runs the others from its
@@ -457,6 +487,7 @@ fn a_hub_whose_own_timer_fires_goes_on_while_the_fibers_it_runs_keep_busy() {
     let stop = Rc::new(Cell::new(false));
     let rounds = Rc::new(RefCell::new([0u32; 3]));
     let waited = Rc::new(Cell::new(None));
+    let late = Rc::new(Late::default());
     let (s, w) = (stop.clone(), waited.clone());
     Builder::new()
         .spawn_ready(move || {
@@ -468,10 +499,11 @@ fn a_hub_whose_own_timer_fires_goes_on_while_the_fibers_it_runs_keep_busy() {
         .unwrap();
     let ping = Rc::new(Cond::new());
     for i in 0..2 {
-        let (stop, rounds, ping) = (stop.clone(), rounds.clone(), ping.clone());
+        let (stop, rounds, ping, late) = (stop.clone(), rounds.clone(), ping.clone(), late.clone());
         Builder::new()
             .spawn_ready(move || {
                 while !stop.get() {
+                    late.round(ms(5), &stop);
                     rounds.borrow_mut()[i] += 1;
                     ping.signal();
                     ping.wait(None).unwrap();
@@ -480,10 +512,11 @@ fn a_hub_whose_own_timer_fires_goes_on_while_the_fibers_it_runs_keep_busy() {
             })
             .unwrap();
     }
-    let (s, r) = (stop.clone(), rounds.clone());
+    let (s, r, l) = (stop.clone(), rounds.clone(), late.clone());
     Builder::new()
         .spawn_ready(move || {
             while !s.get() {
+                l.round(ms(5), &s);
                 r.borrow_mut()[2] += 1;
                 fiber::yield_now().unwrap();
             }
@@ -493,7 +526,11 @@ fn a_hub_whose_own_timer_fires_goes_on_while_the_fibers_it_runs_keep_busy() {
     let (signalled, elapsed) = waited.get().expect("the wait ended");
     assert!(!signalled);
     assert!(elapsed >= ms(5));
-    assert!(elapsed < Duration::from_secs(2), "waited {elapsed:?}");
+    assert!(
+        late.rounds.get() <= 3 * 64,
+        "{} rounds ran after the wait was due",
+        late.rounds.get()
+    );
     let rounds = *rounds.borrow();
     assert!(
         rounds.iter().all(|&n| n > 10),

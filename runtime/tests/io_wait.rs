@@ -254,3 +254,69 @@ fn busy_fibers_do_not_starve_a_reader() {
     }
     drop(t.join().unwrap());
 }
+
+#[test]
+fn a_wait_for_either_direction_wakes_on_the_writable_edge() {
+    let rt = Runtime::new();
+    let (a, b) = pair();
+    let a = Rc::new(a);
+    let l = log();
+    let (l1, l2) = (l.clone(), l.clone());
+    // Fill a's send buffer: nothing to read on a, no room to write.
+    let filled = rt.block_on({
+        let a = a.clone();
+        move || {
+            let chunk = vec![0u8; 65536];
+            let mut filled = 0usize;
+            while let Ok(n) = write(&a, &chunk, Some(Duration::ZERO)) {
+                filled += n;
+                assert!(filled < 1 << 30);
+            }
+            filled
+        }
+    });
+    let a2 = a.clone();
+    let waiter = spawn(move || {
+        push(&l1, "wait");
+        let r = a2
+            .wait(Interest::READABLE | Interest::WRITABLE, None)
+            .unwrap();
+        push(&l1, "ready");
+        (r.is_readable(), r.is_writable())
+    });
+    // Kept open by its join handle (a closed peer would make `a` readable).
+    let drainer = spawn(move || {
+        push(&l2, "drain");
+        let mut buf = vec![0u8; 1 << 16];
+        let mut left = filled;
+        while left > 0 {
+            left -= read(&b, &mut buf, None).unwrap();
+        }
+        b
+    });
+    rt.run();
+    assert_eq!(waiter.join().unwrap(), (false, true));
+    drop(drainer.join().unwrap());
+    assert_eq!(*l.borrow(), ["wait", "drain", "ready"]);
+}
+
+#[test]
+fn a_regular_file_is_always_ready_and_fd_into_owned_gives_the_fd_back() {
+    let rt = Runtime::new();
+    let f = std::fs::File::open("/proc/self/status").unwrap();
+    let fd = f.as_raw_fd();
+    let r = rt.block_on(move || io::wait_fd(fd, Interest::READABLE, None).unwrap());
+    assert!(r.is_readable());
+    drop(f);
+    let (a, b) = pair();
+    let raw = a.as_raw_fd();
+    let owned = a.into_owned().unwrap();
+    assert_eq!(std::os::fd::AsRawFd::as_raw_fd(&owned), raw);
+    // Still open, and registrable again.
+    let again = luafiber_runtime::io::Fd::new(owned).unwrap();
+    let n = rt.block_on(move || {
+        write(&b, b"z", None).unwrap();
+        read(&again, &mut [0; 2], None).unwrap()
+    });
+    assert_eq!(n, 1);
+}

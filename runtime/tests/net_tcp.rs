@@ -208,3 +208,21 @@ fn lookup_host_resolves_off_the_cord() {
     let addrs = rt.block_on(|| net::lookup_host("127.0.0.1", 9, None).unwrap());
     assert_eq!(addrs, ["127.0.0.1:9".parse::<SocketAddr>().unwrap()]);
 }
+
+#[test]
+fn outside_fibers_the_calls_block_the_thread() {
+    let l = TcpListener::bind(any_port()).unwrap();
+    let addr = l.local_addr().unwrap();
+    let t = std::thread::spawn(move || {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.write_all(b"plain").unwrap();
+        s
+    });
+    let (c, _) = l.accept().unwrap();
+    let mut buf = [0; 5];
+    (&c).read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"plain");
+    c.set_read_timeout(Some(Duration::from_millis(5)));
+    assert_eq!(c.read(&mut buf).unwrap_err().kind(), ErrorKind::TimedOut);
+    drop(t.join().unwrap());
+}

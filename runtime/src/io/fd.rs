@@ -115,17 +115,14 @@ impl Fd {
     /// does) before anything else runs; it must not close this `Fd`.
     ///
     /// `timeout` bounds the whole call (`None`: no limit; `Some(ZERO)`:
-    /// one try, no park).
+    /// one try, no park). Outside any fiber the thread blocks in `poll(2)`
+    /// instead of parking, so the net types work there too.
     ///
     /// # Errors
     ///
     /// What `f` returns; [`io::ErrorKind::TimedOut`] when `timeout` runs
     /// out; a cancel of the fiber (see [`is_cancelled`](crate::io::is_cancelled));
     /// `EBADF` when the `Fd` is closed, or gets closed while the fiber waits.
-    ///
-    /// # Panics
-    ///
-    /// When it has to park outside any fiber.
     pub fn io<R>(
         &self,
         interest: Interest,
@@ -148,8 +145,7 @@ impl Fd {
             }
             self.src.clear(interest);
             let d = *deadline.get_or_insert_with(|| deadline_of(timeout));
-            park_check();
-            self.src.wait(interest, d)?;
+            park(&self.src, interest, d)?;
         }
     }
 
@@ -182,8 +178,11 @@ impl Fd {
         self.src.close();
         // SAFETY: this `Fd` owned the fd, and `closed` is now set, so it is
         // never used again.
-        drop(unsafe { OwnedFd::from_raw_fd(self.src.fd()) });
-        Ok(())
+        match unsafe { libc::close(self.src.fd()) } {
+            // Linux frees the fd even then (EINTR included): no retry.
+            -1 => Err(io::Error::last_os_error()),
+            _ => Ok(()),
+        }
     }
 
     /// Deregisters the fd and gives it back open, as it is (non-blocking).
@@ -242,11 +241,24 @@ fn far_future() -> Instant {
     Instant::now() + Duration::from_secs(100 * 365 * 86_400)
 }
 
-fn park_check() {
-    assert!(
-        fiber::current().is_some(),
-        "an I/O wait that must park is called outside any fiber"
-    );
+/// Parks the calling fiber on `src` (see `Source::wait`); outside any
+/// fiber, blocks the thread in `poll(2)` instead.
+fn park(src: &Source, interest: Interest, deadline: Option<Instant>) -> io::Result<Ready> {
+    if fiber::current().is_some() {
+        return src.wait(interest, deadline);
+    }
+    let ms = match deadline {
+        None => -1,
+        Some(d) => {
+            let left = d.saturating_duration_since(Instant::now());
+            // Rounded up, so a wait never ends before its deadline.
+            left.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as libc::c_int
+        }
+    };
+    match poll_now(src.fd(), interest, ms)? {
+        Ready::NONE => Err(error::timed_out()),
+        ready => Ok(ready),
+    }
 }
 
 /// `poll(2)` with no timeout: the directions of `interest` ready now.
@@ -283,9 +295,8 @@ fn wait_on(src: &Source, interest: Interest, timeout: Option<Duration>) -> io::R
     if timeout == Some(Duration::ZERO) {
         return Err(error::timed_out());
     }
-    park_check();
     src.clear(interest);
-    src.wait(interest, deadline_of(timeout))
+    park(src, interest, deadline_of(timeout))
 }
 
 /// Parks the calling fiber until `fd` is ready for `interest`, or until
@@ -325,12 +336,7 @@ fn wait_on(src: &Source, interest: Interest, timeout: Option<Duration>) -> io::R
 /// ```
 pub fn wait_fd(fd: RawFd, interest: Interest, timeout: Option<Duration>) -> io::Result<Ready> {
     if fiber::current().is_none() {
-        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as libc::c_int);
-        let ready = poll_now(fd, interest, ms)?;
-        return match ready == Ready::NONE {
-            true => Err(error::timed_out()),
-            false => Ok(ready),
-        };
+        return park(&Source::new(fd), interest, deadline_of(timeout));
     }
     let src = match reactor::with(|r| r.acquire(fd))? {
         Ok(src) => src,

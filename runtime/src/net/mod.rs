@@ -3,7 +3,8 @@
 //!
 //! Their calls (`accept`, `connect`, `read`, `write`, `send_to`,
 //! `recv_from`) block only the calling fiber: on `EAGAIN` it parks in the
-//! cord's event loop (see [`io`](crate::io)) and other fibers run. Each
+//! cord's event loop (see [`io`](crate::io)) and other fibers run (outside
+//! any fiber, they block the thread in `poll(2)`, as `std::net`'s do). Each
 //! type implements what its `std::net` twin does where it makes sense
 //! (`Read` and `Write`, for the type and a reference to it; timeouts set
 //! with `set_read_timeout`/`set_write_timeout`, which give

@@ -17,7 +17,7 @@
 //! gives instructions per item, a figure no neighbour disturbs.
 //!
 //! ```text
-//! cargo run --release -p luafiber-fiber --example pingpong_probe [case...]
+//! cargo bench -p luafiber-fiber --bench pingpong_probe -- [case...]
 //! ```
 use luafiber_fiber::{self as fiber, Channel, Cond};
 use std::cell::Cell;
@@ -40,7 +40,11 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(5);
-    let only: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` adds `--bench`: flags are not case names.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     /// Name, unit, and the case: one round, in ns per unit.
     type Case = (&'static str, &'static str, fn() -> f64);
     let cases: [Case; 4] = [

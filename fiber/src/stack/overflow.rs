@@ -2,57 +2,23 @@
 //! signal stack, that recognises a fault inside the running fiber's guard and
 //! names the fiber before ending the process.
 //!
-//! The running fiber's guard range, id and name are kept in a record in
-//! its slot, and a thread-local pointer to that record is set on every
-//! switch (one store), so the handler reads them without locks or
-//! allocation. Slots never move and their memory is never freed while the
-//! thread's scheduler lives, and the pointer is moved off a slot before the
-//! slot is freed. A fault anywhere else goes to the handler that was
-//! installed before (Rust's own, or the default action).
+//! The running fiber's guard range, id and name are read from its record
+//! ([`crate::context`]), which the scheduler points a thread-local at on
+//! every switch (state rule 7), so the handler needs no lock and no
+//! allocation. A fault anywhere else goes to the handler that was installed
+//! before (Rust's own, or the default action).
 
 use std::cell::Cell;
 use std::sync::{Once, OnceLock};
 
-/// What the handler (and [`current_ext`](crate::current_ext)) needs to
-/// know about a fiber while it runs, and its [`fiber_word`]; kept in its
-/// slot.
-///
-/// [`fiber_word`]: crate::fiber_word
-pub(crate) struct Running {
-    /// Guard start and end addresses.
-    pub guard: (usize, usize),
-    pub fid: u64,
-    /// The name's bytes (kept in step with the slot's name by `set_name`).
-    pub name: (*const u8, usize),
-    /// The embedder's word.
-    pub ext: usize,
-    /// The fiber's [`fiber_word`](crate::fiber_word).
-    pub word: Cell<usize>,
-}
+use crate::context::running;
 
 thread_local! {
-    /// The running fiber's record, or null outside fibers.
-    static RUNNING: Cell<*const Running> = const { Cell::new(std::ptr::null()) };
     static ALT_STACK: Cell<bool> = const { Cell::new(false) };
 }
 
 static INSTALL: Once = Once::new();
 static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
-
-/// Records the fiber switched to (null: none). The record must stay where
-/// it is, unchanged but for its name, until another is set.
-#[inline(always)]
-pub(crate) fn set_running(r: *const Running) {
-    RUNNING.with(|c| c.set(r));
-}
-
-/// The running fiber's record, if any.
-#[inline(always)]
-pub(crate) fn running() -> Option<&'static Running> {
-    // SAFETY: `set_running`'s contract: a record set stays valid until it
-    // is replaced; the reference is used at once by the callers.
-    unsafe { RUNNING.with(Cell::get).as_ref() }
-}
 
 /// Bytes of machine stack left below the caller's frame before the running
 /// fiber's guard, or `None` outside fibers. For code that recurses on
@@ -111,9 +77,9 @@ fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
 extern "C" fn on_segv(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo for SIGSEGV.
     let addr = unsafe { (*info).si_addr() } as usize;
-    // SAFETY: as in `running`; a fault never happens in the few
-    // instructions that replace the record.
-    let r = unsafe { RUNNING.with(Cell::get).as_ref() };
+    // State rule 7; a fault never happens in the few instructions that
+    // replace the record.
+    let r = running();
     if let Some(r) = r.filter(|r| addr >= r.guard.0 && addr < r.guard.1) {
         let mut num = [0u8; 20];
         let write = |b: &[u8]| {
@@ -124,7 +90,8 @@ extern "C" fn on_segv(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut li
         write(decimal(r.fid, &mut num));
         write(b" (");
         if !r.name.0.is_null() {
-            // SAFETY: the name stays valid while its fiber runs (module doc).
+            // SAFETY: state rule 7: the name's bytes stay valid while the
+            // record is the running one.
             write(unsafe { std::slice::from_raw_parts(r.name.0, r.name.1) });
         }
         write(b"): stack overflow (a fault in its stack guard); aborting\n");

@@ -2,8 +2,8 @@
 
 use std::fmt;
 
+use super::id::FiberId;
 use crate::stack::StackError;
-use crate::FiberId;
 
 /// What a fiber operation can fail with. The messages are Tarantool's, so the
 /// Lua layer can show them unchanged.

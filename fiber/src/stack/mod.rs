@@ -4,27 +4,36 @@
 //!
 //! ```text
 //! | guard (PROT_NONE, >= 64 KiB) | usable (read/write, `size` bytes) |
-//! ^ mapping start                ^ limit()                          ^ base()
+//! ^ limit() (mapping start)      ^ guard().end                      ^ base()
 //! ```
 //!
-//! The stack grows down from `base()`. A frame that runs past `limit()` faults
-//! in the guard; the guard is wide enough that LuaJIT's 8.8 KiB `gsub` frames
+//! The stack grows down from `base()`. `limit()` includes the guard, as
+//! corosensei's `Stack` trait requires. A frame that runs past the usable
+//! part faults in the guard; the guard is wide enough that LuaJIT's 8.8 KiB `gsub` frames
 //! cannot jump over it (the vendored Lua is also built with
 //! `-fstack-clash-protection`, so every large frame probes each page).
 //!
 //! Every stack costs two memory maps (guard and usable part). Creation refuses
 //! to go past `vm.max_map_count` (less a reserve for the allocator) with
 //! [`StackError::MapLimit`], so the process never reaches the limit where
-//! `malloc` itself fails and aborts.
+//! `malloc` itself fails and aborts. The other ways creation fails are told
+//! apart: a size that no address space holds ([`StackError::TooLarge`]), and
+//! the kernel out of memory ([`StackError::OutOfMemory`]).
 
-use std::fmt;
-use std::io;
+use std::io::{self, Read};
 use std::num::NonZeroUsize;
+use std::ops::Range;
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use corosensei::stack::{Stack, StackPointer};
+
+mod error;
+pub(crate) mod overflow;
+pub mod pool;
+
+pub use error::StackError;
 
 /// Default usable stack size: 512 KiB, Tarantool's default.
 pub const DEFAULT_STACK_SIZE: usize = 512 * 1024;
@@ -38,40 +47,6 @@ const MAP_RESERVE: usize = 2048;
 
 /// Stacks alive in this process (all threads), two memory maps each.
 static LIVE_STACKS: AtomicUsize = AtomicUsize::new(0);
-
-/// Why a stack could not be made.
-#[derive(Debug)]
-pub enum StackError {
-    /// Another stack would leave fewer than a reserve of memory maps under
-    /// `vm.max_map_count` (each stack costs two maps).
-    MapLimit {
-        /// The system's `vm.max_map_count`.
-        max_map_count: usize,
-        /// Stacks alive when creation was refused.
-        live_stacks: usize,
-    },
-    /// `mmap` or `mprotect` failed.
-    Os(io::Error),
-}
-
-impl fmt::Display for StackError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StackError::MapLimit {
-                max_map_count,
-                live_stacks,
-            } => write!(
-                f,
-                "cannot allocate a fiber stack: {live_stacks} live fiber stacks use 2 memory maps \
-                 each and the next would pass vm.max_map_count = {max_map_count} \
-                 (raise it with `sysctl vm.max_map_count=N`)"
-            ),
-            StackError::Os(e) => write!(f, "cannot allocate a fiber stack: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for StackError {}
 
 fn page_size() -> usize {
     static PAGE: OnceLock<usize> = OnceLock::new();
@@ -91,10 +66,59 @@ pub fn max_map_count() -> usize {
 }
 
 /// The usable size a stack asked for with `size` bytes gets: whole pages, at
-/// least [`MIN_STACK_SIZE`].
+/// least [`MIN_STACK_SIZE`] (and at most the largest whole number of pages
+/// a `usize` holds; [`FiberStack::new`] refuses sizes that large).
 pub fn usable_size(size: usize) -> usize {
     let page = page_size();
-    size.max(MIN_STACK_SIZE).div_ceil(page) * page
+    size.max(MIN_STACK_SIZE)
+        .checked_next_multiple_of(page)
+        .unwrap_or(usize::MAX / page * page)
+}
+
+/// The usable size and the mapping's length (guard included) of a stack
+/// asked for with `size` bytes, or `None` when the mapping would be larger
+/// than an address space holds (`isize::MAX` bytes, as for any Rust
+/// allocation).
+fn layout(size: usize) -> Option<(usize, usize)> {
+    let usable = size
+        .max(MIN_STACK_SIZE)
+        .checked_next_multiple_of(page_size())?;
+    let map_len = usable.checked_add(GUARD_SIZE)?;
+    (map_len <= isize::MAX as usize).then_some((usable, map_len))
+}
+
+/// The memory maps of this process now (the lines of `/proc/self/maps`),
+/// read without allocating, since it runs when maps may have run out.
+fn maps_in_use() -> Option<usize> {
+    let mut maps = std::fs::File::open("/proc/self/maps").ok()?;
+    let mut buf = [0u8; 4096];
+    let mut lines = 0;
+    loop {
+        match maps.read(&mut buf) {
+            Ok(0) => return Some(lines),
+            Ok(n) => lines += buf[..n].iter().filter(|&&b| b == b'\n').count(),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+/// What a failed `mmap` or `mprotect` of a `map_len`-byte stack means, with
+/// `live` other stacks alive: `ENOMEM` is the map limit when the process
+/// has (nearly) `vm.max_map_count` maps, else the kernel out of memory.
+#[cold]
+fn map_error(err: io::Error, map_len: usize, live: usize) -> StackError {
+    if err.raw_os_error() != Some(libc::ENOMEM) {
+        return StackError::Os(err);
+    }
+    let max = max_map_count();
+    match maps_in_use() {
+        Some(maps) if maps + 2 > max => StackError::MapLimit {
+            max_map_count: max,
+            live_stacks: live,
+        },
+        _ => StackError::OutOfMemory { bytes: map_len },
+    }
 }
 
 /// Number of fiber stacks alive in the process, pooled ones included.
@@ -121,10 +145,15 @@ impl FiberStack {
     /// # Errors
     ///
     /// [`StackError::MapLimit`] when another stack would pass
-    /// `vm.max_map_count` less a reserve; [`StackError::Os`] when `mmap` or
-    /// `mprotect` fails.
+    /// `vm.max_map_count` less a reserve, or the kernel refuses a map at
+    /// that limit; [`StackError::TooLarge`] when the size with the guard
+    /// is more than `isize::MAX` bytes; [`StackError::OutOfMemory`] when the
+    /// kernel has no memory or address space for it; [`StackError::Os`]
+    /// when `mmap` or `mprotect` fails otherwise.
     pub fn new(size: usize) -> Result<FiberStack, StackError> {
-        let size = usable_size(size);
+        let Some((size, map_len)) = layout(size) else {
+            return Err(StackError::TooLarge { size });
+        };
         let max = max_map_count();
         let live = LIVE_STACKS.fetch_add(1, Ordering::Relaxed);
         if (live + 1) * 2 + MAP_RESERVE > max {
@@ -134,7 +163,6 @@ impl FiberStack {
                 live_stacks: live,
             });
         }
-        let map_len = size + GUARD_SIZE;
         // SAFETY: an anonymous private mapping at an address of the kernel's
         // choice aliases nothing.
         let map = unsafe {
@@ -149,14 +177,7 @@ impl FiberStack {
         };
         if map == libc::MAP_FAILED {
             LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
-            let err = io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::ENOMEM) {
-                return Err(StackError::MapLimit {
-                    max_map_count: max,
-                    live_stacks: live,
-                });
-            }
-            return Err(StackError::Os(err));
+            return Err(map_error(io::Error::last_os_error(), map_len, live));
         }
         let map = map.cast::<u8>();
         // SAFETY: `map + GUARD_SIZE .. map + map_len` lies inside the mapping
@@ -170,15 +191,10 @@ impl FiberStack {
         };
         let stack = FiberStack { map, map_len, size };
         if rc != 0 {
-            let err = io::Error::last_os_error();
+            // Told apart before the unmap changes the count of maps.
+            let err = map_error(io::Error::last_os_error(), map_len, live);
             drop(stack);
-            if err.raw_os_error() == Some(libc::ENOMEM) {
-                return Err(StackError::MapLimit {
-                    max_map_count: max,
-                    live_stacks: live,
-                });
-            }
-            return Err(StackError::Os(err));
+            return Err(err);
         }
         Ok(stack)
     }
@@ -188,10 +204,16 @@ impl FiberStack {
         self.size
     }
 
+    /// The addresses of this stack's guard: from [`Stack::limit`] up to
+    /// the lowest usable byte.
+    pub fn guard(&self) -> Range<usize> {
+        let start = self.map as usize;
+        start..start + GUARD_SIZE
+    }
+
     /// Whether `addr` lies in this stack's guard.
     pub fn guard_contains(&self, addr: usize) -> bool {
-        let start = self.map as usize;
-        addr >= start && addr < start + GUARD_SIZE
+        self.guard().contains(&addr)
     }
 
     /// Whether the fiber wrote just below the top `keep` bytes: a cheap
@@ -243,16 +265,18 @@ impl Drop for FiberStack {
     }
 }
 
-// SAFETY: `base()` is the top of a read/write region of `size` bytes (a whole
-// number of pages, so 16-byte aligned), `limit()` its bottom, and a guard of
-// GUARD_SIZE bytes lies right below `limit()`, as the trait requires.
+// SAFETY: `base()` is the top of a read/write region of `size` bytes (a
+// whole number of pages, at least MIN_STACK_SIZE, so 16-byte aligned and
+// more than corosensei's minimum), a guard of GUARD_SIZE bytes lies right
+// below that region, and `limit()` is the bottom of the guard: it includes
+// the guard pages, as the trait requires.
 unsafe impl Stack for FiberStack {
     fn base(&self) -> StackPointer {
         NonZeroUsize::new(self.map as usize + self.map_len).expect("mapping is not at 0")
     }
 
     fn limit(&self) -> StackPointer {
-        NonZeroUsize::new(self.map as usize + GUARD_SIZE).expect("mapping is not at 0")
+        NonZeroUsize::new(self.map as usize).expect("mapping is not at 0")
     }
 }
 
@@ -261,14 +285,19 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "mmap and mprotect are foreign calls Miri does not run")]
     fn sizes_round_up_to_pages_and_minimum() {
         let s = FiberStack::new(1).unwrap();
         assert_eq!(s.size(), MIN_STACK_SIZE);
         let s = FiberStack::new(MIN_STACK_SIZE + 1).unwrap();
         assert_eq!(s.size() % page_size(), 0);
         assert!(s.size() > MIN_STACK_SIZE);
-        assert_eq!(s.base().get() - s.limit().get(), s.size());
-        assert!(s.guard_contains(s.limit().get() - 1));
-        assert!(!s.guard_contains(s.limit().get()));
+        // `limit()` includes the guard, as corosensei's `Stack` requires.
+        assert_eq!(s.base().get() - s.limit().get(), s.size() + GUARD_SIZE);
+        assert_eq!(s.guard(), s.limit().get()..s.limit().get() + GUARD_SIZE);
+        assert!(s.guard_contains(s.limit().get()));
+        assert!(s.guard_contains(s.guard().end - 1));
+        assert!(!s.guard_contains(s.guard().end));
+        assert!(!s.guard_contains(s.limit().get() - 1));
     }
 }

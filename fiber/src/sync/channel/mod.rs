@@ -29,94 +29,16 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::scheduler;
-use crate::waitlist::{Link, WaitList};
+use super::waitlist;
+use crate::scheduler::{self, Handle};
 
-/// Why [`Channel::put`] failed; each variant gives the value back.
-#[derive(Clone, PartialEq, Eq)]
-pub enum PutError<T> {
-    /// The channel is closed (or was closed while the writer waited).
-    Closed(T),
-    /// The timeout ran out (or, for [`Channel::try_put`], the channel is
-    /// full).
-    TimedOut(T),
-    /// The fiber is cancelled (Tarantool's `FiberIsCancelled`).
-    Cancelled(T),
-    /// The put would block outside a fiber.
-    NotInFiber(T),
-}
+mod error;
 
-impl<T> PutError<T> {
-    /// The value that was not put.
-    pub fn into_inner(self) -> T {
-        match self {
-            PutError::Closed(v)
-            | PutError::TimedOut(v)
-            | PutError::Cancelled(v)
-            | PutError::NotInFiber(v) => v,
-        }
-    }
+type Link = waitlist::Link<Handle>;
+type WaitList = waitlist::WaitList<Handle>;
 
-    fn kind(&self) -> &'static str {
-        match self {
-            PutError::Closed(_) => "Closed",
-            PutError::TimedOut(_) => "TimedOut",
-            PutError::Cancelled(_) => "Cancelled",
-            PutError::NotInFiber(_) => "NotInFiber",
-        }
-    }
-
-    fn message(&self) -> &'static str {
-        match self {
-            PutError::Closed(_) => "channel is closed",
-            PutError::TimedOut(_) => "timed out",
-            PutError::Cancelled(_) => "fiber is cancelled",
-            PutError::NotInFiber(_) => "not in a fiber",
-        }
-    }
-}
-
-/// Shows the variant only, so any `T` can be unwrapped.
-impl<T> fmt::Debug for PutError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}(..)", self.kind())
-    }
-}
-
-impl<T> fmt::Display for PutError<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-impl<T> std::error::Error for PutError<T> {}
-
-/// Why [`Channel::get`] failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GetError {
-    /// The channel is closed and its buffer is drained.
-    Closed,
-    /// The timeout ran out (or, for [`Channel::try_get`], the channel is
-    /// empty).
-    TimedOut,
-    /// The fiber is cancelled (Tarantool's `FiberIsCancelled`).
-    Cancelled,
-    /// The get would block outside a fiber.
-    NotInFiber,
-}
-
-impl fmt::Display for GetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            GetError::Closed => "channel is closed",
-            GetError::TimedOut => "timed out",
-            GetError::Cancelled => "fiber is cancelled",
-            GetError::NotInFiber => "not in a fiber",
-        })
-    }
-}
-
-impl std::error::Error for GetError {}
+use error::Fail;
+pub use error::{GetError, PutError};
 
 /// Where a waiter record stands; set by the side that completes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,11 +64,11 @@ struct Waiter<T> {
 
 /// Unlinks the record that has waited longest in `list` (state rule 5, see
 /// `WaitList::pop_front`).
-fn pop_front<T>(list: &WaitList) -> Option<(crate::state::Handle, &Waiter<T>)> {
+fn pop_front<T>(list: &WaitList) -> Option<(Handle, &Waiter<T>)> {
     list.pop_front().map(|(fiber, l)| {
-        // SAFETY: a channel's queues link `Waiter<T>` records only, whose
-        // link is their first field; the record is valid while its fiber
-        // lives and has not run (the caller wakes it first).
+        // SAFETY: state rule 5: a channel's queues link `Waiter<T>` records
+        // only, whose link is their first field; the record is valid while
+        // its fiber lives and has not run (the caller wakes it first).
         (fiber, unsafe { &*l.cast::<Waiter<T>>() })
     })
 }
@@ -527,47 +449,6 @@ impl Side {
         match self {
             Side::Readers => &ch.readers,
             Side::Writers => &ch.writers,
-        }
-    }
-}
-
-/// Why a blocking operation failed, before its value is attached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fail {
-    Closed,
-    TimedOut,
-    Cancelled,
-    NotInFiber,
-}
-
-impl Fail {
-    fn with<T, E: FromFail<T>>(self, v: T) -> E {
-        E::from_fail(self, v)
-    }
-}
-
-trait FromFail<T> {
-    fn from_fail(fail: Fail, v: T) -> Self;
-}
-
-impl<T> FromFail<T> for PutError<T> {
-    fn from_fail(fail: Fail, v: T) -> Self {
-        match fail {
-            Fail::Closed => PutError::Closed(v),
-            Fail::TimedOut => PutError::TimedOut(v),
-            Fail::Cancelled => PutError::Cancelled(v),
-            Fail::NotInFiber => PutError::NotInFiber(v),
-        }
-    }
-}
-
-impl FromFail<()> for GetError {
-    fn from_fail(fail: Fail, (): ()) -> Self {
-        match fail {
-            Fail::Closed => GetError::Closed,
-            Fail::TimedOut => GetError::TimedOut,
-            Fail::Cancelled => GetError::Cancelled,
-            Fail::NotInFiber => GetError::NotInFiber,
         }
     }
 }

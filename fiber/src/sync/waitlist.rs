@@ -9,19 +9,18 @@
 use std::cell::Cell;
 use std::ptr;
 
-use crate::state::Handle;
-
-/// The list's part of a waiter record: the fiber and its neighbours.
-pub(crate) struct Link {
+/// The list's part of a waiter record: the fiber (its handle `H`) and its
+/// neighbours.
+pub(crate) struct Link<H> {
     /// Set when the record is linked.
-    fiber: Cell<Option<Handle>>,
+    fiber: Cell<Option<H>>,
     /// The neighbours while linked (null at the ends).
-    prev: Cell<*const Link>,
-    next: Cell<*const Link>,
+    prev: Cell<*const Link<H>>,
+    next: Cell<*const Link<H>>,
 }
 
-impl Link {
-    pub const fn new() -> Link {
+impl<H: Copy> Link<H> {
+    pub const fn new() -> Link<H> {
         Link {
             fiber: Cell::new(None),
             prev: Cell::new(ptr::null()),
@@ -30,14 +29,16 @@ impl Link {
     }
 }
 
-/// A FIFO of linked records: `head` has waited longest.
-pub(crate) struct WaitList {
-    head: Cell<*const Link>,
-    tail: Cell<*const Link>,
+/// A FIFO of linked records: `head` has waited longest. Generic over the
+/// handle kept with each record (a fiber's, for the scheduler), so it
+/// imports nothing of the scheduler.
+pub(crate) struct WaitList<H> {
+    head: Cell<*const Link<H>>,
+    tail: Cell<*const Link<H>>,
 }
 
-impl WaitList {
-    pub const fn new() -> WaitList {
+impl<H: Copy> WaitList<H> {
+    pub const fn new() -> WaitList<H> {
         WaitList {
             head: Cell::new(ptr::null()),
             tail: Cell::new(ptr::null()),
@@ -47,7 +48,7 @@ impl WaitList {
     /// Links `l`, the record of `fiber`, at the back. The record must stay
     /// where it is until it is unlinked or popped (state rule 5).
     #[inline(always)]
-    pub fn push_back(&self, l: &Link, fiber: Handle) {
+    pub fn push_back(&self, l: &Link<H>, fiber: H) {
         l.fiber.set(Some(fiber));
         let tail = self.tail.replace(l);
         l.prev.set(tail);
@@ -62,7 +63,7 @@ impl WaitList {
 
     /// Unlinks `l`, which is linked in this list.
     #[inline(always)]
-    pub fn unlink(&self, l: &Link) {
+    pub fn unlink(&self, l: &Link<H>) {
         let (prev, next) = (l.prev.get(), l.next.get());
         // SAFETY: state rule 5: the neighbours of a linked record are
         // linked, so valid.
@@ -82,7 +83,7 @@ impl WaitList {
     /// with the record, which stays valid only while that fiber lives and
     /// has not run since (state rule 5).
     #[inline(always)]
-    pub fn pop_front(&self) -> Option<(Handle, *const Link)> {
+    pub fn pop_front(&self) -> Option<(H, *const Link<H>)> {
         let l = self.head.get();
         // SAFETY: state rule 5: a linked record is valid.
         let l_ref = unsafe { l.as_ref()? };
@@ -106,5 +107,49 @@ impl WaitList {
 
     pub fn is_empty(&self) -> bool {
         self.head.get().is_null()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Link, WaitList};
+
+    #[test]
+    fn records_leave_in_wait_order_and_unlink_from_anywhere() {
+        let list = WaitList::new();
+        let links: Vec<Link<u32>> = (0..5).map(|_| Link::new()).collect();
+        assert!(list.is_empty());
+        for (i, l) in links.iter().enumerate() {
+            list.push_back(l, i as u32);
+        }
+        assert_eq!(list.len(), 5);
+        // From the middle, the tail and the head.
+        list.unlink(&links[2]);
+        list.unlink(&links[4]);
+        list.unlink(&links[0]);
+        assert_eq!(list.len(), 2);
+        // Linked again at the back, after the others.
+        list.push_back(&links[0], 0);
+        let mut order = Vec::new();
+        while let Some((fiber, l)) = list.pop_front() {
+            assert!(std::ptr::eq(l, &links[fiber as usize]));
+            order.push(fiber);
+        }
+        assert_eq!(order, [1, 3, 0]);
+        assert!(list.is_empty());
+        assert_eq!(list.len(), 0);
+    }
+
+    #[test]
+    fn the_only_record_leaves_an_empty_list() {
+        let list = WaitList::new();
+        let l = Link::new();
+        list.push_back(&l, 7u32);
+        list.unlink(&l);
+        assert!(list.is_empty());
+        assert!(list.pop_front().is_none());
+        list.push_back(&l, 8);
+        assert_eq!(list.pop_front().map(|(f, _)| f), Some(8));
+        assert!(list.is_empty());
     }
 }

@@ -17,9 +17,12 @@ use std::cell::Cell;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::error::Error;
-use crate::scheduler;
-use crate::waitlist::{Link, WaitList};
+use super::waitlist;
+use crate::scheduler::error::Error;
+use crate::scheduler::{self, Handle, Resume};
+
+type Link = waitlist::Link<Handle>;
+type WaitList = waitlist::WaitList<Handle>;
 
 /// How a waiter left the queue, set by the waker.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,8 +106,8 @@ impl Cond {
 
     /// Unlinks the record that has waited longest; returns its fiber and
     /// the record (state rule 5, see `WaitList::pop_front`).
-    fn pop_front(&self) -> Option<(crate::state::Handle, *const Waiter)> {
-        // SAFETY: a cond's queue links `Waiter` records only.
+    fn pop_front(&self) -> Option<(Handle, *const Waiter)> {
+        // SAFETY: state rule 5: a cond's queue links `Waiter` records only.
         self.waiters
             .pop_front()
             .map(|(fiber, l)| (fiber, unsafe { Waiter::of(l) }))
@@ -175,7 +178,7 @@ impl Cond {
     fn wait_on(
         &self,
         waiter: &Waiter,
-        mut r: crate::state::Resume,
+        mut r: Resume,
         deadline: Option<Instant>,
     ) -> Result<bool, Error> {
         loop {
@@ -203,7 +206,7 @@ impl Cond {
             return;
         };
         if scheduler::wake_fiber(fiber) {
-            // SAFETY: as below.
+            // SAFETY: state rule 5, as in `signal_next`.
             unsafe { (*w).woken.set(Woken::Signal) };
             return;
         }

@@ -1,0 +1,157 @@
+//! Acting on a fiber by id: wakeup, cancel, joinability, join, renaming.
+
+use std::borrow::Cow;
+use std::time::{Duration, Instant};
+
+use super::core::with;
+use super::error::Error;
+use super::id::FiberId;
+use super::park::{block, far_future};
+use super::record::{Handle, Status, MAX_NAME_LEN};
+
+/// Makes the fiber ready if it is suspended (as [`wakeup`] does, by handle,
+/// with no id lookup). Returns `false` when it has ended or is gone.
+#[inline(always)]
+pub(crate) fn wake_fiber(h: Handle) -> bool {
+    with(|s| s.wake(h))
+}
+
+/// Makes a suspended fiber ready. A no-op on a running, ready or calling
+/// fiber, and on the caller itself.
+///
+/// # Errors
+///
+/// [`Error::Dead`] when the fiber has ended.
+pub fn wakeup(id: FiberId) -> Result<(), Error> {
+    with(|s| {
+        let (h, slot) = s.live(id)?;
+        if slot.status == Status::Dead {
+            return Err(Error::Dead(id));
+        }
+        s.wake(h);
+        Ok(())
+    })
+}
+
+/// Sets the fiber's cancel flag and wakes it; it sees the cancel at its next
+/// cancellation point. A no-op on a finished joinable fiber. Cancelling the
+/// caller itself only sets the flag: call [`testcancel`](crate::testcancel) after.
+///
+/// # Errors
+///
+/// [`Error::Dead`] when the fiber has ended (and is not waiting for a join).
+pub fn cancel(id: FiberId) -> Result<(), Error> {
+    with(|s| {
+        let (h, slot) = s.live(id)?;
+        if slot.status == Status::Dead {
+            return Ok(());
+        }
+        slot.cancelled = true;
+        tracing::trace!(id = id.0, "cancel");
+        s.wake(h);
+        Ok(())
+    })
+}
+
+/// Makes a fiber joinable (it keeps its slot after its end until joined) or
+/// not.
+///
+/// # Errors
+///
+/// [`Error::Dead`] when the fiber has ended (Tarantool panics there).
+pub fn set_joinable(id: FiberId, joinable: bool) -> Result<(), Error> {
+    with(|s| {
+        let (_, slot) = s.live(id)?;
+        if slot.status == Status::Dead {
+            return Err(Error::Dead(id));
+        }
+        slot.joinable = joinable;
+        Ok(())
+    })
+}
+
+/// Waits for a joinable fiber to end, then frees its slot and returns its
+/// embedder word ([`ext`](crate::ext)). Not a cancellation point: a cancelled joiner
+/// keeps waiting.
+///
+/// # Errors
+///
+/// [`Error::NotInFiber`] when the fiber has not ended and the caller is not a
+/// fiber; [`Error::JoinSelf`]; [`Error::Dead`] when there is no such fiber
+/// (or it was joined); [`Error::NotJoinable`]; [`Error::JoinedConcurrently`]
+/// when another fiber waits for it; [`Error::TimedOut`] when `timeout` runs
+/// out first (the fiber stays joinable).
+pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
+    let deadline = timeout.map(|t| Instant::now().checked_add(t).unwrap_or_else(far_future));
+    loop {
+        let me = with(|s| {
+            let me = s.current;
+            if me.map(|h| h.id) == Some(id.0) {
+                return Err(Error::JoinSelf);
+            }
+            let (h, slot) = s.live(id)?;
+            if !slot.joinable {
+                // A joiner made to give up (set_joinable(false) + wakeup)
+                // leaves no trace, so a later join is not refused.
+                if slot.joiner.is_some() && slot.joiner == me {
+                    slot.joiner = None;
+                }
+                return Err(Error::NotJoinable(id));
+            }
+            if slot.status == Status::Dead {
+                let ext = slot.running.ext;
+                s.remove(h);
+                return Ok(Err(ext));
+            }
+            match (slot.joiner, me) {
+                (Some(j), Some(me)) if j != me => Err(Error::JoinedConcurrently(id)),
+                (_, None) => Err(Error::NotInFiber),
+                (_, Some(me)) => {
+                    slot.joiner = Some(me);
+                    Ok(Ok(h))
+                }
+            }
+        })?;
+        let target = match me {
+            Err(ext) => return Ok(ext),
+            Ok(target) => target,
+        };
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left == Some(Duration::ZERO) || block(left)? {
+            let gave_up = with(|s| match s.slot(target) {
+                Some(slot) if slot.status != Status::Dead => {
+                    s.slots[target].joiner = None;
+                    true
+                }
+                _ => false,
+            });
+            if gave_up {
+                return Err(Error::TimedOut);
+            }
+        }
+    }
+}
+
+/// Renames a fiber.
+///
+/// # Errors
+///
+/// [`Error::Dead`]; [`Error::NameTooLong`] past [`MAX_NAME_LEN`] bytes (use
+/// [`truncate`](crate::truncate) first to cut instead).
+pub fn set_name(id: FiberId, name: &str) -> Result<(), Error> {
+    if name.len() > MAX_NAME_LEN {
+        return Err(Error::NameTooLong);
+    }
+    with(|s| {
+        let (_, slot) = s.live(id)?;
+        if slot.status == Status::Dead {
+            return Err(Error::Dead(id));
+        }
+        let old = std::mem::replace(&mut slot.name, Cow::Owned(name.to_owned()));
+        // State rule 7: the record points at the new bytes before the old
+        // ones are freed.
+        slot.running.name = (slot.name.as_ptr(), slot.name.len());
+        drop(old);
+        Ok(())
+    })
+}
