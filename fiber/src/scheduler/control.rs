@@ -1,4 +1,5 @@
-//! Acting on a fiber by id: wakeup, cancel, joinability, join, renaming.
+//! Acting on a fiber by id: wakeup, cancel, joinability, join, renaming,
+//! abandoning.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -154,4 +155,56 @@ pub fn set_name(id: FiberId, name: &str) -> Result<(), Error> {
         drop(old);
         Ok(())
     })
+}
+
+/// Removes a fiber from the scheduler for good without running it again,
+/// and returns its embedder word ([`ext`](crate::ext)). For an embedder
+/// whose fibers can no longer run (the Lua bridge, when its Lua state
+/// closes) once cancelling them and running the scheduler ended all that
+/// could end (DESIGN.md's shutdown rule).
+///
+/// A fiber that has started and not ended is neither resumed nor unwound
+/// (an unwind would cross whatever frames it has, Lua's among them, which
+/// no Rust unwind may cross): its stack and all its frames own are leaked,
+/// so a waiter record on that stack stays valid (state rule 5), and its
+/// id is gone, so a wakeup by handle finds nothing. A fiber that has not
+/// started is dropped with its function; one that has ended (waiting for
+/// its join) only loses its slot. Its joiner is woken, and finds no such
+/// fiber.
+///
+/// # Errors
+///
+/// [`Error::Dead`] when there is no such fiber.
+///
+/// # Panics
+///
+/// When the fiber is running or calling (its frames are on the thread's
+/// stack).
+pub fn abandon(id: FiberId) -> Result<usize, Error> {
+    let (ext, unstarted) = with(|s| {
+        let (h, slot) = s.live(id)?;
+        assert!(
+            !matches!(slot.status, Status::Running | Status::Calling),
+            "abandon: fiber {id} is on the thread's stack"
+        );
+        let ext = slot.running.ext;
+        let joiner = slot.joiner;
+        let unstarted = match slot.coro.take() {
+            Some(coro) if coro.started() => {
+                std::mem::forget(coro);
+                None
+            }
+            coro => coro,
+        };
+        s.remove(h);
+        if let Some(j) = joiner {
+            s.wake(j);
+        }
+        tracing::trace!(id = id.0, "abandon");
+        Ok::<_, Error>((ext, unstarted))
+    })?;
+    // Outside the borrow: the function's captures may touch the scheduler
+    // as they drop.
+    drop(unstarted);
+    Ok(ext)
 }

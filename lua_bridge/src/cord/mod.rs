@@ -65,6 +65,9 @@ pub(crate) struct Cord {
     /// `collectgarbage("stop")` is in force (LuaJIT's "is the GC running"
     /// cannot tell that apart from a running finalizer).
     pub gc_stopped: bool,
+    /// The runtime is being dropped and has cancelled its fibers: an error
+    /// ending one (the script's main fiber too) ends only that fiber.
+    pub shutting_down: bool,
 }
 
 impl Cord {
@@ -87,6 +90,7 @@ impl Cord {
             new_thread,
             fibers: Slab::new(),
             gc_stopped: false,
+            shutting_down: false,
         }
     }
 }

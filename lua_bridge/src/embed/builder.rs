@@ -96,7 +96,9 @@ impl RuntimeBuilder {
         unsafe { crate::luajit::entry::install(main, &cord_lua) };
         // SAFETY: the cord is installed; `main` is idle.
         unsafe { crate::modules::register(main) };
-        let rt = LuaRuntime { lua };
+        let rt = LuaRuntime {
+            lua: std::mem::ManuallyDrop::new(lua),
+        };
         if let Some(limit) = self.memory_limit {
             // The setup above ran without the limit: under it, a failed
             // allocation there would raise with no pcall to catch it.

@@ -59,11 +59,9 @@ impl CallHandle {
     ///
     /// [`Error::Runtime`] with the message and traceback when the function
     /// raised (a cancelled fiber raised "fiber is cancelled"), or when a
-    /// result cannot be converted (tables nested deeper than 64).
-    ///
-    /// # Panics
-    ///
-    /// Panics when this thread's [`LuaRuntime`] has been dropped.
+    /// result cannot be converted (tables nested deeper than 64);
+    /// [`Error::NoRuntime`] when this thread's [`LuaRuntime`] was dropped
+    /// (which ended the fiber: see [`LuaRuntime`]'s "Drop").
     pub fn join(mut self) -> Result<Vec<Value>, Error> {
         let id = self.id.take().expect("a CallHandle is joined once");
         wait(id)
@@ -214,6 +212,8 @@ pub(super) fn wait(id: FiberId) -> Result<Vec<Value>, Error> {
     }
     let ext = match fiber::join(id, None) {
         Ok(ext) => ext,
+        // The runtime was dropped, which ended the fiber.
+        Err(fiber::Error::Dead(_)) if !cord::is_installed() => return Err(Error::NoRuntime),
         // The function made its fiber non-joinable: its results are gone.
         Err(fiber::Error::Dead(_)) => return Ok(Vec::new()),
         Err(e) => return Err(Error::Runtime(e.to_string())),

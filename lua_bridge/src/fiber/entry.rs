@@ -50,17 +50,16 @@ pub(super) fn entry(idx: usize) {
         ffi::lua_pcall(l, nargs, ffi::LUA_MULTRET, 1)
     };
     let me = fiber::current().expect("a Lua fiber runs as current");
-    let (storage, errors) = cord::with(|c| {
+    let (storage, errors, shutting_down) = cord::with(|c| {
         let lf = &mut c.fibers[idx];
         lf.rc = Some(rc);
-        (
-            std::mem::replace(&mut lf.storage, ffi::LUA_NOREF),
-            lf.errors,
-        )
+        let storage = std::mem::replace(&mut lf.storage, ffi::LUA_NOREF);
+        (storage, lf.errors, c.shutting_down)
     });
     // SAFETY: `l` is this fiber's thread; unref does not allocate.
     unsafe { api::unref(l, storage) };
-    if rc != 0 && errors == ErrorUse::Exit {
+    // The runtime's drop cancelled it: the process goes on.
+    if rc != 0 && errors == ErrorUse::Exit && !shutting_down {
         exit_with_error(me, idx);
     }
     if fiber::is_joinable(me).unwrap_or(false) {
@@ -74,7 +73,8 @@ pub(super) fn entry(idx: usize) {
 
 /// The body of a script's main fiber ([`spawn_main`]): runs the `prelude`
 /// chunks, then goes on as [`entry`]. An error in a chunk ends the process
-/// as one in the script does.
+/// as one in the script does (unless the runtime's drop cancelled the
+/// fiber, see [`shutdown`](super::shutdown)).
 pub(super) fn main_entry(idx: usize, prelude: c_int) {
     let l = cord::with(|c| c.fibers[idx].thread.l);
     for _ in 0..prelude {
@@ -87,6 +87,11 @@ pub(super) fn main_entry(idx: usize, prelude: c_int) {
             ffi::lua_pcall(l, 0, 0, 1)
         };
         if rc != 0 {
+            if cord::with(|c| c.shutting_down) {
+                // The runtime's drop cancelled it: only the fiber ends.
+                release(idx);
+                return;
+            }
             let me = fiber::current().expect("a Lua fiber runs as current");
             exit_with_error(me, idx);
         }

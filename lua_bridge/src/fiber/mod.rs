@@ -1,7 +1,8 @@
 //! Lua fibers' life: creation on a pooled or new Lua thread ([`spawn`]),
 //! the fiber entry and its error report ([`entry`]), join ([`join`]), the
-//! guard every switch from Lua goes through ([`guard`]), and the report of
-//! fibers blocked forever ([`blocked`]).
+//! guard every switch from Lua goes through ([`guard`]), the report of
+//! fibers blocked forever ([`blocked`]), and the end of them all when the
+//! runtime goes ([`shutdown`]).
 //!
 //! A Lua fiber's thread stack while it runs: `[msgh, fn, args...]`; after its
 //! function returns: `[msgh, results...]` or `[msgh, error]`, kept there for
@@ -12,6 +13,7 @@ pub(crate) mod blocked;
 pub(crate) mod entry;
 pub(crate) mod guard;
 pub(crate) mod join;
+pub(crate) mod shutdown;
 pub(crate) mod spawn;
 
 pub(crate) use guard::check_switch;
