@@ -21,12 +21,14 @@
 //! the kernel out of memory ([`StackError::OutOfMemory`]).
 
 use std::io::{self, Read};
+use std::mem::ManuallyDrop;
 use std::num::NonZeroUsize;
 use std::ops::Range;
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
+use corosensei::stack::valgrind::ValgrindStackRegistration;
 use corosensei::stack::{Stack, StackPointer};
 
 mod error;
@@ -134,6 +136,10 @@ pub struct FiberStack {
     map_len: usize,
     /// Usable bytes above the guard.
     size: usize,
+    /// The mapping registered as a stack with Valgrind (a no-op elsewhere),
+    /// so that it takes a switch onto this stack for one, not for wild
+    /// accesses: dropped (deregistered) before the unmap.
+    valgrind: ManuallyDrop<ValgrindStackRegistration>,
 }
 
 impl FiberStack {
@@ -189,7 +195,12 @@ impl FiberStack {
                 libc::PROT_READ | libc::PROT_WRITE,
             )
         };
-        let stack = FiberStack { map, map_len, size };
+        let stack = FiberStack {
+            map,
+            map_len,
+            size,
+            valgrind: ManuallyDrop::new(ValgrindStackRegistration::new(map, map_len)),
+        };
         if rc != 0 {
             // Told apart before the unmap changes the count of maps.
             let err = map_error(io::Error::last_os_error(), map_len, live);
@@ -256,9 +267,11 @@ impl FiberStack {
 
 impl Drop for FiberStack {
     fn drop(&mut self) {
-        // SAFETY: `map`/`map_len` describe the mapping made in `new`, which no
+        // SAFETY: `valgrind` is dropped once, here, before the unmap;
+        // `map`/`map_len` describe the mapping made in `new`, which no
         // coroutine uses any more (the stack is owned here).
         unsafe {
+            ManuallyDrop::drop(&mut self.valgrind);
             libc::munmap(self.map.cast(), self.map_len);
         }
         LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
