@@ -430,3 +430,21 @@ fn gc_finalizer_error_is_reported() {
     assert!(stderr.contains("gc boom"), "stderr: {stderr}");
     assert!(stderr.contains("__gc"), "stderr: {stderr}");
 }
+
+/// Issue 13, item 4: a detached fiber's error report names it by its bytes,
+/// as Tarantool writes them.
+#[test]
+fn error_report_names_the_fiber_by_its_bytes() {
+    let out = Command::new(env!("CARGO_BIN_EXE_luafiber"))
+        .arg("-e")
+        .arg("require('fiber').create(function() require('fiber').name('\\255\\254abc') error('named') end)")
+        .output()
+        .unwrap();
+    assert!(
+        out.stderr
+            .windows(b"(\xff\xfeabc): ".len())
+            .any(|w| w == b"(\xff\xfeabc): "),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -276,6 +276,34 @@ fn names_set_get_and_truncate() {
     "#);
 }
 
+/// Issue 13, item 4: a name is the bytes given, UTF-8 or not, in `name`,
+/// `f:name`, `fiber.info` and `f:info`; 255 of them fit; `truncate` cuts by
+/// bytes; a NUL ends it (Tarantool takes a C string).
+#[test]
+fn fiber_names_are_bytes() {
+    run(r#"
+        fiber.name('\255\254abc')
+        assert(fiber.name() == '\255\254abc', (fiber.name():gsub('.', function(c) return ('%02x'):format(c:byte()) end)))
+        local long = string.rep('\255', 255)
+        fiber.name(long)
+        assert(fiber.name() == long, #fiber.name())
+        local ok, err = pcall(fiber.name, long .. 'x')
+        assert(not ok and tostring(err) == 'Fiber name is too long', tostring(err))
+        fiber.name(long .. 'xyz', {truncate = true})
+        assert(fiber.name() == long)
+        fiber.name(string.rep('a', 254) .. '\195\169', {truncate = true})
+        assert(fiber.name() == string.rep('a', 254) .. '\195', #fiber.name())
+        fiber.name('ab\0cd')
+        assert(fiber.name() == 'ab', fiber.name())
+        local f = fiber.new(function() fiber.sleep(10) end)
+        f:name('\1\2\255')
+        assert(f:name() == '\1\2\255' and fiber.name(f) == '\1\2\255')
+        assert(fiber.info()[f:id()].name == '\1\2\255')
+        assert(f:info().name == '\1\2\255')
+        f:cancel()
+    "#);
+}
+
 #[test]
 fn cancel_unwinds_through_c_callbacks() {
     run(r#"

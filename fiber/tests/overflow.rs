@@ -25,7 +25,7 @@ fn an_overflow_is_reported_with_the_fibers_id_and_latest_name() {
             .stack_size(64 * 1024)
             .spawn_ready(|| {
                 let me = fiber::current().unwrap();
-                fiber::set_name(me, "renamed-before-overflow").unwrap();
+                fiber::set_name(me, b"renamed-before-overflow").unwrap();
                 recurse(0);
             })
             .unwrap();

@@ -133,13 +133,13 @@ pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
     }
 }
 
-/// Renames a fiber.
+/// Renames a fiber: any bytes (not necessarily UTF-8).
 ///
 /// # Errors
 ///
 /// [`Error::Dead`]; [`Error::NameTooLong`] past [`MAX_NAME_LEN`] bytes (use
 /// [`truncate`](crate::truncate) first to cut instead).
-pub fn set_name(id: FiberId, name: &str) -> Result<(), Error> {
+pub fn set_name(id: FiberId, name: &[u8]) -> Result<(), Error> {
     if name.len() > MAX_NAME_LEN {
         return Err(Error::NameTooLong);
     }

@@ -79,11 +79,11 @@ impl LuaRuntime {
             Some(path) => (
                 std::path::Path::new(path)
                     .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| path.to_owned()),
+                    .map(|n| std::os::unix::ffi::OsStrExt::as_bytes(n).to_vec())
+                    .unwrap_or_else(|| path.as_bytes().to_vec()),
                 path,
             ),
-            None => ("-e".to_owned(), interpreter),
+            None => (b"-e".to_vec(), interpreter),
         };
         let cpath = match script {
             Some("-") | None => None,
@@ -192,11 +192,11 @@ impl LuaRuntime {
         l: *mut ffi::lua_State,
         func: c_int,
         prelude: c_int,
-        name: String,
+        name: Vec<u8>,
     ) -> Result<(), Error> {
         // SAFETY: caller's contract.
         let id = unsafe {
-            lua_fiber::spawn_main(l, func, prelude, Builder::new().name(name))
+            lua_fiber::spawn_main(l, func, prelude, Builder::new().name_bytes(name))
                 .map_err(|e| Error::Runtime(format!("{e:?}")))?
         };
         fiber::run();

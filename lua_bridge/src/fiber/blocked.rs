@@ -33,6 +33,7 @@ pub(crate) unsafe fn report(main: FiberId) -> String {
             continue;
         }
         let name = fiber::name(id).unwrap_or_default();
+        let name = fiber::DisplayName(&name);
         let main = if id == main { ", the main fiber" } else { "" };
         let _ = write!(out, "\n  fiber {id} ({name}){main}");
         let thread = fiber::ext(id)

@@ -125,7 +125,8 @@ fn release(idx: usize) {
     }
 }
 
-/// Writes a fiber's error and traceback to stderr.
+/// Writes a fiber's error and traceback to stderr; its name as the bytes
+/// it is, as Tarantool writes it.
 fn report_error(me: FiberId, idx: usize, what: &str) {
     let (l, tb) = cord::with(|c| {
         let lf = &mut c.fibers[idx];
@@ -137,7 +138,9 @@ fn report_error(me: FiberId, idx: usize, what: &str) {
     let mut err = std::io::stderr().lock();
     // The traceback starts with the message.
     let text = tb.unwrap_or(msg);
-    let _ = writeln!(err, "luafiber: {what} in fiber {me} ({name}): {text}");
+    let _ = write!(err, "luafiber: {what} in fiber {me} (");
+    let _ = err.write_all(&name);
+    let _ = writeln!(err, "): {text}");
 }
 
 /// The message handler of every fiber: records a traceback for the fiber's

@@ -144,8 +144,10 @@ lua_fn! {
 }
 
 lua_fn! {
-    /// `fiber.name([f,] [name [, {truncate = bool}]])`: gets or sets a name
-    /// (at most 255 bytes: "Fiber name is too long" unless `truncate`).
+    /// `fiber.name([f,] [name [, {truncate = bool}]])`: gets or sets a name:
+    /// bytes, not necessarily UTF-8, up to the first NUL (Tarantool takes a
+    /// C string), at most 255 ("Fiber name is too long" unless `truncate`,
+    /// which cuts by bytes).
     pub(super) fn fiber_name(l) {
         // SAFETY: arguments are on `l`.
         unsafe {
@@ -160,7 +162,7 @@ lua_fn! {
                         if matches!(fiber::status(id), Some(Status::Dead) | None) {
                             return Err(error::from_fiber(fiber::Error::Dead(id)));
                         }
-                        fiber::with_name(id, |n| api::push_str(l, n)).map_err(error::from_fiber)?;
+                        fiber::with_name(id, |n| api::push_bytes(l, n)).map_err(error::from_fiber)?;
                     }
                     None => {
                         ffi::lua_pushstring(l, c"sched".as_ptr());
@@ -183,8 +185,9 @@ lua_fn! {
             let mut len = 0;
             let p = ffi::lua_tolstring(l, at, &mut len);
             let bytes = std::slice::from_raw_parts(p.cast::<u8>(), len);
-            let name = String::from_utf8_lossy(bytes);
-            let name = if truncate { fiber::truncate(&name) } else { &name };
+            // The bytes as they are, up to a NUL: Tarantool takes a C string.
+            let bytes = bytes.split(|&b| b == 0).next().unwrap_or_default();
+            let name = if truncate { fiber::truncate(bytes) } else { bytes };
             let id = target.ok_or_else(|| Raise::illegal("fiber.name(): not in a fiber"))?;
             fiber::set_name(id, name).map_err(error::from_fiber)?;
         }
@@ -296,7 +299,7 @@ unsafe fn push_info(l: *mut ffi::lua_State, id: FiberId) -> LResult<()> {
     // SAFETY: caller's contract: room for 3 values.
     unsafe {
         ffi::lua_createtable(l, 0, 4);
-        fiber::with_name(id, |n| api::push_str(l, n)).map_err(error::from_fiber)?;
+        fiber::with_name(id, |n| api::push_bytes(l, n)).map_err(error::from_fiber)?;
         ffi::lua_setfield(l, -2, c"name".as_ptr());
         ffi::lua_pushinteger(l, id.0 as ffi::lua_Integer);
         ffi::lua_setfield(l, -2, c"fid".as_ptr());

@@ -185,7 +185,7 @@ lua_fn! {
             ffi::lua_setfield(l, -2, c"id".as_ptr());
             let status = fiber::status(id).unwrap_or(Status::Dead);
             if status != Status::Dead {
-                fiber::with_name(id, |n| api::push_str(l, n)).map_err(error::from_fiber)?;
+                fiber::with_name(id, |n| api::push_bytes(l, n)).map_err(error::from_fiber)?;
                 ffi::lua_setfield(l, -2, c"name".as_ptr());
             }
             api::push_str(l, status.as_str());
