@@ -304,6 +304,46 @@ fn fiber_names_are_bytes() {
     "#);
 }
 
+/// Issue 13, item 7: a fiber that ended and waits for its join keeps its
+/// name (read and set), takes `set_joinable` and `wakeup` (a no-op), until
+/// the join; `set_joinable(false)` frees it. Its storage raises, as in
+/// Tarantool master (released when its function ended: conformance B11).
+#[test]
+fn dead_unjoined_fiber_keeps_name_joinable_and_wakeup() {
+    run(r#"
+        -- A fiber that has ended and waits for its join (its status says
+        -- "suspended" then, as in Tarantool).
+        local function ended(fn)
+            local returned = false
+            local f = fiber.new(function() local r = fn() returned = true return r end)
+            f:set_joinable(true)
+            while not returned do fiber.sleep(0) end
+            fiber.sleep(0)
+            return f
+        end
+        local f = ended(function() return 'result' end)
+        assert(f:name() == 'lua' and fiber.name(f) == 'lua', tostring(f:name()))
+        f:name('after its end')
+        assert(f:name() == 'after its end')
+        f:wakeup()
+        fiber.wakeup(f:id())
+        f:set_joinable(true)
+        local ok, v = f:join()
+        assert(ok and v == 'result', tostring(v))
+        for _, op in ipairs({f.name, f.wakeup, function() return f.storage end}) do
+            local ok2, err = pcall(op, f)
+            assert(not ok2 and tostring(err) == 'the fiber is dead', tostring(err))
+        end
+        local g = ended(function() return 'dropped' end)
+        local sok = pcall(function() return g.storage end)
+        assert(not sok, 'the storage of an ended fiber')
+        g:set_joinable(false)
+        local jok, jerr = pcall(g.join, g)
+        assert(not jok and tostring(jerr) == 'the fiber is dead', tostring(jerr))
+        assert(g:status() == 'dead' and not pcall(g.name, g))
+    "#);
+}
+
 #[test]
 fn cancel_unwinds_through_c_callbacks() {
     run(r#"

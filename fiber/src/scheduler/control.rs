@@ -18,17 +18,16 @@ pub(crate) fn wake_fiber(h: Handle) -> bool {
 }
 
 /// Makes a suspended fiber ready. A no-op on a running, ready or calling
-/// fiber, and on the caller itself.
+/// fiber, on the caller itself, and on one that has ended but waits for its
+/// join (Tarantool's `fiber_wakeup`).
 ///
 /// # Errors
 ///
-/// [`Error::Dead`] when the fiber has ended.
+/// [`Error::Dead`] when there is no such fiber (it ended and was joined,
+/// or was not joinable).
 pub fn wakeup(id: FiberId) -> Result<(), Error> {
     with(|s| {
-        let (h, slot) = s.live(id)?;
-        if slot.status == Status::Dead {
-            return Err(Error::Dead(id));
-        }
+        let (h, _) = s.live(id)?;
         s.wake(h);
         Ok(())
     })
@@ -55,16 +54,26 @@ pub fn cancel(id: FiberId) -> Result<(), Error> {
 }
 
 /// Makes a fiber joinable (it keeps its slot after its end until joined) or
-/// not.
+/// not. On a fiber that has ended and waits for its join, `true` changes
+/// nothing and `false` frees it, as the end of a fiber that is not joinable
+/// does, dropping its results (Tarantool panics there): an embedder that
+/// keeps data for it (its [`ext`](crate::ext) word) joins it instead.
 ///
 /// # Errors
 ///
-/// [`Error::Dead`] when the fiber has ended (Tarantool panics there).
+/// [`Error::Dead`] when there is no such fiber.
 pub fn set_joinable(id: FiberId, joinable: bool) -> Result<(), Error> {
     with(|s| {
-        let (_, slot) = s.live(id)?;
+        let (h, slot) = s.live(id)?;
         if slot.status == Status::Dead {
-            return Err(Error::Dead(id));
+            if !joinable {
+                let joiner = slot.joiner;
+                s.remove(h);
+                if let Some(j) = joiner {
+                    s.wake(j);
+                }
+            }
+            return Ok(());
         }
         slot.joinable = joinable;
         Ok(())
@@ -133,21 +142,21 @@ pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
     }
 }
 
-/// Renames a fiber: any bytes (not necessarily UTF-8).
+/// Renames a fiber: any bytes (not necessarily UTF-8). A fiber that has
+/// ended and waits for its join keeps its name and can be renamed until
+/// then.
 ///
 /// # Errors
 ///
-/// [`Error::Dead`]; [`Error::NameTooLong`] past [`MAX_NAME_LEN`] bytes (use
-/// [`truncate`](crate::truncate) first to cut instead).
+/// [`Error::Dead`] when there is no such fiber; [`Error::NameTooLong`]
+/// past [`MAX_NAME_LEN`] bytes (use [`truncate`](crate::truncate) first to
+/// cut instead).
 pub fn set_name(id: FiberId, name: &[u8]) -> Result<(), Error> {
     if name.len() > MAX_NAME_LEN {
         return Err(Error::NameTooLong);
     }
     with(|s| {
         let (_, slot) = s.live(id)?;
-        if slot.status == Status::Dead {
-            return Err(Error::Dead(id));
-        }
         let old = std::mem::replace(&mut slot.name, Cow::Owned(name.to_owned()));
         // State rule 7: the record points at the new bytes before the old
         // ones are freed.

@@ -53,3 +53,26 @@ pub(crate) unsafe fn join(
         Ok(n + 1)
     }
 }
+
+/// Frees an ended fiber that waits for its join, its results with it (what
+/// `f:set_joinable(false)` does to one): as a join that drops them.
+///
+/// # Errors
+///
+/// As `fiber::join` (the fiber is gone, or is not joinable).
+///
+/// # Safety
+///
+/// `l` is a thread of the cord's state.
+pub(crate) unsafe fn discard(l: *mut ffi::lua_State, id: FiberId) -> LResult<()> {
+    let ext = fiber::join(id, None).map_err(error::from_fiber)?;
+    if ext > 0 {
+        let lf = cord::with(|c| c.fibers.remove(ext - 1));
+        // SAFETY: the fiber has ended, so nothing runs on its thread.
+        unsafe {
+            api::unref(l, lf.udata);
+            cord::recycle_thread(lf.thread);
+        }
+    }
+    Ok(())
+}

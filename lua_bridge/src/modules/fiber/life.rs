@@ -159,9 +159,7 @@ lua_fn! {
             if arg_type <= ffi::LUA_TNIL {
                 match target {
                     Some(id) => {
-                        if matches!(fiber::status(id), Some(Status::Dead) | None) {
-                            return Err(error::from_fiber(fiber::Error::Dead(id)));
-                        }
+                        // An ended fiber that waits for its join has its name.
                         fiber::with_name(id, |n| api::push_bytes(l, n)).map_err(error::from_fiber)?;
                     }
                     None => {
@@ -230,8 +228,9 @@ lua_fn! {
 
 lua_fn! {
     /// `fiber.wakeup(f | id)` / `f:wakeup()`: makes a sleeping or blocked
-    /// fiber ready (its sleep ends early). No-op on oneself and on ready or
-    /// running fibers; a dead fiber: "the fiber is dead".
+    /// fiber ready (its sleep ends early). No-op on oneself, on ready or
+    /// running fibers and on an ended one that waits for its join; a fiber
+    /// that is gone: "the fiber is dead".
     pub(super) fn fiber_wakeup(l) {
         // SAFETY: arguments are on `l`.
         let id = unsafe { to_fiber_or_id(l, 1) }
@@ -242,7 +241,10 @@ lua_fn! {
 }
 
 lua_fn! {
-    /// `fiber.set_joinable(f, bool)` / `f:set_joinable(bool)`.
+    /// `fiber.set_joinable(f, bool)` / `f:set_joinable(bool)`. On a fiber
+    /// that has ended and waits for its join, `true` changes nothing and
+    /// `false` frees it with its results (Tarantool master panics there; 2.6
+    /// allowed it).
     pub(super) fn fiber_set_joinable(l) {
         // SAFETY: arguments are on `l`.
         let (id, yes) = unsafe {
@@ -251,6 +253,10 @@ lua_fn! {
                 _ => return Err(Raise::illegal("fiber.set_joinable(id, yesno): bad arguments")),
             }
         };
+        if !yes && fiber::status(id) == Some(Status::Dead) {
+            // SAFETY: `l` is the calling thread.
+            return unsafe { crate::fiber::join::discard(l, id) }.map(|()| 0);
+        }
         check(fiber::set_joinable(id, yes))?;
         Ok(0)
     }
