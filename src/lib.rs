@@ -9,7 +9,7 @@ pub use luafiber_fiber as fiber;
 pub use luafiber_lua::capi;
 pub use luafiber_lua::{
     mlua, CallHandle, Error, LuaHandle, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig,
-    Value,
+    Value, STACK_CLASH_PROTECTION,
 };
 pub use luafiber_runtime as runtime;
 pub use luafiber_runtime::{
@@ -34,3 +34,9 @@ pub fn flush_stdio() {
     // SAFETY: fflush(NULL) flushes every C stream; no preconditions.
     unsafe { libc::fflush(std::ptr::null_mut()) };
 }
+
+/// The README's Rust examples, run as doctests so that they stay complete
+/// and correct.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -448,3 +448,12 @@ fn error_report_names_the_fiber_by_its_bytes() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 13, item 12: this repository's build compiles the vendored Lua
+/// engine with `-fstack-clash-protection` (`.cargo/config.toml`), and the
+/// build says so (a program depending on luafiber without the flag sees
+/// `false` and a warning from `build()`).
+#[test]
+fn vendored_lua_is_built_with_stack_clash_protection() {
+    assert!(std::hint::black_box(luafiber::STACK_CLASH_PROTECTION));
+}

@@ -72,6 +72,7 @@ impl RuntimeBuilder {
         if cord::is_installed() {
             return Err(Error::AlreadyRunning);
         }
+        warn_without_stack_clash_protection();
         if !fiber::configure(fiber::Config {
             stacks: self.stacks,
         }) {
@@ -131,5 +132,20 @@ unsafe fn setup(l: *mut ffi::lua_State) {
         crate::fiber::entry::init(l);
         super::handlers::init(l);
         crate::modules::init(l);
+    }
+}
+
+/// Logs once per process that the Lua engine was built without
+/// `-fstack-clash-protection` ([`STACK_CLASH_PROTECTION`](crate::STACK_CLASH_PROTECTION)).
+fn warn_without_stack_clash_protection() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if !crate::STACK_CLASH_PROTECTION {
+        ONCE.call_once(|| {
+            tracing::warn!(
+                "the Lua engine was built without -fstack-clash-protection: a C frame \
+                 larger than the 64 KiB stack guard could jump over it; build with \
+                 CFLAGS=-fstack-clash-protection (see luafiber_lua::STACK_CLASH_PROTECTION)"
+            );
+        });
     }
 }
