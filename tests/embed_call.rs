@@ -258,7 +258,6 @@ fn ten_thousand_lua_fibers_block_in_a_rust_function() {
     let elapsed = t.elapsed();
     assert_eq!(r, [Value::Integer(N * (N + 1) / 2 + N)]);
     assert_eq!(peak.get(), N, "all were inside the Rust function at once");
-    assert!(elapsed < Duration::from_secs(2), "no overlap: {elapsed:?}");
     eprintln!("{N} Lua fibers x 100 ms blocking Rust call: {elapsed:?}");
     assert_eq!(fiber::stats().fibers, 0);
 }
