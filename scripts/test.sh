@@ -45,3 +45,12 @@ if [ -z "${QUICK:-}" ]; then
         --no-default-features --features lua54
     SKIP="$SKIP_LUA54" tests/conformance/run.sh target/lua54/ci/luafiber
 fi
+
+# Tarantool's own tests (tests/tarantool: ported verbatim, deliberate
+# differences in tests/tarantool/skips.tsv).
+step "tarantool tests (LuaJIT)"
+tests/tarantool/run.sh target/release/luafiber
+if [ -z "${QUICK:-}" ]; then
+    step "tarantool tests (Lua 5.4)"
+    tests/tarantool/run.sh target/lua54/ci/luafiber
+fi

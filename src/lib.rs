@@ -7,6 +7,8 @@
 
 pub use luafiber_fiber as fiber;
 pub use luafiber_lua::capi;
+pub use luafiber_lua::interrupt;
+pub use luafiber_lua::log;
 pub use luafiber_lua::{
     mlua, CallHandle, Error, LuaHandle, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig,
     Value, STACK_CLASH_PROTECTION,

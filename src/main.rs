@@ -1,12 +1,19 @@
-//! `luafiber [-e CODE]... [SCRIPT [ARGS...]]`: runs Lua chunks and a script
-//! in one main fiber, with Tarantool's `fiber`, `clock`, `buffer` and
-//! `msgpack` modules. `require` also loads C modules: the binary exports
+//! `luafiber [-e CODE]... [-i] [SCRIPT [ARGS...]]`: runs Lua chunks and a
+//! script in one main fiber, with Tarantool's `fiber`, `clock`, `buffer`,
+//! `msgpack`, `json` and `log` modules; with no script on a terminal (or
+//! with `-i`), an interactive console (`console`). `require` also loads C modules: the binary exports
 //! its engine's Lua C API and Tarantool's C module API (`build.rs`), and
 //! searches Debian's and LuaRocks' directories (`luafiber::paths`).
 
+mod console;
+
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 /// Runs Lua scripts on luafiber: the `-e` chunks, then the script, in one
 /// main fiber named after the script; the process exits when no fiber is
@@ -18,20 +25,49 @@ struct Cli {
     /// `arg` is set, `...` is empty). Alone, the main fiber is named "-e".
     #[arg(short = 'e', value_name = "CODE")]
     eval: Vec<String>,
-    /// The script (`-`: read from stdin), then its arguments: `arg[1..]`
-    /// and the script's `...`. All after the script goes to it, `-e` too.
-    #[arg(
-        value_names = ["SCRIPT", "ARGS"],
-        required_unless_present = "eval",
-        trailing_var_arg = true
-    )]
+    /// Open the interactive console after the `-e` chunks and the script
+    /// (as `lua -i`); without a script it is the default on a terminal.
+    #[arg(short = 'i')]
+    interactive: bool,
+    /// The script (`-`: read from stdin; the default when stdin is not a
+    /// terminal), then its arguments: `arg[1..]` and the script's `...`.
+    /// All after the script goes to it, `-e` and `-i` too.
+    #[arg(value_names = ["SCRIPT", "ARGS"], trailing_var_arg = true)]
     script_and_args: Vec<String>,
+}
+
+/// The subscriber that writes Lua's `log` lines (and Rust's warnings) as
+/// Tarantool's log lines. `LUAFIBER_LOG` is its filter: one level name
+/// (Tarantool's or `tracing`'s, which is also `log.cfg.level` at start)
+/// lets every Lua line through and Rust's events from that level; other
+/// values are `EnvFilter` directives. By default `lua::log=debug,warn`:
+/// the lines `log.cfg` lets through, the runtime's warnings and errors.
+fn install_logging() {
+    let directives = match std::env::var("LUAFIBER_LOG") {
+        Err(_) => "lua::log=debug,warn".to_string(),
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "fatal" | "syserror" | "error" | "crit" => "lua::log=debug,error".into(),
+            "warn" => "lua::log=debug,warn".into(),
+            "info" => "lua::log=debug,info".into(),
+            "verbose" | "debug" => "lua::log=debug,debug".into(),
+            "trace" => "trace".into(),
+            _ => v,
+        },
+    };
+    let filter = EnvFilter::try_new(&directives).unwrap_or_else(|e| {
+        eprintln!("luafiber: LUAFIBER_LOG: {e}");
+        EnvFilter::new("lua::log=debug,warn")
+    });
+    let _ = tracing_subscriber::registry()
+        .with(luafiber::log::TarantoolLayer.with_filter(filter))
+        .try_init();
 }
 
 fn main() -> ExitCode {
     // The C modules `require` loads call into the binary (build.rs).
     luafiber::capi::keep_exports();
     let cli = Cli::parse();
+    install_logging();
     let interpreter = std::env::args().next().unwrap_or_else(|| "luafiber".into());
     let rt = match luafiber::LuaRuntime::new() {
         Ok(rt) => rt,
@@ -43,11 +79,33 @@ fn main() -> ExitCode {
     if let Err(e) = luafiber::paths::install(rt.lua()) {
         eprintln!("luafiber: package paths: {e}");
     }
-    let (script, args) = match cli.script_and_args.split_first() {
+    let (mut script, args) = match cli.script_and_args.split_first() {
         Some((script, args)) => (Some(script.as_str()), args),
         None => (None, &[][..]),
     };
-    let result = rt.run_main(&cli.eval, script, args, &interpreter);
+    let mut chunks = cli.eval;
+    // Tarantool's choice: a console on a terminal, else a script on stdin.
+    let console = cli.interactive
+        || (script.is_none() && chunks.is_empty() && std::io::stdin().is_terminal());
+    if script.is_none() && chunks.is_empty() && !console {
+        script = Some("-");
+    }
+    if console {
+        if let Err(e) = console::install(&rt) {
+            eprintln!("luafiber: {e}");
+            return ExitCode::FAILURE;
+        }
+        if script.is_some() {
+            chunks.push(console::after_main_chunk());
+        } else if !chunks.is_empty() {
+            chunks.push(console::chunk());
+        }
+    }
+    let result = if console && script.is_none() && chunks.is_empty() {
+        rt.run_chunk(&console::chunk(), "interactive")
+    } else {
+        rt.run_main(&chunks, script, args, &interpreter)
+    };
     let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -65,6 +65,18 @@ pub(crate) fn running() -> Option<&'static Running> {
     unsafe { RUNNING.with(Cell::get).as_ref() }
 }
 
+/// Calls `f` with the running fiber's id and name, read from its record
+/// without the scheduler (so it works anywhere, scheduler code included:
+/// a `tracing` layer sees events the scheduler emits); `None` outside
+/// fibers.
+pub fn with_running<R>(f: impl FnOnce(u64, &[u8]) -> R) -> Option<R> {
+    let r = running()?;
+    // SAFETY: the record's name points at the slot's name bytes, kept in
+    // step by `set_name` (state rule 7) and alive while the fiber runs (this call).
+    let name = unsafe { std::slice::from_raw_parts(r.name.0, r.name.1) };
+    Some(f(r.fid, name))
+}
+
 /// Counts a switch in `switches` and publishes the count as
 /// [`switch_count`] when the thread goes on in a fiber (`in_fiber`), 0 when
 /// it leaves them.

@@ -47,7 +47,7 @@ mod scheduler;
 pub mod stack;
 mod sync;
 
-pub use context::{current_ext, fiber_word, set_fiber_word, switch_count};
+pub use context::{current_ext, fiber_word, set_fiber_word, switch_count, with_running};
 pub use scheduler::error;
 pub use scheduler::error::Error;
 pub use scheduler::idle::{self, set_idle_hook, IdleHook};

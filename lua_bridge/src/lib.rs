@@ -95,10 +95,15 @@ mod modules;
 mod raw;
 
 pub use cord::{NewThread, ThreadPoolConfig};
+pub use embed::interrupt;
 #[doc(hidden)]
 pub use embed::Handlers;
 pub use embed::{CallHandle, Error, LuaHandle, LuaRuntime, RuntimeBuilder, Value};
 pub use mlua;
+/// The `log` module's Rust side: where lines go ([`log::sink`]), their
+/// format ([`log::line`]) and the `tracing` layer that writes them
+/// ([`log::TarantoolLayer`]).
+pub use modules::log;
 
 /// Whether the vendored Lua engine was built with
 /// `-fstack-clash-protection`, as far as the build can tell (the C flags

@@ -8,12 +8,14 @@
 //! - [`handlers`], [`handle`] and [`call`]: CALL and EVAL, as Tarantool
 //!   serves them;
 //! - [`value`]: what Rust sees of Lua values ([`Value`]);
-//! - [`rust_fn`]: Rust functions Lua calls ([`LuaRuntime::register_fn`]).
+//! - [`rust_fn`]: Rust functions Lua calls ([`LuaRuntime::register_fn`]);
+//! - [`interrupt`]: Ctrl-C for running Lua code (a console's).
 
 mod builder;
 mod call;
 mod handle;
 mod handlers;
+pub mod interrupt;
 mod rust_fn;
 mod script;
 mod value;

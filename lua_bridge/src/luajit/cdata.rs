@@ -169,3 +169,16 @@ pub(crate) unsafe fn probe(l: *mut ffi::lua_State) -> (c_int, Option<CTypes>) {
         (null, ok.then_some(CTypes { ids }))
     }
 }
+
+/// The C type id of the cdata whose payload is at `payload` (what
+/// [`CTypes::read`] looks up; a ctype object, `ffi.typeof(...)`, has
+/// LuaJIT's `CTID_CTYPEID`, and types a program declares have ids above
+/// it).
+///
+/// # Safety
+///
+/// `payload` is the payload of a live cdata value (`lua_topointer`).
+pub(crate) unsafe fn ctype_id(payload: *const u8) -> u16 {
+    // SAFETY: caller's contract; the header layout as in `CTypes::read`.
+    unsafe { payload.sub(6).cast::<u16>().read() }
+}

@@ -1,11 +1,14 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
-//! conds), `clock`, `buffer` and `msgpack`. Each is a folder or file of its
+//! conds), `clock`, `buffer`, `msgpack`, `json` and `log`. Each is a folder or file of its
 //! own, opened into `package.loaded` by [`register`].
 
 pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod fiber;
+pub(crate) mod json;
+pub mod log;
 pub(crate) mod msgpack;
+pub(crate) mod serializer;
 
 use mlua::ffi;
 
@@ -38,6 +41,10 @@ pub(crate) unsafe fn register(l: *mut ffi::lua_State) {
         ffi::lua_setfield(l, -2, c"buffer".as_ptr());
         msgpack::open(l);
         ffi::lua_setfield(l, -2, c"msgpack".as_ptr());
+        json::open(l);
+        ffi::lua_setfield(l, -2, c"json".as_ptr());
+        log::open(l);
+        ffi::lua_setfield(l, -2, c"log".as_ptr());
         ffi::lua_pop(l, 2);
         crate::fiber::guard::wrap_collectgarbage(l);
     }

@@ -60,7 +60,6 @@
 //!   functions on a 512 KiB stack, more for plain tables).
 //! - `msgpack.new()`, `ibuf_decode` and the header helpers are not provided.
 
-mod config;
 mod decode;
 mod encode;
 #[cfg(test)]
@@ -74,11 +73,12 @@ use mlua::ffi;
 #[cfg(feature = "luajit")]
 use crate::luajit::cdata;
 use crate::modules::buffer;
+use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
+pub(crate) use crate::modules::serializer::Config;
 use crate::raw::api;
 use crate::raw::error::ErrorKind;
+use crate::raw::Stack;
 use crate::raw::{lua_fn, LResult, Raise};
-pub(crate) use config::Config;
-use config::{mp_cfg, write_cfg_fields, OPTIONS};
 
 /// Most nesting levels the encoder enters, whatever `encode_max_depth` says:
 /// the encoder recurses on the fiber's machine stack.
@@ -220,7 +220,7 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
         ffi::lua_setfield(l, -2, c"map_mt".as_ptr());
         // cfg: a table of the current values, callable to change them.
         ffi::lua_createtable(l, 0, OPTIONS.len() as c_int);
-        write_cfg_fields(l, &st.cfg);
+        cfg_opts::write_fields(&mut Stack::from_state(l), -1, &st.cfg);
         ffi::lua_createtable(l, 0, 1);
         ffi::lua_pushvalue(l, st_idx);
         ffi::lua_pushcclosure(l, mp_cfg, 1);
@@ -244,6 +244,29 @@ unsafe fn global_ref(l: *mut ffi::lua_State, name: &CStr) -> c_int {
             return ffi::LUA_NOREF;
         }
         ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
+    }
+}
+
+lua_fn! {
+    /// `msgpack.cfg{option = value, ...}`: changes the options (unknown
+    /// names are ignored, as in Tarantool; a known one with a value of the
+    /// wrong type raises).
+    fn mp_cfg(s: &mut Stack) {
+        if s.type_of(2) != ffi::LUA_TTABLE {
+            return Err(Raise::illegal("Usage: msgpack.cfg({option = value, ...})"));
+        }
+        // SAFETY: a module closure (upvalue 1 is the state); read by value.
+        let st = unsafe { state(s.as_ptr()) };
+        // SAFETY: as above.
+        let mut cfg = unsafe { (*st).cfg };
+        cfg_opts::parse(s, 2, &mut cfg, "msgpack.cfg")?;
+        // SAFETY: as above; no Lua code ran since the read.
+        unsafe { (*st).cfg = cfg };
+        if s.type_of(1) == ffi::LUA_TTABLE {
+            s.settop(1);
+            cfg_opts::write_fields(s, 1, &cfg);
+        }
+        Ok(0)
     }
 }
 

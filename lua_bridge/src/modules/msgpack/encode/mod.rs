@@ -98,14 +98,6 @@ fn no_stack(level: u32) -> Fail {
     ))
 }
 
-/// What a table is encoded as.
-enum Shape {
-    /// An array of this many elements, read with `lua_rawgeti(1..=n)`.
-    Array(u64),
-    /// A map of every key.
-    Map,
-}
-
 pub(super) struct Encoder<'a> {
     l: *mut ffi::lua_State,
     st: &'a State,

@@ -32,10 +32,11 @@ use std::ffi::c_int;
 use mlua::ffi;
 use rmp::encode as mp;
 
-use super::{Encoder, Shape, MAX_NESTING};
+use super::{Encoder, MAX_NESTING};
 use crate::luajit::obj::{
     gcptr, itype, CDATA, FALSE, GC_MASK, ISNUM, LIGHTUD, NIL, STR, TAB, TRUE,
 };
+use crate::modules::serializer::{self, Hint, Shape};
 
 /// `GCstr` (`lj_obj.h`); the bytes follow it.
 #[repr(C)]
@@ -286,10 +287,11 @@ impl Encoder<'_> {
                     }
                     let s = gcptr::<GcStr>(*v);
                     let len = (*s).len as usize;
-                    hint = match std::slice::from_raw_parts(s.add(1).cast::<u8>(), len) {
-                        b"seq" | b"sequence" | b"array" => Some(Shape::Array(max_key(tab))),
-                        b"map" | b"mapping" => Some(Shape::Map),
-                        _ => return Err(Bail),
+                    hint = match serializer::hint(std::slice::from_raw_parts(s.add(1).cast(), len))
+                    {
+                        Some(Hint::Array) => Some(Shape::Array(max_key(tab))),
+                        Some(Hint::Map) => Some(Shape::Map),
+                        None => return Err(Bail),
                     };
                 }
             }
@@ -355,14 +357,7 @@ impl Encoder<'_> {
             size += 1.0;
             max = max.max(k);
         }
-        let ratio = f64::from(self.cfg.encode_sparse_ratio);
-        if ratio > 0.0 && max > size * ratio && max > f64::from(self.cfg.encode_sparse_safe) {
-            if !self.cfg.encode_sparse_convert {
-                return Err(Bail);
-            }
-            return Ok(Shape::Map);
-        }
-        Ok(Shape::Array(max as u64))
+        serializer::sparse_rule(size, max, &self.cfg).map_err(|_| Bail)
     }
 
     /// Elements `1..=n`: array slots, then keys in the hash part (Bail: the

@@ -6,10 +6,11 @@ use std::ffi::c_int;
 use mlua::ffi;
 use rmp::encode as mp;
 
-use super::{illegal, no_stack, oom, stack_ok, too_deep, Encoder, LResult, Shape};
+use super::{illegal, no_stack, oom, stack_ok, too_deep, Encoder, LResult};
 use super::{SLOTS_AT_ONCE, SLOTS_PER_LEVEL};
 use crate::modules::msgpack::MAX_NESTING;
-use crate::raw::{api, Raise};
+use crate::modules::serializer::{self, Hint, Shape};
+use crate::raw::{api, Raise, Stack};
 
 impl Encoder<'_> {
     /// Makes sure of [`SLOTS_PER_LEVEL`] stack slots above `top` (rule 4).
@@ -58,13 +59,13 @@ impl Encoder<'_> {
                     match ffi::lua_type(l, top + 2) {
                         ffi::LUA_TNIL => {}
                         ffi::LUA_TFUNCTION => return self.hand_over(idx, top, level, handovers),
-                        _ => return Err(illegal("invalid __serialize value")),
+                        _ => return Err(illegal(serializer::BAD_SERIALIZE)),
                     }
                 } else {
-                    hint = match std::slice::from_raw_parts(p.cast::<u8>(), len) {
-                        b"seq" | b"sequence" | b"array" => Some(Shape::Array(self.max_key(idx))),
-                        b"map" | b"mapping" => Some(Shape::Map),
-                        _ => return Err(illegal("invalid __serialize value")),
+                    hint = match serializer::hint(std::slice::from_raw_parts(p.cast(), len)) {
+                        Some(Hint::Array) => Some(Shape::Array(self.max_key(idx))),
+                        Some(Hint::Map) => Some(Shape::Map),
+                        None => return Err(illegal(serializer::BAD_SERIALIZE)),
                     };
                 }
                 ffi::lua_settop(l, top);
@@ -203,62 +204,20 @@ impl Encoder<'_> {
         }
     }
 
-    /// Tarantool's default rule (`lua_field_inspect_table`): an array when
-    /// every key is a positive integer (or equals the count so far) and the
-    /// array is not excessively sparse; its length is the largest key.
+    /// Tarantool's default rule for the table at `idx`
+    /// ([`serializer::inspect`]).
     pub(super) unsafe fn inspect(&mut self, idx: c_int) -> LResult<Shape> {
-        let l = self.l;
-        let (mut size, mut max) = (0f64, 0f64);
-        // SAFETY: `idx` holds a table; no Lua code runs in this traversal,
-        // so a raw `lua_next` cannot fail (rule 3).
-        unsafe {
-            ffi::lua_pushnil(l);
-            while ffi::lua_next(l, idx) != 0 {
-                size += 1.0;
-                ffi::lua_settop(l, -2);
-                let k = if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
-                    ffi::lua_tonumber(l, -1)
-                } else {
-                    f64::NAN
-                };
-                if k != size && !(k >= 1.0 && k.floor() == k) {
-                    ffi::lua_settop(l, -2);
-                    return Ok(Shape::Map);
-                }
-                max = max.max(k);
-            }
-        }
-        let ratio = f64::from(self.cfg.encode_sparse_ratio);
-        if ratio > 0.0 && max > size * ratio && max > f64::from(self.cfg.encode_sparse_safe) {
-            if !self.cfg.encode_sparse_convert {
-                return Err(illegal("excessively sparse array"));
-            }
-            return Ok(Shape::Map);
-        }
-        Ok(Shape::Array(max as u64))
+        // SAFETY: the calling state of a `lua_fn` body; no Lua code runs
+        // while the handle lives.
+        let mut s = unsafe { Stack::from_state(self.l) };
+        serializer::inspect(&mut s, idx, &self.cfg).map_err(illegal)
     }
 
-    /// The largest positive integer key of the table at `idx`, 0 if none:
-    /// the length of an array by `__serialize` (Tarantool's `luaL_arrlen`,
-    /// not `#`, which may stop at a hole).
+    /// The length of an array by `__serialize` ([`serializer::max_key`]).
     pub(super) unsafe fn max_key(&mut self, idx: c_int) -> u64 {
-        let l = self.l;
-        let mut max = 0f64;
-        // SAFETY: `idx` holds a table; no Lua code runs in this traversal
-        // (rule 3).
-        unsafe {
-            ffi::lua_pushnil(l);
-            while ffi::lua_next(l, idx) != 0 {
-                ffi::lua_settop(l, -2);
-                if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER {
-                    let k = ffi::lua_tonumber(l, -1);
-                    if k > max && k.floor() == k {
-                        max = k;
-                    }
-                }
-            }
-        }
-        max as u64
+        // SAFETY: as in `inspect`.
+        let mut s = unsafe { Stack::from_state(self.l) };
+        serializer::max_key(&mut s, idx)
     }
 
     /// Every key and value of the table at `idx`, but the integer keys

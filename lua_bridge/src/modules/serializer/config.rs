@@ -1,13 +1,14 @@
-//! `msgpack.cfg`: the options encoding and decoding read, as Tarantool's
-//! `luaL_serializer` has them.
+//! A serializer's options, as Tarantool's `luaL_serializer` has them
+//! (`src/lua/serializer.c`, `OPTIONS`): what `msgpack.cfg`, `json.cfg` and
+//! the per-call options of `json.encode(v, opts)` set.
 
 use std::ffi::{c_int, CStr};
 
 use mlua::ffi;
 
-use crate::raw::{api, lua_fn, Raise};
+use crate::raw::{LResult, Raise, Stack};
 
-/// `msgpack.cfg`: the options that encoding and decoding read.
+/// The options that encoding and decoding read.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Config {
     pub encode_max_depth: u32,
@@ -46,13 +47,14 @@ impl Default for Config {
     }
 }
 
-/// One option of [`Config`]: its name and where it lives.
-pub(super) enum Opt {
+/// One option of [`Config`]: where it lives.
+pub(crate) enum Opt {
     Bool(fn(&mut Config) -> &mut bool),
     Num(fn(&mut Config) -> &mut u32),
 }
 
-pub(super) const OPTIONS: &[(&CStr, Opt)] = &[
+/// Every option of [`Config`], by name.
+pub(crate) const OPTIONS: &[(&CStr, Opt)] = &[
     (c"encode_max_depth", Opt::Num(|c| &mut c.encode_max_depth)),
     (
         c"encode_deep_as_nil",
@@ -101,58 +103,56 @@ pub(super) const OPTIONS: &[(&CStr, Opt)] = &[
     (c"decode_max_depth", Opt::Num(|c| &mut c.decode_max_depth)),
 ];
 
-/// Sets every option's value as a field of the table on top.
-pub(super) unsafe fn write_cfg_fields(l: *mut ffi::lua_State, cfg: &Config) {
+/// Sets every option's value as a field of the table at `t` (raw).
+pub(crate) fn write_fields(s: &mut Stack, t: c_int, cfg: &Config) {
+    let t = s.abs(t);
     let mut cfg = *cfg;
-    // SAFETY: caller's contract: a table without metamethods on top.
-    unsafe {
-        for (name, opt) in OPTIONS {
-            match opt {
-                Opt::Bool(f) => ffi::lua_pushboolean(l, c_int::from(*f(&mut cfg))),
-                Opt::Num(f) => ffi::lua_pushinteger(l, *f(&mut cfg) as ffi::lua_Integer),
-            }
-            ffi::lua_pushstring(l, name.as_ptr());
-            ffi::lua_insert(l, -2);
-            ffi::lua_rawset(l, -3);
+    for (name, opt) in OPTIONS {
+        match opt {
+            Opt::Bool(f) => s.push_bool(*f(&mut cfg)),
+            Opt::Num(f) => s.push_int(i64::from(*f(&mut cfg))),
         }
+        s.set_field(t, name);
     }
 }
 
-lua_fn! {
-    /// `msgpack.cfg{option = value, ...}`: changes the options (unknown
-    /// names are ignored, as in Tarantool; a known one with a value of the
-    /// wrong type raises).
-    pub(super) fn mp_cfg(l) {
-        // SAFETY: a module closure called by Lua with (cfg table, options).
-        unsafe {
-            if ffi::lua_type(l, 2) != ffi::LUA_TTABLE {
-                return Err(Raise::illegal("Usage: msgpack.cfg({option = value, ...})"));
+/// Reads the options set in the table at `t` (raw reads) into `cfg`;
+/// unknown names are ignored, as in Tarantool. `who` names the caller in
+/// errors (`msgpack.cfg`).
+///
+/// # Errors
+///
+/// `IllegalParams` "WHO: bad value for NAME" for a known option with a
+/// value of the wrong type or range (Tarantool converts any value); `cfg`
+/// is then left as it was.
+pub(crate) fn parse(s: &mut Stack, t: c_int, cfg: &mut Config, who: &str) -> LResult<()> {
+    let t = s.abs(t);
+    let mut new = *cfg;
+    for (name, opt) in OPTIONS {
+        let ty = s.rawget_field(t, name);
+        let ok = match opt {
+            _ if ty == ffi::LUA_TNIL => true,
+            Opt::Bool(f) if ty == ffi::LUA_TBOOLEAN => {
+                *f(&mut new) = s.to_bool(-1);
+                true
             }
-            let st = super::state(l);
-            let mut cfg = (*st).cfg;
-            for (name, opt) in OPTIONS {
-                ffi::lua_pushstring(l, name.as_ptr());
-                ffi::lua_rawget(l, 2);
-                let t = ffi::lua_type(l, -1);
-                if t != ffi::LUA_TNIL {
-                    let bad = || Raise::illegal(format!("msgpack.cfg: bad value for {}", name.to_string_lossy()));
-                    match opt {
-                        Opt::Bool(f) if t == ffi::LUA_TBOOLEAN => *f(&mut cfg) = ffi::lua_toboolean(l, -1) != 0,
-                        Opt::Num(f) => match api::to_number(l, -1) {
-                            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => *f(&mut cfg) = n as u32,
-                            _ => return Err(bad()),
-                        },
-                        _ => return Err(bad()),
-                    }
+            Opt::Bool(_) => false,
+            Opt::Num(f) => match s.to_number(-1) {
+                Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => {
+                    *f(&mut new) = n as u32;
+                    true
                 }
-                ffi::lua_pop(l, 1);
-            }
-            (*st).cfg = cfg;
-            if ffi::lua_type(l, 1) == ffi::LUA_TTABLE {
-                ffi::lua_settop(l, 1);
-                write_cfg_fields(l, &cfg);
-            }
+                _ => false,
+            },
+        };
+        s.pop(1);
+        if !ok {
+            return Err(Raise::illegal(format!(
+                "{who}: bad value for {}",
+                name.to_string_lossy()
+            )));
         }
-        Ok(0)
     }
+    *cfg = new;
+    Ok(())
 }

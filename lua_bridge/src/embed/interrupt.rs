@@ -1,0 +1,135 @@
+//! Interrupting running Lua code from a signal handler (Ctrl-C in a
+//! console), the way `lua.c` does it: the handler sets a hook on the Lua
+//! thread that runs the code, and the hook raises "interrupted!" at the
+//! next instruction, call or return. `lua_sethook` is safe to call from a
+//! signal handler on the thread that runs Lua (Lua's own design); nothing
+//! else here is more than atomic loads and stores.
+//!
+//! Lua code runs what may be interrupted with `pcall(f, ...)` from the
+//! module `luafiber.interrupt` ([`LuaRuntime::install_interrupt`] puts it
+//! into `package.loaded`), which arms the calling thread while `f` runs; a
+//! signal handler calls [`interrupt`].
+//!
+//! On LuaJIT the hook is global and fires in whichever fiber runs Lua: it
+//! raises only in the armed thread. LuaJIT does not run hooks inside
+//! JIT-compiled code, so a compiled loop is not interrupted; the console
+//! turns the JIT off for the code typed at its prompt (`jit.off(f, true)`),
+//! which keeps loops written there interruptible.
+
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+use mlua::ffi;
+
+use super::LuaRuntime;
+use crate::raw::{lua_fn, Raise, Reg};
+
+/// The armed Lua thread (null: none).
+static ARMED: AtomicPtr<ffi::lua_State> = AtomicPtr::new(std::ptr::null_mut());
+/// An interrupt came and was not taken yet.
+static PENDING: AtomicBool = AtomicBool::new(false);
+
+/// Interrupts the armed Lua thread, if any: sets the hook that raises
+/// "interrupted!" in it, and marks an interrupt pending ([`take_pending`]).
+/// Returns whether a thread was armed.
+///
+/// Async-signal-safe: call it from a signal handler on the cord's thread
+/// (the thread that runs the armed Lua thread), as `lua.c` calls
+/// `lua_sethook` from its SIGINT handler.
+pub fn interrupt() -> bool {
+    PENDING.store(true, Ordering::SeqCst);
+    let l = ARMED.load(Ordering::SeqCst);
+    if l.is_null() {
+        return false;
+    }
+    let mask = ffi::LUA_MASKCALL | ffi::LUA_MASKRET | ffi::LUA_MASKCOUNT;
+    // SAFETY: `l` is armed, so it is inside `interrupt.pcall` and alive
+    // (the handler runs on the cord's thread, between two instructions of
+    // its code, so it cannot interleave with the disarm); lua_sethook only
+    // stores the hook fields, which Lua allows from a signal handler.
+    unsafe { ffi::lua_sethook(l, Some(hook), mask, 1) };
+    true
+}
+
+/// Whether an interrupt came and was not taken yet (async-signal-safe).
+pub fn pending() -> bool {
+    PENDING.load(Ordering::SeqCst)
+}
+
+/// Whether a Lua thread is armed (async-signal-safe).
+pub fn armed() -> bool {
+    !ARMED.load(Ordering::SeqCst).is_null()
+}
+
+/// Whether an interrupt came since the last call (and clears it).
+pub fn take_pending() -> bool {
+    PENDING.swap(false, Ordering::SeqCst)
+}
+
+/// The hook: raises "interrupted!" in the armed thread, and clears itself.
+unsafe extern "C-unwind" fn hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua_Debug) {
+    if cfg!(feature = "luajit") && l != ARMED.load(Ordering::SeqCst) {
+        // LuaJIT's hook is global: another fiber runs; the armed one raises
+        // when it runs again (or is disarmed).
+        return;
+    }
+    // SAFETY: a hook runs on a Lua thread between instructions, where Lua
+    // may raise; this frame owns nothing (raw rule 2), as lua.c's `lstop`.
+    unsafe {
+        ffi::lua_sethook(l, None, 0, 0);
+        ffi::lua_pushstring(l, c"interrupted!".as_ptr());
+        ffi::lua_error(l);
+    }
+}
+
+lua_fn! {
+    /// `pcall(f, ...)`: `pcall` that [`interrupt`] may interrupt: the
+    /// calling thread is armed while `f` runs (an interrupt still pending,
+    /// one not taken with [`take_pending`], interrupts it at once), and
+    /// disarmed (its hook
+    /// cleared) in C before any Lua instruction runs again, so the hook
+    /// never raises outside the call.
+    fn interrupt_pcall(s: &mut Stack) {
+        if s.top() < 1 {
+            return Err(Raise::illegal("Usage: interrupt.pcall(f, ...)"));
+        }
+        ARMED.store(s.as_ptr(), Ordering::SeqCst);
+        if PENDING.load(Ordering::SeqCst) {
+            // An interrupt came before `f` started (its fiber had not run
+            // yet): the first instruction raises.
+            interrupt();
+        }
+        let ok = s.pcall(s.top() - 1, ffi::LUA_MULTRET).is_ok();
+        ARMED.store(std::ptr::null_mut(), Ordering::SeqCst);
+        // SAFETY: the calling thread (on LuaJIT the hook is the state's);
+        // clearing a hook does not raise.
+        unsafe { ffi::lua_sethook(s.as_ptr(), None, 0, 0) };
+        s.push_bool(ok);
+        s.insert(1);
+        Ok(s.top())
+    }
+}
+
+impl LuaRuntime {
+    /// Puts the module `luafiber.interrupt` (`pcall(f, ...)`) into
+    /// `package.loaded`, for Lua code that a signal handler may interrupt
+    /// through [`interrupt`] (see the module doc of `interrupt.rs`).
+    pub fn install_interrupt(&self) {
+        const FUNCS: &[Reg] = &[(c"pcall", interrupt_pcall)];
+        let l = self.lua.state();
+        // SAFETY: `l` is the idle main state; the pushes are balanced.
+        unsafe {
+            ffi::lua_getglobal(l, c"package".as_ptr());
+            if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+                ffi::lua_getfield(l, -1, c"loaded".as_ptr());
+                if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
+                    ffi::lua_createtable(l, 0, FUNCS.len() as c_int);
+                    crate::raw::api::set_funcs(l, FUNCS);
+                    ffi::lua_setfield(l, -2, c"luafiber.interrupt".as_ptr());
+                }
+                ffi::lua_pop(l, 1);
+            }
+            ffi::lua_pop(l, 1);
+        }
+    }
+}

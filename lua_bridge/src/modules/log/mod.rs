@@ -1,0 +1,225 @@
+//! The Lua `log` module: Tarantool's `log` (`src/lua/log.lua`, lines as
+//! `src/lib/core/say.c` writes them).
+//!
+//! - `log.error/warn/info/verbose/debug(fmt, ...)`: a line at that level;
+//!   with arguments `fmt` is a `string.format` format (a table argument
+//!   without `__tostring` is JSON-encoded first); a lone table is logged as
+//!   JSON (in the JSON format its fields become the line's).
+//! - `log.cfg{log=, level=, format='plain'|'json', nonblock=, modules=}`,
+//!   `log.cfg.NAME`; `log.level(l)`, `log.log_format(f)`, `log.new(name)`
+//!   (a logger whose lines name the module), `log.pid()`, `log.rotate()`.
+//!
+//! Each line goes through `tracing` (target `lua::log`, at `ERROR` for fatal,
+//! syserror, error and crit, `WARN`, `INFO`, `DEBUG` for verbose and debug:
+//! never `TRACE`, so a subscriber that takes every Lua line need not
+//! enable `TRACE`, which the scheduler tests on its hot paths), with
+//! fields `tarantool_level`, `fiber_id`, `fiber_name`,
+//! `module`, `file`, `line`, `json` and the message, so a Rust program that
+//! embeds luafiber sees Lua's lines in its own subscriber.
+//! [`TarantoolLayer`] writes events as Tarantool's lines (the `luafiber`
+//! binary installs it); with no subscriber at all, the lines are written
+//! straight to the destination, as Tarantool would.
+//!
+//! Differences from Tarantool:
+//!
+//! - Lines have the full format from the start (Tarantool writes only the
+//!   message until `box.cfg` or `log.cfg` is called).
+//! - No pipe or syslog logger (`log = '|cmd'`, `'syslog:...'` raise), no
+//!   `nonblock`; the level that `log.cfg` sets gates Lua's lines before
+//!   `tracing`, whose own filter (`LUAFIBER_LOG` in the binary) comes
+//!   after. `LUAFIBER_LOG` set to one level name (Tarantool's or tracing's)
+//!   is also the initial `log.cfg.level`.
+//! - Errors are error objects (`tostring(err)` is Tarantool's message).
+
+mod layer;
+pub mod line;
+pub mod sink;
+
+use std::ffi::c_int;
+
+pub use layer::TarantoolLayer;
+use mlua::ffi;
+use tracing::Level;
+
+use crate::raw::{api, lua_fn, Raise, Reg, Stack};
+
+/// The `tracing` target of Lua's log lines. Not `lua`: `EnvFilter`
+/// matches targets by prefix, and `lua` is one of every `luafiber_*`
+/// module's.
+pub const TARGET: &str = "lua::log";
+
+/// The Lua half of the module.
+const LOG_LUA: &str = include_str!("log.lua");
+
+/// Tarantool's level of a level name (Tarantool's or `tracing`'s).
+fn level_by_name(name: &str) -> Option<u8> {
+    Some(match name.trim().to_ascii_lowercase().as_str() {
+        "fatal" => 0,
+        "syserror" => 1,
+        "error" => 2,
+        "crit" => 3,
+        "warn" => 4,
+        "info" => 5,
+        "verbose" => 6,
+        "debug" | "trace" => 7,
+        _ => return None,
+    })
+}
+
+/// Emits one Lua log line: through `tracing`, or straight to the
+/// destination when no subscriber is installed.
+pub fn emit(level: u8, module: Option<&str>, file: &str, line: u32, msg: &str, json: bool) {
+    let current =
+        luafiber_fiber::with_running(|id, name| (id, String::from_utf8_lossy(name).into_owned()));
+    let fiber_id = current.as_ref().map_or(0, |c| c.0);
+    let name = current.as_ref().map(|c| c.1.clone()).unwrap_or_default();
+    let unset = tracing::dispatcher::get_default(|d| d.is::<tracing::subscriber::NoSubscriber>());
+    if unset {
+        let thread = std::thread::current();
+        let rec = line::Record {
+            level,
+            cord: thread.name().unwrap_or("main"),
+            fiber: current.as_ref().map(|_| (fiber_id, name.as_str())),
+            module,
+            file: Some((file, line)),
+            message: msg.as_bytes(),
+            json_message: json,
+        };
+        sink::write(&line::format_line(&rec, sink::format()));
+        return;
+    }
+    let module = module.unwrap_or("");
+    macro_rules! event {
+        ($lvl:expr) => {
+            tracing::event!(
+                target: "lua::log",
+                $lvl,
+                tarantool_level = u64::from(level),
+                fiber_id,
+                fiber_name = name.as_str(),
+                module,
+                file,
+                line = u64::from(line),
+                json,
+                "{}",
+                msg
+            )
+        };
+    }
+    match level {
+        0..=3 => event!(Level::ERROR),
+        4 => event!(Level::WARN),
+        5 => event!(Level::INFO),
+        _ => event!(Level::DEBUG),
+    }
+}
+
+/// An optional string argument.
+fn opt_str(s: &Stack, idx: c_int) -> Option<String> {
+    s.to_str(idx)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+}
+
+lua_fn! {
+    /// `C.say(level, module, file, line, message, kind)`.
+    fn log_say(s: &mut Stack) {
+        let level = s.to_integer(1).unwrap_or(5).clamp(0, 7) as u8;
+        let module = opt_str(s, 2);
+        let file = opt_str(s, 3).unwrap_or_else(|| "eval".into());
+        let line = s.to_integer(4).unwrap_or(0).clamp(0, i64::from(u32::MAX)) as u32;
+        let msg = s.to_str(5).map(String::from_utf8_lossy).unwrap_or_default();
+        let json = s.to_str(6) == Some(b"json");
+        emit(level, module.as_deref(), &file, line, &msg, json);
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `C.check(log, format, nonblock)`: nil, or what is wrong.
+    fn log_check(s: &mut Stack) {
+        let log = opt_str(s, 1);
+        let format = opt_str(s, 2).unwrap_or_else(|| "plain".into());
+        let nonblock = (s.type_of(3) == ffi::LUA_TBOOLEAN).then(|| s.to_bool(3));
+        match sink::check(log.as_deref(), &format, nonblock) {
+            Some(e) => s.push_str(&e),
+            None => s.push_nil(),
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `C.apply(log, format)`: makes them the destination and format.
+    fn log_apply(s: &mut Stack) {
+        let log = opt_str(s, 1);
+        let format = opt_str(s, 2).unwrap_or_else(|| "plain".into());
+        sink::apply(log.as_deref(), &format).map_err(Raise::illegal)?;
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `log.rotate()`: reopens the log file.
+    fn log_rotate(s: &mut Stack) {
+        let _ = s;
+        if sink::rotate().map_err(|e| Raise::illegal(format!("log.rotate: {e}")))? {
+            emit(5, None, "log", 0, "log file has been reopened", false);
+        }
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `log.pid()`: the process id.
+    fn log_pid(s: &mut Stack) {
+        s.push_int(i64::from(std::process::id()));
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `C.raise(message)`: raises an `IllegalParams` error object.
+    fn log_raise(s: &mut Stack) {
+        let msg = opt_str(s, 1).unwrap_or_default();
+        Err(Raise::illegal(msg))
+    }
+}
+
+/// Pushes the `log` module table.
+///
+/// # Safety
+///
+/// `l` is a valid state with room for 8 values, not inside a `lua_fn` body
+/// (setup runs Lua code), after `json` was put into `package.loaded`.
+pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
+    const FUNCS: &[Reg] = &[
+        (c"say", log_say),
+        (c"check", log_check),
+        (c"apply", log_apply),
+        (c"rotate", log_rotate),
+        (c"pid", log_pid),
+        (c"raise", log_raise),
+    ];
+    // SAFETY: caller's contract; the chunk runs under lua_pcall and leaves
+    // one value (the module, or a table in its place).
+    unsafe {
+        let top = ffi::lua_gettop(l);
+        let rc = ffi::luaL_loadbuffer(l, LOG_LUA.as_ptr().cast(), LOG_LUA.len(), c"=log".as_ptr());
+        if rc == 0 {
+            ffi::lua_createtable(l, 0, FUNCS.len() as c_int + 1);
+            api::set_funcs(l, FUNCS);
+            let initial = std::env::var("LUAFIBER_LOG")
+                .ok()
+                .and_then(|v| level_by_name(&v));
+            if let Some(level) = initial {
+                ffi::lua_pushinteger(l, ffi::lua_Integer::from(level));
+                ffi::lua_setfield(l, -2, c"initial_level".as_ptr());
+            }
+        }
+        if rc != 0 || ffi::lua_pcall(l, 1, 1, 0) != 0 {
+            eprintln!("luafiber: the log module: {}", api::describe(l, -1));
+            ffi::lua_settop(l, top);
+            ffi::lua_createtable(l, 0, 0);
+        }
+    }
+}

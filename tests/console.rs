@@ -1,0 +1,204 @@
+//! The interactive console, driven through a pseudo-terminal as a person
+//! would: typed lines, a multi-line function, Ctrl-C during a loop that
+//! never yields and during a sleep, fibers running between lines, Ctrl-D.
+//! Each answer is Tarantool's console output for the same input (YAML
+//! documents), with luafiber's prompt.
+
+use std::io::{Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_luafiber");
+
+/// Longest wait for an expected answer before the test fails (a guard
+/// against hanging, not a speed check).
+const PATIENCE: Duration = Duration::from_secs(30);
+
+struct Console {
+    child: Child,
+    master: std::fs::File,
+    /// Everything the console wrote, as it came.
+    out: Arc<Mutex<Vec<u8>>>,
+    /// How much of the cleaned output the expectations consumed.
+    seen: usize,
+}
+
+/// The terminal output as text: escape sequences and carriage returns out.
+fn clean(raw: &[u8]) -> String {
+    let text = String::from_utf8_lossy(raw);
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    while let Some(&n) = chars.peek() {
+                        chars.next();
+                        if n.is_ascii_alphabetic() || n == '~' {
+                            break;
+                        }
+                    }
+                } else {
+                    chars.next();
+                }
+            }
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl Console {
+    fn start(home: &std::path::Path) -> Console {
+        let (mut master, mut slave) = (0, 0);
+        let size = libc::winsize {
+            ws_row: 50,
+            ws_col: 200,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: out-pointers for the two fds and a window size; no name
+        // or termios.
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                &size,
+            )
+        };
+        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: openpty gave two fresh fds that nothing else owns.
+        let (master, slave) =
+            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        let mut cmd = Command::new(EXE);
+        cmd.env("HOME", home)
+            .env_remove("LUAFIBER_LOG")
+            .stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        // SAFETY: only async-signal-safe calls between fork and exec: a new
+        // session whose controlling terminal is the pty, so Ctrl-C typed
+        // into it is a SIGINT for the console.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                libc::ioctl(0, libc::TIOCSCTTY, 0);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        let master = std::fs::File::from(master);
+        let mut reader = master.try_clone().unwrap();
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let sink = out.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Console {
+            child,
+            master,
+            out,
+            seen: 0,
+        }
+    }
+
+    fn text(&self) -> String {
+        clean(&self.out.lock().unwrap())
+    }
+
+    /// Waits until `want` appears after what earlier expectations
+    /// consumed; consumes up to its end.
+    fn expect(&mut self, want: &str) {
+        let start = Instant::now();
+        loop {
+            let text = self.text();
+            if let Some(at) = text[self.seen..].find(want) {
+                self.seen += at + want.len();
+                return;
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "no {want:?} in the console's output:\n{}",
+                &text[self.seen..]
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.master.write_all(bytes.as_bytes()).unwrap();
+    }
+
+    /// Types `line` and Enter, then waits for the `answer` and the next
+    /// prompt.
+    fn line(&mut self, line: &str, answer: &str) {
+        self.send(&format!("{line}\r"));
+        self.expect(answer);
+        self.expect(PROMPT);
+    }
+}
+
+const PROMPT: &str = "luafiber> ";
+
+#[test]
+fn console_runs_lines_in_fibers_and_survives_ctrl_c() {
+    let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("console-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut c = Console::start(&home);
+    c.expect(PROMPT);
+    c.line("fiber = require('fiber')", "---\n...\n");
+    c.line("fiber.sleep(0.1)", "fiber.sleep(0.1)\n---\n...\n");
+    c.line("1 + 1", "1 + 1\n---\n- 2\n...\n");
+    // A multi-line function: continued while incomplete.
+    c.send("function f(x)\r");
+    c.expect("        > ");
+    c.send("return x * 2\r");
+    c.expect("        > ");
+    c.line("end", "end\n---\n...\n");
+    c.line("f(21)", "---\n- 42\n...\n");
+    // A loop that never yields: Ctrl-C interrupts it, the prompt is back.
+    c.send("while true do end\r");
+    c.expect("while true do end\n");
+    c.send("\x03");
+    c.expect("---\n- error: interrupted!\n...\n");
+    c.expect(PROMPT);
+    // A chunk parked in a sleep: Ctrl-C cancels its fiber.
+    c.send("fiber.sleep(100)\r");
+    c.expect("fiber.sleep(100)\n");
+    c.send("\x03");
+    c.expect("---\n- error: fiber is cancelled\n...\n");
+    c.expect(PROMPT);
+    // Values as Tarantool prints them.
+    c.line(
+        "'x: y', nil, {a = {1, 2}}, 'yes'",
+        "---\n- 'x: y'\n- null\n- a:\n  - 1\n  - 2\n- 'yes'\n...\n",
+    );
+    c.line("error('boom', 0)", "---\n- error: boom\n...\n");
+    // A fiber made at the prompt runs while the console waits for input.
+    c.line(
+        "fiber.create(function() while true do fiber.sleep(0.01) n = (n or 0) + 1 end end) ~= nil",
+        "---\n- true\n...\n",
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    c.line("n > 5", "---\n- true\n...\n");
+    // Ctrl-C at the prompt drops the line; Ctrl-D ends the process.
+    c.send("unfinished(\x03");
+    c.expect(PROMPT);
+    c.send("\x04");
+    let status = c.child.wait().unwrap();
+    eprintln!("--- console transcript ---\n{}", c.text());
+    assert!(status.success(), "{status}");
+}

@@ -1,0 +1,91 @@
+-- What Tarantool's tests of `log` and `json` touch outside those modules,
+-- for running them on luafiber unchanged (run.sh loads this before each
+-- test). Each part is a known difference, not a luafiber feature:
+--
+-- 1. luafiber's modules raise error objects (tostring gives Tarantool's
+--    message) where Tarantool raises strings: the string functions the
+--    tests call on an error (`string.find(err, ...)`) take its message.
+-- 2. Tarantool's string extensions the tests use: `string.startswith`,
+--    `string.endswith`.
+-- 3. `box`: only what `box.cfg` does with the log options (it hands them
+--    to `log.cfg`, as Tarantool's box.cfg does) and `box.NULL`; other
+--    options are accepted and ignored. luafiber has no `box`.
+-- 4. `fio`: `rename`, and `open(path)` whose `read()` reads the rest of
+--    the file. luafiber has no `fio`.
+
+local function is_error_object(v)
+    local mt = type(v) == 'table' and getmetatable(v)
+    return mt and mt.__tostring ~= nil and rawget(v, 'type') ~= nil
+        and rawget(v, 'message') ~= nil
+end
+
+for _, name in ipairs{'find', 'match', 'gmatch', 'gsub', 'sub', 'len',
+                      'lower', 'upper', 'byte', 'rep', 'reverse'} do
+    local f = string[name]
+    string[name] = function(s, ...)
+        if is_error_object(s) then
+            s = tostring(s)
+        end
+        return f(s, ...)
+    end
+end
+
+function string.startswith(s, prefix)
+    return s:sub(1, #prefix) == prefix
+end
+
+function string.endswith(s, suffix)
+    return #suffix == 0 or s:sub(-#suffix) == suffix
+end
+
+local BOX2LOG = {
+    log = 'log', log_level = 'level', log_format = 'format',
+    log_nonblock = 'nonblock', log_modules = 'modules',
+}
+
+local ok, msgpack = pcall(require, 'msgpack')
+box = {
+    NULL = ok and msgpack.NULL or nil,
+    cfg = setmetatable({}, {
+        __call = function(_, cfg)
+            local log_cfg = {}
+            for k, v in pairs(cfg) do
+                if BOX2LOG[k] ~= nil then
+                    log_cfg[BOX2LOG[k]] = v
+                end
+            end
+            local log = require('log')
+            local ok, err = pcall(log.cfg, log_cfg)
+            if not ok then
+                -- box.cfg names its own options
+                error(tostring(err):gsub("option '(%w+)'", function(o)
+                    for b, l in pairs(BOX2LOG) do
+                        if l == o then return "option '" .. b .. "'" end
+                    end
+                    return "option '" .. o .. "'"
+                end), 2)
+            end
+        end,
+        __index = function(_, k)
+            if BOX2LOG[k] ~= nil then
+                return require('log').cfg[BOX2LOG[k]]
+            end
+        end,
+    }),
+}
+
+package.preload.fio = function()
+    return {
+        rename = os.rename,
+        open = function(path)
+            local f = io.open(path)
+            if f == nil then
+                return nil
+            end
+            return {
+                read = function() return f:read('*a') end,
+                close = function() return f:close() end,
+            }
+        end,
+    }
+end

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Runs Tarantool's own tests, ported verbatim into this folder (app-tap/,
+# from Tarantool master's test/app-tap), on an interpreter:
+#
+#   tests/tarantool/run.sh INTERPRETER        every *.test.lua
+#   ONLY=regexp tests/tarantool/run.sh ...    only files matching regexp
+#
+# `require('tap')` finds lib/tap.lua, which records every assertion with its
+# full name. An assertion that fails and is listed in skips.tsv for this
+# engine (the deliberate differences, README "Tarantool's tests") counts as
+# skipped; any other failure fails the run. Each test runs in a scratch copy
+# of its folder (some write log files). Exit status 0 when nothing failed.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+interp=$(realpath "$1")
+engine=$("$interp" -e "print(jit and 'luajit' or 'lua54')")
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# skips.tsv: ENGINE<TAB>FILE<TAB>ASSERTION<TAB>REASON; ENGINE is luajit,
+# lua54 or all; ASSERTION is a full assertion name, a prefix of names
+# ending in '*', or '*' for the whole file.
+skips=$(grep -v '^#' "$here/skips.tsv" | awk -F'\t' -v e="$engine" \
+    'NF >= 3 && ($1 == e || $1 == "all") { print $2 "\t" $3 }')
+
+skipped_name() { # FILE NAME -> status 0 when listed
+    local file=$1 name=$2 f pat
+    while IFS=$'\t' read -r f pat; do
+        [ "$f" = "$file" ] || continue
+        if [ "$pat" = "*" ] || [ "$pat" = "$name" ]; then return 0; fi
+        case "$pat" in
+            *'*') [ "${name#"${pat%\*}"}" != "$name" ] && return 0 ;;
+        esac
+    done <<< "$skips"
+    return 1
+}
+
+total_pass=0 total_fail=0 total_skip=0
+for path in "$here"/app-tap/*.test.lua; do
+    file=${path#"$here"/}
+    if [ -n "${ONLY:-}" ] && ! [[ $file =~ $ONLY ]]; then continue; fi
+    if skipped_name "$file" "*" && grep -qP "^\Q$file\E\t\*$" <<< "$skips"; then
+        printf '%-50s skipped (whole file, see skips.tsv)\n' "$file"
+        total_skip=$((total_skip + 1))
+        continue
+    fi
+    work="$scratch/$(dirname "$file")"
+    rm -rf "$work" && mkdir -p "$work" && cp -r "$here/$(dirname "$file")"/. "$work"
+    log="$scratch/tap.log" && : > "$log"
+    (cd "$work" && LUA_PATH="$here/lib/?.lua;;" LUAFIBER_TAP_LOG="$log" \
+        timeout 120 "$interp" -e "require('compat')" "$(basename "$file")" \
+        > "$scratch/out" 2>&1)
+    status=$?
+    if grep -q '^luafiber: ' "$scratch/out"; then
+        printf 'not ok\t(died): %s\n' "$(grep -m1 '^luafiber: ' "$scratch/out")" >> "$log"
+    elif [ "$status" -gt 1 ]; then
+        printf 'not ok\t(died): exit status %s\n' "$status" >> "$log"
+    fi
+    pass=0 fail=0 skip=0
+    while IFS=$'\t' read -r result name; do
+        if [ "$result" = ok ]; then
+            pass=$((pass + 1))
+        elif skipped_name "$file" "$name"; then
+            skip=$((skip + 1))
+        else
+            fail=$((fail + 1))
+            echo "    FAILED: $name"
+        fi
+    done < "$log"
+    if [ "$fail" -gt 0 ]; then
+        sed 's/^/    | /' "$scratch/out" | grep -E 'not ok|died|luafiber:' | head -20
+    fi
+    printf '%-50s %d passed, %d failed, %d skipped\n' "$file" "$pass" "$fail" "$skip"
+    total_pass=$((total_pass + pass))
+    total_fail=$((total_fail + fail))
+    total_skip=$((total_skip + skip))
+done
+echo "tarantool tests ($engine): $total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" -eq 0 ]
