@@ -25,9 +25,9 @@ done = true
 report(got, ticks)
 "#;
 
-#[test]
-fn a_lua_fiber_parked_on_a_socket_lets_the_others_run() {
-    let rt = LuaRuntime::new().unwrap();
+/// Registers `recv()`, which parks its Lua fiber on one end of a socket pair
+/// until a read there gives bytes, and returns them; gives the other end.
+fn register_recv(rt: &LuaRuntime) -> UnixStream {
     let (a, b) = UnixStream::pair().unwrap();
     let a = luafiber::runtime::io::Fd::new(OwnedFd::from(a)).unwrap();
     rt.register_fn("recv", move |_| {
@@ -45,6 +45,13 @@ fn a_lua_fiber_parked_on_a_socket_lets_the_others_run() {
         Ok(vec![Value::String(buf[..n].to_vec())])
     })
     .unwrap();
+    b
+}
+
+#[test]
+fn a_lua_fiber_parked_on_a_socket_lets_the_others_run() {
+    let rt = LuaRuntime::new().unwrap();
+    let b = register_recv(&rt);
     let seen = Rc::new(RefCell::new(None));
     let s = seen.clone();
     rt.register_fn("report", move |args| {
@@ -124,23 +131,7 @@ fn main_fiber_waiting_on_io_is_not_blocked_forever() {
     )
     .unwrap();
     let rt = LuaRuntime::new().unwrap();
-    let (a, b) = UnixStream::pair().unwrap();
-    let a = luafiber::runtime::io::Fd::new(OwnedFd::from(a)).unwrap();
-    rt.register_fn("recv", move |_| {
-        let mut buf = [0u8; 16];
-        let n = a
-            .io(luafiber::runtime::io::Interest::READABLE, None, |fd| {
-                use std::os::fd::AsRawFd;
-                // SAFETY: `buf` is valid for writes of its length.
-                match unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } {
-                    -1 => Err(std::io::Error::last_os_error()),
-                    n => Ok(n as usize),
-                }
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(vec![Value::String(buf[..n].to_vec())])
-    })
-    .unwrap();
+    let b = register_recv(&rt);
     let t = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(30));
         (&b).write_all(b"late").unwrap();
