@@ -4,9 +4,13 @@
 //! before e88c0d21ab), for `call` of a global function and for `eval`.
 //!
 //! ```text
-//! cargo bench --bench call_eval                                   # LuaJIT
-//! cargo bench --bench call_eval --no-default-features --features lua54
+//! benches/bench.sh --bench call_eval                              # LuaJIT
+//! benches/bench.sh --bench call_eval --no-default-features --features lua54
 //! ```
+//!
+//! `benches/bench.sh` is `cargo bench` with `--cfg luafiber_bench` (in a
+//! target dir of its own), which the `push_per_call` variants need; a plain
+//! `cargo bench` runs the cached-ref ones only.
 //!
 //! Before the timings, it prints the Lua memory each variant allocates per
 //! call: `collectgarbage('count')` (through `Lua::used_memory`) before and
@@ -14,7 +18,9 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use luafiber::LuaRuntime;
-use luafiber_lua::{Handlers, Value};
+#[cfg(luafiber_bench)]
+use luafiber_lua::Handlers;
+use luafiber_lua::Value;
 
 /// Calls per memory measurement.
 const CALLS: usize = 100_000;
@@ -31,21 +37,24 @@ fn args() -> Vec<Value> {
 /// The variants: label, then one call.
 type Variant = (&'static str, fn(&LuaRuntime));
 
-const VARIANTS: [Variant; 5] = [
+/// The product's calls (handlers fetched by their registry refs).
+const VARIANTS: [Variant; 3] = [
     ("call/cached_ref", |rt| {
-        rt.call_by(Handlers::CachedRef, "bench_add", args())
-            .unwrap();
-    }),
-    ("call/push_per_call", |rt| {
-        rt.call_by(Handlers::PushPerCall, "bench_add", args())
-            .unwrap();
+        rt.call("bench_add", args()).unwrap();
     }),
     ("call_dotted/cached_ref", |rt| {
-        rt.call_by(Handlers::CachedRef, "bench.nested.add", args())
-            .unwrap();
+        rt.call("bench.nested.add", args()).unwrap();
     }),
     ("eval/cached_ref", |rt| {
-        rt.eval_by(Handlers::CachedRef, "local a, b = ... return a + b", args())
+        rt.eval("local a, b = ... return a + b", args()).unwrap();
+    }),
+];
+
+/// The "before" variants: a handler pushed per call (`--cfg luafiber_bench`).
+#[cfg(luafiber_bench)]
+const BEFORE: [Variant; 2] = [
+    ("call/push_per_call", |rt| {
+        rt.call_by(Handlers::PushPerCall, "bench_add", args())
             .unwrap();
     }),
     ("eval/push_per_call", |rt| {
@@ -57,6 +66,15 @@ const VARIANTS: [Variant; 5] = [
         .unwrap();
     }),
 ];
+
+/// Every variant this build has.
+fn variants() -> Vec<Variant> {
+    #[cfg_attr(not(luafiber_bench), allow(unused_mut))]
+    let mut v = VARIANTS.to_vec();
+    #[cfg(luafiber_bench)]
+    v.extend(BEFORE);
+    v
+}
 
 /// Lua bytes allocated per call, with the collector stopped.
 fn bytes_per_call(rt: &LuaRuntime, call: fn(&LuaRuntime)) -> f64 {
@@ -78,11 +96,11 @@ fn call_eval(c: &mut Criterion) {
     let rt = LuaRuntime::new().unwrap();
     rt.eval(SETUP, vec![]).unwrap();
     println!("Lua memory allocated per call ({CALLS} calls, GC stopped):");
-    for (name, call) in VARIANTS {
+    for (name, call) in variants() {
         println!("  {name:<24} {:>8.1} bytes/call", bytes_per_call(&rt, call));
     }
     let mut g = c.benchmark_group("call_eval");
-    for (name, call) in VARIANTS {
+    for (name, call) in variants() {
         g.bench_function(name, |b| b.iter(|| call(&rt)));
     }
     // Baseline: the same function called through mlua on the main thread

@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .ok_or("expected an integer key")?;
             inside.set(inside.get() + 1);
             peak.set(peak.get().max(inside.get()));
-            fiber::sleep(Duration::from_millis(100)).map_err(|e| e.to_string())?;
+            fiber::sleep(Duration::from_millis(100))?;
             inside.set(inside.get() - 1);
             Ok(vec![Value::Integer(key * key)])
         })?;

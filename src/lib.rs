@@ -9,8 +9,10 @@ pub use luafiber_fiber as fiber;
 pub use luafiber_lua::capi;
 pub use luafiber_lua::interrupt;
 pub use luafiber_lua::log;
+#[cfg(luafiber_bench)]
+pub use luafiber_lua::NewThread;
 pub use luafiber_lua::{
-    mlua, CallHandle, Error, LuaHandle, LuaRuntime, NewThread, RuntimeBuilder, ThreadPoolConfig,
+    mlua, CallHandle, Error, FnError, LuaHandle, LuaRuntime, RuntimeBuilder, ThreadPoolConfig,
     Value, STACK_CLASH_PROTECTION,
 };
 pub use luafiber_runtime as runtime;

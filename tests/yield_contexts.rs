@@ -97,7 +97,7 @@ fn runtime() -> LuaRuntime {
             .first()
             .and_then(|v| v.as_f64())
             .ok_or("expected seconds")?;
-        luafiber::fiber::sleep(Duration::from_secs_f64(secs)).map_err(|e| e.to_string())?;
+        luafiber::fiber::sleep(Duration::from_secs_f64(secs))?;
         Ok(args[1..].to_vec())
     })
     .unwrap();
@@ -369,7 +369,7 @@ fn rust_function_blocks_only_its_fiber() {
             max_in_flight.set(max_in_flight.get().max(in_flight.get()));
             let slept = luafiber::fiber::sleep(Duration::from_secs_f64(secs));
             in_flight.set(in_flight.get() - 1);
-            slept.map_err(|e| e.to_string())?;
+            slept?;
             assert_eq!(
                 luafiber::fiber::current(),
                 Some(me),

@@ -10,7 +10,7 @@ fn runtime() -> LuaRuntime {
     let rt = LuaRuntime::new().unwrap();
     rt.register_fn("rust_sleep", |args| {
         let secs = args.first().and_then(|v| v.as_f64()).unwrap_or(0.0);
-        luafiber::fiber::sleep(Duration::from_secs_f64(secs)).map_err(|e| e.to_string())?;
+        luafiber::fiber::sleep(Duration::from_secs_f64(secs))?;
         Ok(vec![true.into()])
     })
     .unwrap();

@@ -27,7 +27,7 @@ pub struct Builder {
 
 impl Builder {
     /// This thread's current settings (at first: 512 KiB stacks, a pool of
-    /// 1024 stacks).
+    /// 16384 stacks, the first 1024 of them keeping their pages).
     pub fn new() -> Builder {
         Builder::default()
     }
@@ -43,10 +43,40 @@ impl Builder {
 
     /// How many stacks of ended fibers are kept for reuse (a pooled stack
     /// is about 50 times cheaper than a fresh one); 0 switches the pool off.
-    /// Default 1024.
+    /// Default 16384; the first 1024 pooled keep their pages, the rest give
+    /// them back once the thread has no fiber ready.
     pub fn stack_pool_size(mut self, stacks: usize) -> Builder {
         self.stack_pool_size = Some(stacks);
         self
+    }
+
+    /// A builder of a runtime of `n` cords (OS threads, each with its own
+    /// scheduler and event loop; see [`cord`](crate::cord)), whose fibers
+    /// get this builder's stack settings (on top of the defaults, not of
+    /// this thread's settings).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use luafiber_runtime::Runtime;
+    ///
+    /// let rt = Runtime::builder().stack_size(64 * 1024).cords(2).build().unwrap();
+    /// assert_eq!(rt.cords(), 2);
+    /// assert_eq!(rt.spawn(|| 1 + 1).join().unwrap(), 2);
+    /// ```
+    pub fn cords(self, n: usize) -> crate::cord::Builder {
+        let mut config = fiber::Config::default();
+        self.apply(&mut config);
+        crate::cord::Builder::new(n, config)
+    }
+
+    fn apply(&self, config: &mut fiber::Config) {
+        if let Some(bytes) = self.stack_size {
+            config.stacks.stack_size = stack::usable_size(bytes);
+        }
+        if let Some(n) = self.stack_pool_size {
+            config.stacks.max = n;
+        }
     }
 
     /// Applies the settings to this thread's scheduler and returns the
@@ -59,12 +89,7 @@ impl Builder {
     /// none).
     pub fn build(self) -> Runtime {
         let mut want = fiber::config();
-        if let Some(bytes) = self.stack_size {
-            want.stacks.stack_size = stack::usable_size(bytes);
-        }
-        if let Some(n) = self.stack_pool_size {
-            want.stacks.max = n;
-        }
+        self.apply(&mut want);
         let have = fiber::config().stacks;
         let same = have.stack_size == want.stacks.stack_size && have.max == want.stacks.max;
         if !same && !fiber::configure(want) {

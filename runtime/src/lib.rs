@@ -24,8 +24,19 @@
 //!   a [`CordWaker`](io::CordWaker) for other threads, blocking calls on
 //!   a thread pool).
 //!
-//! Everything is per thread: a fiber, its handle, channels, conds and
-//! sockets are not `Send`.
+//! - [`cord`] runs several cords (OS threads, each with its own scheduler
+//!   and event loop): `Runtime::builder().cords(n)`, `Send` work given to
+//!   any cord ([`cord::Runtime::spawn`], through a `crossbeam_deque`
+//!   injector) or to one ([`cord::Runtime::spawn_on`], through its inbox),
+//!   `Send` join handles, and [`cord::Channel`] between fibers of any
+//!   cords and plain threads. Its module docs give the threading model:
+//!   what is `Send`, what stays on a cord, how wakes travel.
+//! - [`block_on_future`] awaits a Rust future (tokio's, say) on the
+//!   calling fiber: its `Waker` wakes the fiber from any thread.
+//!
+//! A fiber never leaves its thread: a fiber, its [`JoinHandle`], the
+//! per-thread [`Channel`] and [`Cond`], and sockets are not `Send`. What
+//! crosses threads is work not yet started and wakes ([`cord`]).
 //!
 //! ```
 //! use luafiber_runtime::{sleep, spawn, Channel, Runtime};
@@ -69,17 +80,21 @@
 
 mod builder;
 pub mod clock;
+pub mod cord;
 mod error;
+mod future;
 pub mod ibuf;
 pub mod io;
 mod join;
 pub mod net;
+mod park;
 mod runtime;
 pub mod task;
 mod this_fiber;
 
 pub use builder::Builder;
 pub use error::{ErrorKind, FiberError};
+pub use future::{block_on_future, block_on_future_timeout};
 pub use join::JoinHandle;
 pub use luafiber_fiber as fiber;
 pub use luafiber_fiber::{Channel, Cond, FiberId, GetError, PutError, StackError};

@@ -48,6 +48,12 @@ impl Runtime {
         Builder::new().build()
     }
 
+    /// A [`Builder`]: `Runtime::builder().stack_size(..).build()` for this
+    /// thread, `Runtime::builder().cords(n).build()` for `n` cords.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
     pub(crate) fn new_configured() -> Runtime {
         Runtime {
             _not_send: PhantomData,

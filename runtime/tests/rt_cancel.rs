@@ -2,7 +2,7 @@
 
 use std::cell::Cell;
 use std::rc::Rc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use luafiber_runtime::{fiber, sleep, spawn, testcancel, yield_now, Channel, GetError, Runtime};
 
@@ -27,11 +27,11 @@ fn cancel_wakes_sleeper() {
     rt.block_on(|| {
         let h = spawn(|| sleep(Duration::from_secs(3600)));
         yield_now().unwrap();
-        let start = Instant::now();
         h.cancel();
+        // The join returns because the cancel woke the sleeper (its hour is
+        // far from over); the sleep reports the cancel.
         let e = h.join().unwrap().unwrap_err();
         assert!(e.is_cancelled());
-        assert!(start.elapsed() < Duration::from_secs(1));
     });
 }
 

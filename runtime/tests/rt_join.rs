@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use luafiber_runtime::{fiber, sleep, spawn, spawn_now, task, yield_now, Runtime};
+use luafiber_runtime::{fiber, sleep, spawn, spawn_now, task, yield_now, Channel, Runtime};
 
 #[test]
 fn join_returns_value_outside_fiber() {
@@ -63,10 +63,11 @@ fn join_timeout_inside_fiber_keeps_handle() {
 #[test]
 fn join_timeout_outside_fiber() {
     let _rt = Runtime::new();
-    let mut h = spawn(|| {
-        sleep(Duration::from_millis(30)).unwrap();
-        1
-    });
+    // The fiber waits for a value only this test gives, after the timeout:
+    // the join cannot have waited for the fiber, whatever the clock did.
+    let ch = Channel::new(0);
+    let rx = ch.clone();
+    let mut h = spawn(move || rx.get(None).unwrap());
     let start = Instant::now();
     assert!(h
         .join_timeout(Duration::from_millis(5))
@@ -74,7 +75,8 @@ fn join_timeout_outside_fiber() {
         .is_timeout());
     let waited = start.elapsed();
     assert!(waited >= Duration::from_millis(5), "{waited:?}");
-    assert!(waited < Duration::from_millis(30), "{waited:?}");
+    assert!(!h.is_finished(), "the fiber still waits");
+    assert!(ch.try_put(1).is_ok(), "handed to the waiting fiber");
     assert_eq!(h.join().unwrap(), 1);
     assert_eq!(fiber::stats().fibers, 0);
 }

@@ -42,6 +42,20 @@ pub fn run_until(done: impl FnMut() -> bool) {
     run_loop(false, done);
 }
 
+/// Like [`run`] (hand-overs included, state rule 6), but also returns as
+/// soon as `stop()` is true, checked each time the loop gets the thread
+/// back: between batches, or between fibers that yield to it. The loop of a
+/// thread that serves fibers until told to stop (a cord of
+/// `luafiber-runtime`'s several-cord runtime, whose idle-wait hook never
+/// lets [`run`] end).
+///
+/// # Panics
+///
+/// Panics when called from inside a fiber.
+pub fn serve(stop: impl FnMut() -> bool) {
+    run_loop(true, stop);
+}
+
 /// [`run_until`]; with `hand_over`, a fiber that blocks may switch straight
 /// to the next one of the batch (state rule 6), and `done` is checked only
 /// when the loop gets the thread back.

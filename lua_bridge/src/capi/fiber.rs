@@ -55,7 +55,7 @@ pub(crate) fn timeout(t: f64) -> Option<Duration> {
     if t.is_nan() || t >= TIMEOUT_INFINITY {
         return None;
     }
-    crate::raw::api::seconds(t)
+    crate::raw::args::seconds(t)
 }
 
 /// `fiber_attr_new()`: attributes with the default stack size.

@@ -1,5 +1,6 @@
 //! `struct fiber *`: what the C module API hands out for a fiber. A handle
-//! is a token, never dereferenced, so a stale one is refused, not followed:
+//! is a token, never dereferenced, so a stale one is refused, not followed
+//! (cited as "handle rule N"):
 //!
 //! 1. A fiber made by `fiber_new` is named by an even token, `serial << 1`,
 //!    naming its [`Record`] here. The record lives from `fiber_new` until
@@ -73,7 +74,7 @@ thread_local! {
     static CTX: RefCell<HashMap<u64, *mut c_void>> = RefCell::new(HashMap::new());
 }
 
-/// Keeps `rec`; returns its handle (rule 1).
+/// Keeps `rec`; returns its handle (handle rule 1).
 pub(crate) fn insert(rec: Record) -> *mut Fiber {
     let serial = NEXT_SERIAL.with(|n| {
         let s = n.get();
@@ -104,7 +105,7 @@ pub(crate) fn set_running(id: FiberId, serial: Option<u64>) {
     });
 }
 
-/// The handle of the live fiber `id` (rules 1 and 2).
+/// The handle of the live fiber `id` (handle rules 1 and 2).
 pub(crate) fn of(id: FiberId) -> *mut Fiber {
     match BY_FID.with(|m| m.borrow().get(&id.0).copied()) {
         Some(serial) => (serial << 1) as *mut Fiber,
@@ -112,7 +113,7 @@ pub(crate) fn of(id: FiberId) -> *mut Fiber {
     }
 }
 
-/// What `f` names; NULL is the current fiber (rule 3).
+/// What `f` names; NULL is the current fiber (handle rule 3).
 pub(crate) fn resolve(f: *const Fiber) -> Target {
     let token = f as u64;
     if token == 0 {

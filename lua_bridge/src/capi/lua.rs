@@ -5,12 +5,12 @@
 //!
 //! On LuaJIT a 64-bit integer beyond 2^53 is an `int64_t`/`uint64_t`
 //! cdata, as in Tarantool; the C types of cdata are read as the msgpack
-//! encoder reads them (`msgpack::cdata`: ids learnt at start-up, never
+//! encoder reads them (`luajit::cdata`: ids learnt at start-up, never
 //! assumed). On Lua 5.4 integers are Lua integers (a `uint64_t` above
 //! 2^63 - 1 is a float), and there is no cdata.
 //!
 //! The functions that raise (`luaL_check*int64`, `luaT_error`) hold no
-//! Rust value when they call `lua_error` (hard rule 2 of `cfunc`).
+//! Rust value when they call `lua_error` (capi rule 3, raw rule 2).
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
@@ -34,7 +34,8 @@ mod cdata {
 
     use mlua::ffi;
 
-    use crate::luajit::cdata::{probe, CTypes};
+    use crate::luajit::cdata::{self as lj, CTypes};
+    use crate::raw::Stack;
 
     /// What the helpers need of the FFI.
     #[derive(Clone, Copy)]
@@ -81,7 +82,11 @@ mod cdata {
                 return kept;
             }
             ffi::lua_pop(l, 1);
-            (f.null, f.ctypes) = probe(l);
+            {
+                let mut s = Stack::from_state(l);
+                f.ctypes = lj::learn(&mut s);
+                f.null = lj::null_ref(&mut s);
+            }
             let top = ffi::lua_gettop(l);
             let name = c"=luaL_pushint64".as_ptr();
             if ffi::luaL_loadbuffer(l, TYPES.as_ptr().cast(), TYPES.len(), name) == 0
@@ -208,7 +213,7 @@ unsafe fn convert(l: *mut ffi::lua_State, idx: c_int, unsigned: bool) -> Option<
             10 => {
                 use crate::luajit::cdata::Scalar;
                 let payload = ffi::lua_topointer(l, idx).cast::<u8>();
-                match cdata::get(l).ctypes?.read(payload)? {
+                match cdata::get(l).ctypes?.read_payload(payload)? {
                     Scalar::Int(i) => Some(i),
                     Scalar::Uint(u) => Some(u as i64),
                     _ => None,
@@ -335,7 +340,7 @@ pub unsafe extern "C-unwind" fn luaL_isnull(l: *mut ffi::lua_State, idx: c_int) 
                 use crate::luajit::cdata::Scalar;
                 let payload = ffi::lua_topointer(l, idx).cast::<u8>();
                 let ctypes = cdata::get(l).ctypes;
-                ctypes.and_then(|c| c.read(payload)) == Some(Scalar::Nil)
+                ctypes.and_then(|c| c.read_payload(payload)) == Some(Scalar::Nil)
             }
             _ => false,
         }
@@ -451,10 +456,11 @@ pub unsafe extern "C-unwind" fn luaT_error(l: *mut ffi::lua_State) -> c_int {
                 message: "unknown error".into(),
                 type_name: None,
             });
-            crate::raw::error::push_error_object(l, d.kind, &d.message);
+            let mut s = crate::raw::Stack::from_state(l);
+            crate::raw::error::push(&mut s, d.kind, &d.message);
             if let Some(t) = d.type_name {
-                lua::push_str(l, &t);
-                ffi::lua_setfield(l, -2, c"type".as_ptr());
+                s.push_str(&t);
+                s.set_field(-2, c"type");
             }
         }
         ffi::lua_error(l)
@@ -479,6 +485,9 @@ pub unsafe extern "C-unwind" fn luaT_tolstring(
     unsafe { tolstring(l, idx, len) }
 }
 
+/// # Safety
+///
+/// As [`luaT_tolstring`]'s.
 unsafe fn tolstring(l: *mut ffi::lua_State, idx: c_int, len: *mut usize) -> *const c_char {
     // SAFETY: caller's contract (of `luaT_tolstring`).
     unsafe {

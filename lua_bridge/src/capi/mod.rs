@@ -11,11 +11,11 @@
 //! A fiber a C module makes is a fiber of the scheduler, and the functions
 //! that wait (`fiber_sleep`, `fiber_yield`, `fiber_join`,
 //! `fiber_cond_wait`, `coio_wait`) switch on the calling fiber's own
-//! stack. Rules:
+//! stack. Rules, cited as "capi rule N":
 //!
 //! 1. No Rust panic crosses into C: every function body that could panic
-//!    runs under [`guard`], which logs the panic and returns a failure.
-//! 2. A wait happens only where the bridge allows a switch ([`may_switch`]:
+//!    runs under `guard`, which logs the panic and returns a failure.
+//! 2. A wait happens only where the bridge allows a switch (`may_switch`:
 //!    in a fiber, not inside a `__gc` finalizer nor under an mlua callback);
 //!    elsewhere the function returns at once, failing (-1 where it returns
 //!    `int`) with the reason in the diagnostics.
@@ -47,7 +47,7 @@ pub use handle::{Fiber, FiberFunc};
 pub use ibuf::CIbuf;
 
 /// Runs `f`; a panic in it is logged, recorded in the diagnostics, and
-/// gives `failed` (rule 1).
+/// gives `failed` (capi rule 1).
 pub(crate) fn guard<R>(what: &str, failed: R, f: impl FnOnce() -> R) -> R {
     match panic::catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
@@ -60,7 +60,7 @@ pub(crate) fn guard<R>(what: &str, failed: R, f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// Whether the current fiber may switch now (rule 2); when not, records
+/// Whether the current fiber may switch now (capi rule 2); when not, records
 /// why in the diagnostics.
 pub(crate) fn may_switch(what: &str) -> bool {
     let refusal = match sched::current_ext() {
@@ -81,14 +81,14 @@ pub(crate) fn may_switch(what: &str) -> bool {
 }
 
 /// Why the current fiber (Lua fiber number `lua`, if it is one) may not
-/// switch now, if it may not: the checks of `spawn::check_switch` that need
+/// switch now, if it may not: the checks of `fiber::guard::check_switch` that need
 /// no calling Lua state. Any fiber, a C module's too, is refused under an
 /// mlua callback and while the cord's main Lua thread runs a function (C
 /// code calling Lua on `luaT_state()`: other fibers would find that
 /// thread's stack in use); a Lua fiber also inside a `__gc` finalizer.
 fn lua_refusal(lua: Option<usize>) -> Option<&'static str> {
     let (main, l, gc_stopped, under_mlua) = crate::cord::try_with(|c| {
-        let l = lua.and_then(|i| c.fibers.get(i)).map(|f| f.thread.l);
+        let l = lua.and_then(|i| c.fibers.get(i)).map(|f| f.thread_ptr());
         (c.main, l, c.gc_stopped, c.lua.state() != c.main)
     })?;
     if under_mlua {
@@ -103,8 +103,9 @@ fn lua_refusal(lua: Option<usize>) -> Option<&'static str> {
     if main_busy {
         return Some("on the main Lua thread");
     }
-    // SAFETY: the thread of a live Lua fiber of this cord.
-    let gc_running = l.is_some_and(|l| unsafe { crate::raw::api::gc_running(l) });
+    // SAFETY: the thread of a live Lua fiber of this cord, which runs this
+    // C code (the handle only asks the collector, and is dropped at once).
+    let gc_running = l.is_some_and(|l| unsafe { crate::raw::Stack::from_state(l) }.gc_may_run());
     if l.is_some() && !(gc_running || cfg!(feature = "luajit") && gc_stopped) {
         return Some("inside a __gc finalizer");
     }

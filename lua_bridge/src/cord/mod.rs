@@ -15,11 +15,16 @@ use mlua::ffi;
 use slab::Slab;
 
 pub(crate) use threads::{recycle_thread, take_thread, LuaThread};
+
+use crate::raw::Stack;
 pub use threads::{NewThread, ThreadPoolConfig};
 
 /// The Lua side of one Lua fiber.
 pub(crate) struct LuaFiber {
-    pub thread: LuaThread,
+    /// Its thread, which the fiber runs on: reached only through
+    /// [`LuaFiber::thread_ptr`] while the fiber lives, and owned again once
+    /// it has ended ([`Ended`]).
+    thread: LuaThread,
     /// Registry ref of the cached fiber userdata, or `LUA_NOREF`.
     pub udata: c_int,
     /// Registry ref of `fiber.storage`, or `LUA_NOREF`.
@@ -51,6 +56,119 @@ pub(crate) enum ErrorUse {
     Exit,
 }
 
+impl LuaFiber {
+    /// The Lua data of a new fiber that runs on `thread`.
+    pub(crate) fn new(thread: LuaThread, errors: ErrorUse) -> LuaFiber {
+        LuaFiber {
+            thread,
+            udata: ffi::LUA_NOREF,
+            storage: ffi::LUA_NOREF,
+            rc: None,
+            traceback: None,
+            errors,
+        }
+    }
+
+    /// The fiber's thread (the fiber's own code uses it; nothing else may
+    /// while the fiber lives).
+    pub(crate) fn thread_ptr(&self) -> *mut ffi::lua_State {
+        self.thread.as_ptr()
+    }
+
+    /// Frees what the fiber held: its object's anchor and its thread.
+    #[inline]
+    fn free(mut self) {
+        let udata = self.udata;
+        self.thread.stack().unref(udata);
+        recycle_thread(self.thread);
+    }
+}
+
+/// The Lua data of a Lua fiber that has ended: its thread idle, its values
+/// (results or error) on the thread's stack above the message handler.
+/// Dropping it frees them.
+pub(crate) struct Ended(Option<LuaFiber>);
+
+impl Ended {
+    /// Takes the Lua data of the fiber the fiber layer says has ended
+    /// (`fiber::join` gave its embedder word `ext`); `None` for a fiber
+    /// with none (`ext` 0).
+    pub(crate) fn joined(
+        id: luafiber_fiber::FiberId,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<Option<Ended>, luafiber_fiber::Error> {
+        let ext = luafiber_fiber::join(id, timeout)?;
+        Ok((ext > 0).then(|| Ended(Some(with(|c| c.fibers.remove(ext - 1))))))
+    }
+
+    /// Takes the Lua data of the fiber at `idx` of the cord's fibers.
+    ///
+    /// # Safety
+    ///
+    /// That fiber's function has returned and it runs no Lua code any more
+    /// (the fiber itself calls this, at its end).
+    #[inline]
+    pub(crate) unsafe fn own(idx: usize) -> Ended {
+        Ended(Some(with(|c| c.fibers.remove(idx))))
+    }
+
+    fn lf(&mut self) -> &mut LuaFiber {
+        self.0
+            .as_mut()
+            .expect("an ended fiber's data until dropped")
+    }
+
+    /// `lua_pcall`'s result of the fiber's function.
+    pub(crate) fn rc(&mut self) -> Option<c_int> {
+        self.lf().rc
+    }
+
+    /// The traceback its message handler recorded.
+    pub(crate) fn take_traceback(&mut self) -> Option<String> {
+        self.lf().traceback.take()
+    }
+
+    /// The stack of its thread: `[msgh, results...]` or `[msgh, error]`.
+    pub(crate) fn stack(&mut self) -> Stack<'_> {
+        self.lf().thread.stack()
+    }
+
+    /// Moves the `n` values on top of its thread onto `s`.
+    ///
+    /// # Errors
+    ///
+    /// "stack overflow" when `s` has no room for them (nothing moves).
+    ///
+    /// # Panics
+    ///
+    /// Panics when `s` is not a thread of the cord's state, or the fiber's
+    /// thread has fewer than `n` values.
+    pub(crate) fn move_to(&mut self, s: &mut Stack, n: c_int) -> crate::raw::LResult<()> {
+        let registry = with(|c| c.registry);
+        assert_eq!(
+            s.to_pointer(ffi::LUA_REGISTRYINDEX),
+            registry,
+            "another Lua state"
+        );
+        let from = self.lf().thread.as_ptr();
+        assert!(self.stack().top() >= n, "fewer values than moved");
+        s.ensure(n)?;
+        // SAFETY: two threads of the cord's state (checked); the fiber's is
+        // idle, with `n` values.
+        unsafe { s.xmove_from(from, n) };
+        Ok(())
+    }
+}
+
+impl Drop for Ended {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(lf) = self.0.take() {
+            lf.free();
+        }
+    }
+}
+
 /// This thread's Lua state and the data of its Lua fibers.
 pub(crate) struct Cord {
     /// In an `Rc` that stays put: the switch guard reads it without
@@ -71,16 +189,16 @@ pub(crate) struct Cord {
 }
 
 impl Cord {
-    /// The cord of the Lua state `lua` (its main thread `main`), with no
-    /// fiber yet.
+    /// The cord of the Lua state `lua` (its main thread's stack `main`),
+    /// with no fiber yet.
     pub(crate) fn new(
         lua: std::rc::Rc<mlua::Lua>,
-        main: *mut ffi::lua_State,
+        main: &Stack,
         thread_pool: ThreadPoolConfig,
         new_thread: NewThread,
     ) -> Cord {
-        // SAFETY: `main` is the valid main thread of `lua`'s state.
-        let registry = unsafe { crate::raw::api::registry_ptr(main) };
+        let registry = main.to_pointer(ffi::LUA_REGISTRYINDEX);
+        let main = main.as_ptr();
         Cord {
             lua,
             main,

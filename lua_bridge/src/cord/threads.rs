@@ -1,6 +1,8 @@
-//! The cord's Lua threads: made through a cached wrapper ref (DESIGN.md,
-//! mechanism 1), anchored by a registry ref for a fiber's whole life
-//! (mechanism 2), and pooled once the fiber is done (mechanism 3).
+//! The cord's Lua threads: made through a cached wrapper ref (pushed once,
+//! called by `lua_rawgeti` + `lua_pcall`: no C function is pushed per
+//! thread, and running out of memory is a Lua error), anchored by a
+//! registry ref for a fiber's whole life, and pooled once the fiber is done
+//! (reset, its globals restored).
 
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -9,7 +11,7 @@ use mlua::ffi;
 
 use super::with;
 use crate::raw::error::ErrorKind;
-use crate::raw::{api, lua_fn, LResult, Raise};
+use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// Sizes of the Lua thread pool.
 #[derive(Clone, Copy, Debug)]
@@ -24,9 +26,11 @@ impl Default for ThreadPoolConfig {
     }
 }
 
-/// How a new fiber's Lua thread is made when the pool has none. Only benches
-/// pick anything but [`NewThread::CachedRef`].
+/// How a new fiber's Lua thread is made when the pool has none: a bench
+/// knob (`--cfg luafiber_bench`, see `benches/`); the product always uses
+/// [`NewThread::CachedRef`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(not(luafiber_bench), allow(dead_code))]
 pub enum NewThread {
     /// `lua_rawgeti` of the wrapper's registry ref + `lua_pcall` (the fast
     /// path, Tarantool's `luaT_newthread` since 2.6.1).
@@ -39,11 +43,26 @@ pub enum NewThread {
     Cpcall,
 }
 
-/// A Lua thread anchored by a registry ref.
-#[derive(Clone, Copy)]
+/// A Lua thread anchored by a registry ref, owned: outside a
+/// [`LuaFiber`](super::LuaFiber) (in the pool, or on its way to or from a
+/// fiber) nothing runs on it.
 pub(crate) struct LuaThread {
-    pub l: *mut ffi::lua_State,
-    pub anchor: c_int,
+    l: *mut ffi::lua_State,
+    anchor: c_int,
+}
+
+impl LuaThread {
+    /// The thread's state.
+    pub(crate) fn as_ptr(&self) -> *mut ffi::lua_State {
+        self.l
+    }
+
+    /// Its stack: nothing runs on an owned thread (the type's invariant).
+    pub(crate) fn stack(&mut self) -> Stack<'_> {
+        // SAFETY: an owned thread is idle, and `&mut self` makes this the
+        // only handle on its stack.
+        unsafe { Stack::from_state(self.l) }
+    }
 }
 
 thread_local! {
@@ -52,31 +71,19 @@ thread_local! {
 }
 
 /// Makes the registry ref of the wrapper; once per state, at setup.
-///
-/// # Safety
-///
-/// `l` is the idle main state of a new cord, with room for one value.
-pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; the push is consumed by luaL_ref.
-    let r = unsafe {
-        ffi::lua_pushcfunction(l, newthread_wrapper);
-        ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
-    };
-    NEWTHREAD.with(|n| n.set(r));
+pub(crate) fn init(s: &mut Stack) {
+    s.push_cfunction(newthread_wrapper);
+    NEWTHREAD.with(|n| n.set(s.make_ref()));
 }
 
 lua_fn! {
     /// Made once and called by registry ref: `lua_newthread`, anchored at
     /// once by a registry ref; returns the thread and the ref.
-    fn newthread_wrapper(l) {
-        // SAFETY: called through lua_pcall, so an out-of-memory error here is
-        // caught by that pcall; no Rust value is live across these calls.
-        unsafe {
-            ffi::lua_newthread(l);
-            ffi::lua_pushvalue(l, -1);
-            let anchor = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-            ffi::lua_pushinteger(l, anchor as ffi::lua_Integer);
-        }
+    fn newthread_wrapper(s: &mut Stack) {
+        s.push_new_thread();
+        s.push_value(-1);
+        let anchor = s.make_ref();
+        s.push_int(anchor.into());
         Ok(2)
     }
 }
@@ -86,50 +93,45 @@ fn no_memory() -> Raise {
 }
 
 /// Takes a Lua thread for a new fiber: a pooled one, or a new one made by
-/// the cached wrapper ref. A new thread is also left on top of `l` (so the GC
+/// the cached wrapper ref. A new thread is also left on top of `s` (so the GC
 /// cannot take it during setup); the result says whether it was.
 ///
-/// # Safety
+/// # Errors
 ///
-/// `l` is a thread of the cord's Lua state with room for 2 values.
-pub(crate) unsafe fn take_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, bool)> {
+/// `OutOfMemory` when no thread can be made.
+pub(crate) fn take_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
     if let Some(t) = with(|c| c.threads.pop()) {
         return Ok((t, false));
     }
     let how = with(|c| c.new_thread);
-    // SAFETY: `l` is valid (contract); the wrapper runs under lua_pcall (or
-    // lua_cpcall), so its errors are caught there.
-    unsafe {
-        let rc = match how {
-            NewThread::CachedRef => {
-                api::push_registry_ref(l, NEWTHREAD.with(Cell::get));
-                ffi::lua_pcall(l, 0, 2, 0)
-            }
-            NewThread::PushPerCall => {
-                ffi::lua_pushcfunction(l, newthread_wrapper);
-                ffi::lua_pcall(l, 0, 2, 0)
-            }
-            #[cfg(feature = "luajit")]
-            NewThread::Cpcall => return cpcall_thread(l),
-        };
-        if rc != 0 {
-            ffi::lua_pop(l, 1);
-            return Err(no_memory());
-        }
-        let anchor = ffi::lua_tointeger(l, -1) as c_int;
-        ffi::lua_pop(l, 1);
-        let t = ffi::lua_tothread(l, -1);
-        Ok((LuaThread { l: t, anchor }, true))
+    match how {
+        NewThread::CachedRef => s.push_ref(NEWTHREAD.with(Cell::get)),
+        NewThread::PushPerCall => s.push_cfunction(newthread_wrapper),
+        #[cfg(feature = "luajit")]
+        NewThread::Cpcall => return cpcall_thread(s),
     }
+    // The wrapper runs under lua_pcall, which catches its out of memory.
+    if s.pcall(0, 2).is_err() {
+        s.pop(1);
+        return Err(no_memory());
+    }
+    let anchor = s.to_integer(-1).unwrap_or(0) as c_int;
+    s.pop(1);
+    Ok((
+        LuaThread {
+            l: s.to_thread(-1),
+            anchor,
+        },
+        true,
+    ))
 }
 
 /// The `lua_cpcall` variant (Tarantool 2.6.0's `luaT_newthread`).
-///
-/// # Safety
-///
-/// As [`take_thread`].
 #[cfg(feature = "luajit")]
-unsafe fn cpcall_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, bool)> {
+fn cpcall_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
+    /// # Safety
+    ///
+    /// Run by `lua_cpcall` with the out-slot as a light userdata.
     unsafe extern "C-unwind" fn body(l: *mut ffi::lua_State) -> c_int {
         // SAFETY: run by lua_cpcall on `l` with the out-slot as lightuserdata.
         unsafe {
@@ -145,29 +147,35 @@ unsafe fn cpcall_thread(l: *mut ffi::lua_State) -> LResult<(LuaThread, bool)> {
         l: std::ptr::null_mut(),
         anchor: ffi::LUA_NOREF,
     };
-    // SAFETY: `out` outlives the protected call, which writes it.
-    unsafe {
-        if ffi::lua_cpcall(l, crate::raw::wide_cfn!(body), (&raw mut out).cast()) != 0 {
-            ffi::lua_pop(l, 1);
-            return Err(no_memory());
-        }
-        api::push_registry_ref(l, out.anchor);
+    s.ensure(1)?;
+    // SAFETY: `out` outlives the protected call, which writes it; the call
+    // leaves nothing on the stack but an error message.
+    let failed = unsafe {
+        let failed = ffi::lua_cpcall(
+            s.as_ptr(),
+            crate::raw::wide_cfn!(body),
+            (&raw mut out).cast(),
+        ) != 0;
+        s.sync();
+        failed
+    };
+    if failed {
+        s.pop(1);
+        return Err(no_memory());
     }
+    s.push_ref(out.anchor);
     Ok((out, true))
 }
 
-/// Gives a finished fiber's thread back: reset and pooled, or unanchored
-/// (the GC then takes it) when the pool is full or off. A pooled thread
-/// keeps nothing a fiber can set on its thread: its stack is emptied, its
-/// environment (LuaJIT's `setfenv(0, ...)`) and its debug hook (Lua 5.4's
-/// `debug.sethook`) are reset, so nothing of it reaches the next fiber.
-///
-/// # Safety
-///
-/// `t` is a thread of the cord's state that no fiber runs any more.
-pub(crate) unsafe fn recycle_thread(t: LuaThread) {
+/// Gives a thread back: reset and pooled, or unanchored (the GC then takes
+/// it) when the pool is full or off. A pooled thread keeps nothing a fiber
+/// can set on its thread: its stack is emptied, its environment (LuaJIT's
+/// `setfenv(0, ...)`) and its debug hook (Lua 5.4's `debug.sethook`) are
+/// reset, so nothing of it reaches the next fiber.
+pub(crate) fn recycle_thread(t: LuaThread) {
     let (main, keep) = with(|c| (c.main, c.threads.len() < c.thread_pool.max));
-    // SAFETY: `t.l` is idle (contract); these calls do not allocate.
+    // SAFETY: an owned thread is idle (the type's invariant), a thread of
+    // the cord's state as `main` is; these calls do not allocate.
     unsafe {
         ffi::lua_settop(t.l, 0);
         if keep {

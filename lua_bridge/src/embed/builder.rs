@@ -2,11 +2,11 @@
 //! cord's Lua state (registry refs, metatables, modules).
 
 use luafiber_fiber::{self as fiber, StackPoolConfig};
-use mlua::{ffi, Lua, LuaOptions, StdLib};
+use mlua::{Lua, LuaOptions, StdLib};
 
 use super::{Error, LuaRuntime};
 use crate::cord::{self, NewThread, ThreadPoolConfig};
-use crate::raw::memory;
+use crate::raw::{memory, Stack};
 
 /// Settings of a [`LuaRuntime`]; `RuntimeBuilder::default()` gives
 /// Tarantool's defaults.
@@ -54,7 +54,7 @@ impl RuntimeBuilder {
 
     /// How new Lua threads are made (benches compare the variants; the
     /// default is the cached wrapper ref).
-    #[doc(hidden)]
+    #[cfg(luafiber_bench)]
     pub fn new_thread(mut self, how: NewThread) -> Self {
         self.new_thread = how;
         self
@@ -82,21 +82,21 @@ impl RuntimeBuilder {
         // a script interpreter offers; scripts are trusted as in `luajit`.
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
         let main = lua.state();
-        // SAFETY: `main` is the new state's main thread, idle; setup runs
-        // once, before any fiber.
-        unsafe { setup(main) };
+        // SAFETY: `main` is the new state's main thread, idle: nothing else
+        // uses its stack while setup runs, once, before any fiber.
+        let s = &mut unsafe { Stack::from_state(main) };
+        setup(s);
         let cord_lua = std::rc::Rc::new(lua.clone());
         cord::install(cord::Cord::new(
             cord_lua.clone(),
-            main,
+            s,
             self.threads,
             self.new_thread,
         ));
-        // SAFETY: `main` is the idle main thread of `cord_lua`'s state,
-        // which the cord keeps until `uninstall`.
-        unsafe { crate::luajit::entry::install(main, &cord_lua) };
-        // SAFETY: the cord is installed; `main` is idle.
-        unsafe { crate::modules::register(main) };
+        // The probe runs before the modules that read what it found.
+        crate::luajit::install(s);
+        crate::fiber::guard::install(s, &cord_lua);
+        crate::modules::register(s);
         let rt = LuaRuntime {
             lua: std::mem::ManuallyDrop::new(lua),
         };
@@ -119,20 +119,13 @@ impl RuntimeBuilder {
 
 /// Makes what every layer keeps of the new state, once: registry refs of
 /// the functions hot paths call, the metatables.
-///
-/// # Safety
-///
-/// `l` is an idle main state, not yet set up.
-unsafe fn setup(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract.
-    unsafe {
-        crate::raw::error::init(l);
-        crate::raw::report::init(l);
-        cord::threads::init(l);
-        crate::fiber::entry::init(l);
-        super::handlers::init(l);
-        crate::modules::init(l);
-    }
+fn setup(s: &mut Stack) {
+    crate::raw::error::init(s);
+    crate::raw::report::init(s);
+    cord::threads::init(s);
+    crate::fiber::entry::init(s);
+    super::handlers::init(s);
+    crate::modules::init(s);
 }
 
 /// Logs once per process that the Lua engine was built without

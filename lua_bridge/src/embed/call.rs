@@ -7,12 +7,14 @@ use std::marker::PhantomData;
 use luafiber_fiber::{self as fiber, Builder};
 use mlua::ffi;
 
-use super::handle::{push_values, raise_to_error, start, wait, CallHandle, Handlers, LuaHandle};
+#[cfg(luafiber_bench)]
+use super::handle::Handlers;
+use super::handle::{main_stack, push_values, raise_to_error, start, wait, CallHandle, LuaHandle};
 use super::handlers::Handler;
 use super::{Error, LuaRuntime, Value};
-use crate::cord::{self, ErrorUse};
+use crate::cord::ErrorUse;
 use crate::fiber::{self as lua_fiber, Start};
-use crate::raw::api;
+use crate::raw::Stack;
 
 /// Registry key `spawn_lua` passes an mlua function through.
 const SPAWN_LUA_SLOT: &str = "__luafiber_spawn_lua";
@@ -55,17 +57,20 @@ impl LuaRuntime {
     ///
     /// # Errors
     ///
-    /// [`Error::Runtime`] with the message and traceback when the function
-    /// raises, or "Procedure 'NAME' is not defined" when `name` names no
-    /// value; also when a result cannot be converted (tables nested deeper
-    /// than 64), or when, outside any fiber, the call's fiber blocks with
-    /// nothing left to run (it is then cancelled).
+    /// [`Error::Fiber`] with the call's [`FiberError`]: a Lua error with the
+    /// message and traceback when the function raises, or "Procedure 'NAME'
+    /// is not defined" when `name` names no value, or when a result cannot
+    /// be converted (tables nested deeper than 64); cancelled when it ended
+    /// with `FiberIsCancelled`, or when, outside any fiber, it blocked with
+    /// nothing left to run. [`Error::Runtime`] when no fiber can be made.
+    ///
+    /// [`FiberError`]: luafiber_runtime::FiberError
     pub fn call(&self, name: &str, args: Vec<Value>) -> Result<Vec<Value>, Error> {
         self.handle().call(name, args)
     }
 
     /// [`LuaRuntime::call`] with the handler got as `how` says (benches).
-    #[doc(hidden)]
+    #[cfg(luafiber_bench)]
     pub fn call_by(
         &self,
         how: Handlers,
@@ -91,15 +96,14 @@ impl LuaRuntime {
     ///
     /// # Errors
     ///
-    /// [`Error::Runtime`] when the code does not compile (the compiler's
-    /// message) or raises (message and traceback), and as
-    /// [`LuaRuntime::call`].
+    /// As [`LuaRuntime::call`]; a chunk that does not compile is a Lua
+    /// error with the compiler's message.
     pub fn eval(&self, code: &str, args: Vec<Value>) -> Result<Vec<Value>, Error> {
         self.handle().eval(code, args)
     }
 
     /// [`LuaRuntime::eval`] with the handler got as `how` says (benches).
-    #[doc(hidden)]
+    #[cfg(luafiber_bench)]
     pub fn eval_by(
         &self,
         how: Handlers,
@@ -118,14 +122,23 @@ impl LuaRuntime {
     /// use luafiber_lua::{LuaRuntime, Value};
     ///
     /// let rt = LuaRuntime::new().unwrap();
-    /// rt.eval("function slow(x) require('fiber').sleep(0.01) return x end", vec![]).unwrap();
-    /// let t = std::time::Instant::now();
+    /// rt.eval(r#"
+    ///     LOG = {}
+    ///     function slow(x)
+    ///         table.insert(LOG, 'start')
+    ///         require('fiber').sleep(0.01)
+    ///         table.insert(LOG, 'end')
+    ///         return x
+    ///     end
+    /// "#, vec![]).unwrap();
     /// let calls: Vec<_> = (0..100).map(|i| rt.spawn_call("slow", vec![Value::from(i)]).unwrap()).collect();
     /// rt.run();
     /// for (i, c) in calls.into_iter().enumerate() {
     ///     assert_eq!(c.join().unwrap(), [Value::Integer(i as i64)]);
     /// }
-    /// assert!(t.elapsed() < std::time::Duration::from_millis(500)); // they overlap
+    /// // They overlap: every call started before the first one ended.
+    /// let log: Vec<String> = rt.lua().globals().get("LOG").unwrap();
+    /// assert!(log[..100].iter().all(|e| e == "start"));
     /// ```
     ///
     /// # Errors
@@ -158,44 +171,31 @@ impl LuaRuntime {
         self.lua
             .set_named_registry_value(SPAWN_LUA_SLOT, f)
             .map_err(Error::Lua)?;
-        let main = cord::with(|c| c.main);
-        let top;
-        // SAFETY: `main` is the idle main state; the function is left on top
-        // and consumed by `start` below (or popped on error).
-        unsafe {
-            top = ffi::lua_gettop(main);
-            if ffi::lua_checkstack(main, args.len() as c_int + 8) == 0 {
-                return Err(Error::Runtime("too many arguments".into()));
-            }
-            ffi::lua_getfield(
-                main,
-                ffi::LUA_REGISTRYINDEX,
-                c"__luafiber_spawn_lua".as_ptr(),
-            );
-            ffi::lua_pushnil(main);
-            ffi::lua_setfield(
-                main,
-                ffi::LUA_REGISTRYINDEX,
-                c"__luafiber_spawn_lua".as_ptr(),
-            );
+        let s = &mut main_stack()?;
+        let top = s.top();
+        if s.ensure(args.len() as c_int + 8).is_err() {
+            return Err(Error::Runtime("too many arguments".into()));
         }
-        let in_fiber = fiber::current().is_some();
-        // SAFETY: the function is at `top + 1`; the arguments go above it and
-        // are moved to the new fiber; whatever is left is popped.
-        let r = unsafe {
-            push_values(&args)(main);
-            let r = lua_fiber::spawn(
-                main,
-                top + 1,
-                if in_fiber { Start::Now } else { Start::Ready },
-                Builder::new().joinable(true),
-                ErrorUse::Rust,
-            );
-            ffi::lua_settop(main, top);
-            r.map_err(raise_to_error)?
+        s.rawget_field(ffi::LUA_REGISTRYINDEX, c"__luafiber_spawn_lua");
+        s.push_cstr(c"__luafiber_spawn_lua");
+        s.push_nil();
+        let _ = s.rawset(ffi::LUA_REGISTRYINDEX);
+        push_values(s, &args);
+        let start = if fiber::current().is_some() {
+            Start::Now
+        } else {
+            Start::Ready
         };
+        let r = lua_fiber::spawn(
+            s,
+            top + 1,
+            start,
+            Builder::new().joinable(true),
+            ErrorUse::Rust,
+        );
+        s.settop(top);
         Ok(CallHandle {
-            id: Some(r),
+            id: Some(r.map_err(raise_to_error)?),
             _not_send: PhantomData,
         })
     }
@@ -209,16 +209,11 @@ impl LuaRuntime {
     ///
     /// # Errors
     ///
-    /// [`Error::Load`] when the code does not compile; [`Error::Runtime`]
+    /// [`Error::Load`] when the code does not compile; [`Error::Fiber`]
     /// when the chunk raises (message and traceback).
     pub fn load_module(&self, name: &str, code: &str) -> Result<(), Error> {
         let chunk_name = CString::new(format!("={name}")).unwrap_or_default();
-        self.load_module_with(name, |l| {
-            // SAFETY: `l` is the main state with room for one value.
-            unsafe {
-                ffi::luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), chunk_name.as_ptr())
-            }
-        })
+        self.load_module_with(name, |s| s.load(code, &chunk_name))
     }
 
     /// [`LuaRuntime::load_module`] with the code read from the file at
@@ -230,39 +225,31 @@ impl LuaRuntime {
     /// [`LuaRuntime::load_module`].
     pub fn load_module_file(&self, name: &str, path: &str) -> Result<(), Error> {
         let cpath = CString::new(path).map_err(|_| Error::Load(format!("bad path {path:?}")))?;
-        self.load_module_with(name, |l| {
-            // SAFETY: `l` is the main state with room for one value.
-            unsafe { ffi::luaL_loadfile(l, cpath.as_ptr()) }
-        })
+        self.load_module_with(name, |s| s.load_file(Some(&cpath)))
     }
 
     fn load_module_with(
         &self,
         name: &str,
-        load: impl FnOnce(*mut ffi::lua_State) -> c_int,
+        load: impl FnOnce(&mut Stack) -> Result<(), ()>,
     ) -> Result<(), Error> {
-        let main = cord::with(|c| c.main);
-        // SAFETY: `main` is the idle main state; the chunk is popped at once
-        // (kept in a registry ref until the fiber has it).
-        let chunk = unsafe {
-            if ffi::lua_checkstack(main, 4) == 0 {
-                return Err(Error::Runtime("stack overflow".into()));
-            }
-            if load(main) != 0 {
-                let msg = api::describe(main, -1);
-                ffi::lua_pop(main, 1);
-                return Err(Error::Load(msg));
-            }
-            ffi::luaL_ref(main, ffi::LUA_REGISTRYINDEX)
-        };
-        let id = start(Handler::Module, Handlers::CachedRef, true, 2, |l| {
-            // SAFETY: `l` is the main state with room checked by `start`.
-            unsafe {
-                api::push_str(l, name);
-                api::push_registry_ref(l, chunk);
-                api::unref(l, chunk);
-            }
-        });
-        id.and_then(wait).map(drop)
+        let s = &mut main_stack()?;
+        if s.ensure(4).is_err() {
+            return Err(Error::Runtime("stack overflow".into()));
+        }
+        if load(s).is_err() {
+            let msg = s.describe(-1);
+            s.pop(1);
+            return Err(Error::Load(msg));
+        }
+        // Kept in a registry ref until the fiber has it.
+        let chunk = s.make_ref();
+        let id = start(Handler::Module, false, true, 2, |s| {
+            s.push_str(name);
+            s.push_ref(chunk);
+            s.unref(chunk);
+        })?;
+        wait(id)?;
+        Ok(())
     }
 }

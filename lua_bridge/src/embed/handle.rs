@@ -5,17 +5,18 @@ use std::ffi::c_int;
 use std::marker::PhantomData;
 
 use luafiber_fiber::{self as fiber, Builder, FiberId, Status};
-use mlua::ffi;
+use luafiber_runtime::FiberError;
 
-use super::handlers::{handler_ref, Handler};
+use super::handlers::{handler_fn, handler_ref, Handler};
 use super::{value, Error, Value};
-use crate::cord::{self, ErrorUse};
+use crate::cord::{self, Ended, ErrorUse};
 use crate::fiber::{self as lua_fiber, Start};
-use crate::raw::{api, Raise};
+use crate::raw::error::{self, ErrorKind};
+use crate::raw::{Raise, Stack};
 
-/// How a call gets its handler C function. Only benches pick anything but
-/// [`Handlers::CachedRef`].
-#[doc(hidden)]
+/// How a call gets its handler C function: the bench knob of `call_by` and
+/// `eval_by` (`--cfg luafiber_bench`, see `benches/`).
+#[cfg(luafiber_bench)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Handlers {
     /// `lua_rawgeti` of the handler's registry ref (Tarantool since
@@ -27,8 +28,8 @@ pub enum Handlers {
     PushPerCall,
 }
 
-/// A Lua fiber started by [`LuaRuntime::spawn_call`] or
-/// [`LuaRuntime::spawn_lua`], joinable for its results.
+/// A Lua fiber started by [`LuaRuntime::spawn_call`](crate::LuaRuntime::spawn_call) or
+/// [`LuaRuntime::spawn_lua`](crate::LuaRuntime::spawn_lua), joinable for its results.
 ///
 /// Dropping the handle without joining detaches the fiber: it runs on, and
 /// an error it ends with is written to stderr like any detached fiber's.
@@ -57,12 +58,17 @@ impl CallHandle {
     ///
     /// # Errors
     ///
-    /// [`Error::Runtime`] with the message and traceback when the function
-    /// raised (a cancelled fiber raised "fiber is cancelled"), or when a
-    /// result cannot be converted (tables nested deeper than 64);
-    /// [`Error::NoRuntime`] when this thread's [`LuaRuntime`] was dropped
-    /// (which ended the fiber: see [`LuaRuntime`]'s "Drop").
-    pub fn join(mut self) -> Result<Vec<Value>, Error> {
+    /// A [`FiberError`] with the fiber's id: [`ErrorKind::LuaError`]
+    /// (`luafiber_runtime::ErrorKind`) with the message and traceback when
+    /// the function raised, or when a result cannot be converted (tables
+    /// nested deeper than 64); [`ErrorKind::Cancelled`] when it ended
+    /// with Tarantool's `FiberIsCancelled` error, or was cancelled because
+    /// nothing else could run, or by the drop of this thread's
+    /// [`LuaRuntime`](crate::LuaRuntime) (see its "Drop").
+    ///
+    /// [`ErrorKind::LuaError`]: luafiber_runtime::ErrorKind::LuaError
+    /// [`ErrorKind::Cancelled`]: luafiber_runtime::ErrorKind::Cancelled
+    pub fn join(mut self) -> Result<Vec<Value>, FiberError> {
         let id = self.id.take().expect("a CallHandle is joined once");
         wait(id)
     }
@@ -89,76 +95,68 @@ fn detach(id: Option<FiberId>) {
         return;
     }
     if fiber::status(id) == Some(Status::Dead) {
-        if let Ok(ext) = fiber::join(id, None) {
-            // SAFETY: the fiber has ended, so its thread is idle.
-            unsafe { release(ext) };
-        }
+        // Joined and dropped: its Lua data is freed.
+        drop(Ended::joined(id, None));
     } else {
         let _ = fiber::set_joinable(id, false);
     }
 }
 
-/// Frees the Lua data of an ended, joined fiber.
+/// The cord's main thread, as a stack handle.
 ///
-/// # Safety
+/// # Errors
 ///
-/// `ext` is the joined fiber's embedder word.
-unsafe fn release(ext: usize) {
-    if ext == 0 {
-        return;
-    }
-    let (lf, main) = cord::with(|c| (c.fibers.remove(ext - 1), c.main));
-    // SAFETY: caller's contract: nothing runs on the fiber's thread.
-    unsafe {
-        api::unref(main, lf.udata);
-        cord::recycle_thread(lf.thread);
-    }
+/// [`Error::NoRuntime`] when this thread has no runtime.
+pub(super) fn main_stack<'a>() -> Result<Stack<'a>, Error> {
+    let main = cord::try_with(|c| c.main).ok_or(Error::NoRuntime)?;
+    // SAFETY: no Lua code runs on the main thread while Rust code does (it
+    // never yields), and whatever else uses its stack meanwhile (mlua)
+    // leaves it as it was.
+    Ok(unsafe { Stack::from_state(main) })
 }
 
-/// Starts a fiber running `handler` with the values `push_args` pushes as
-/// its arguments.
+/// Starts a fiber running `handler` (pushed per call when
+/// `push_per_call`, a bench's choice; else fetched by its ref) with the
+/// values `push_args` pushes as its arguments, `extra` of them.
 pub(super) fn start(
     handler: Handler,
-    how: Handlers,
+    push_per_call: bool,
     joinable: bool,
     extra: usize,
-    push_args: impl FnOnce(*mut ffi::lua_State),
+    push_args: impl FnOnce(&mut Stack),
 ) -> Result<FiberId, Error> {
-    let main = cord::try_with(|c| c.main).ok_or(Error::NoRuntime)?;
-    let in_fiber = fiber::current().is_some();
-    // SAFETY: `main` is the cord's main thread; no Lua code runs on it while
-    // Rust code does (it never yields), and everything pushed here is moved
-    // to the new fiber or popped before this returns.
-    unsafe {
-        if ffi::lua_checkstack(main, extra as c_int + 8) == 0 {
-            return Err(Error::Runtime("too many arguments".into()));
-        }
-        let top = ffi::lua_gettop(main);
-        match how {
-            Handlers::CachedRef => api::push_registry_ref(main, handler_ref(handler)),
-            Handlers::PushPerCall => {
-                ffi::lua_pushcfunction(main, super::handlers::handler_fn(handler))
-            }
-        }
-        push_args(main);
-        let name = match handler {
-            Handler::Call => "call",
-            Handler::Eval => "eval",
-            Handler::Module => "module",
-        };
-        // Inside a fiber the new one runs at once, as a call would; outside,
-        // it is queued for the scheduler loop.
-        let start = if in_fiber { Start::Now } else { Start::Ready };
-        let r = lua_fiber::spawn(
-            main,
-            top + 1,
-            start,
-            Builder::new().name(name).joinable(joinable),
-            ErrorUse::Rust,
-        );
-        ffi::lua_settop(main, top);
-        r.map_err(raise_to_error)
+    let s = &mut main_stack()?;
+    if s.ensure(extra as c_int + 8).is_err() {
+        return Err(Error::Runtime("too many arguments".into()));
     }
+    let top = s.top();
+    if push_per_call {
+        s.push_cfunction(handler_fn(handler));
+    } else {
+        s.push_ref(handler_ref(handler));
+    }
+    push_args(s);
+    let name = match handler {
+        Handler::Call => "call",
+        Handler::Eval => "eval",
+        Handler::Module => "module",
+    };
+    // Inside a fiber the new one runs at once, as a call would; outside, it
+    // is queued for the scheduler loop.
+    let start = if fiber::current().is_some() {
+        Start::Now
+    } else {
+        Start::Ready
+    };
+    let r = lua_fiber::spawn(
+        s,
+        top + 1,
+        start,
+        Builder::new().name(name).joinable(joinable),
+        ErrorUse::Rust,
+    );
+    s.settop(top);
+    r.map_err(raise_to_error)
 }
 
 /// An error a bridge function asked to raise, as an [`Error::Runtime`].
@@ -169,25 +167,20 @@ pub(super) fn raise_to_error(r: Raise) -> Error {
     }
 }
 
-/// Pushes `args` (room was checked by the caller).
-pub(super) fn push_values(args: &[Value]) -> impl FnOnce(*mut ffi::lua_State) + '_ {
-    move |l| {
-        for a in args {
-            // SAFETY: `l` is the main state, with room checked in `start`
-            // (each push needs at most 3 slots, then leaves 1).
-            unsafe {
-                if ffi::lua_checkstack(l, 4) != 0 {
-                    value::push(l, a);
-                } else {
-                    ffi::lua_pushnil(l);
-                }
-            }
+/// Pushes `args`, each a nil when the stack has no room left for it.
+pub(super) fn push_values(s: &mut Stack, args: &[Value]) {
+    for a in args {
+        // A table needs at most 3 slots while it is made, then leaves 1.
+        if s.ensure(4).is_ok() {
+            value::push(s, a);
+        } else if s.ensure(1).is_ok() {
+            s.push_nil();
         }
     }
 }
 
 /// Waits for the joinable fiber `id` to end; returns its results.
-pub(super) fn wait(id: FiberId) -> Result<Vec<Value>, Error> {
+pub(super) fn wait(id: FiberId) -> Result<Vec<Value>, FiberError> {
     if fiber::current().is_none() {
         let ended = || matches!(fiber::status(id), Some(Status::Dead) | None);
         fiber::run_until(ended);
@@ -197,64 +190,50 @@ pub(super) fn wait(id: FiberId) -> Result<Vec<Value>, Error> {
             fiber::run_until(ended);
             if !ended() {
                 let _ = fiber::set_joinable(id, false);
-                return Err(Error::Runtime(format!(
-                    "fiber {id} is blocked and nothing else can run"
-                )));
-            }
-            if let Ok(ext) = fiber::join(id, None) {
-                // SAFETY: the fiber has ended.
-                unsafe { release(ext) };
-            }
-            return Err(Error::Runtime(format!(
-                "fiber {id} blocked with nothing else to run, and was cancelled"
-            )));
-        }
-    }
-    let ext = match fiber::join(id, None) {
-        Ok(ext) => ext,
-        // The runtime was dropped, which ended the fiber.
-        Err(fiber::Error::Dead(_)) if !cord::is_installed() => return Err(Error::NoRuntime),
-        // The function made its fiber non-joinable: its results are gone.
-        Err(fiber::Error::Dead(_)) => return Ok(Vec::new()),
-        Err(e) => return Err(Error::Runtime(e.to_string())),
-    };
-    if ext == 0 {
-        return Ok(Vec::new());
-    }
-    let lf = cord::with(|c| c.fibers.remove(ext - 1));
-    let t = lf.thread.l;
-    // SAFETY: the fiber has ended, so its thread is idle, laid out as
-    // `[msgh, results...]` or `[msgh, error]` (spawn.rs).
-    let result = unsafe {
-        if lf.rc == Some(0) {
-            let top = ffi::lua_gettop(t);
-            if ffi::lua_checkstack(t, 4) == 0 {
-                Err(Error::Runtime("too many results".into()))
             } else {
-                (2..=top)
-                    .map(|i| value::read(t, i, 0).map_err(raise_to_error))
-                    .collect()
+                drop(Ended::joined(id, None));
             }
-        } else {
-            let msg = api::describe(t, -1);
-            // A traceback that shows only the handler says nothing more.
-            let tb = lf
-                .traceback
-                .filter(|tb| !tb.ends_with("stack traceback:\n\t[C]: in ?"));
-            Err(Error::Runtime(tb.unwrap_or(msg)))
+            return Err(FiberError::cancelled(id));
         }
-    };
-    // SAFETY: the fiber has ended.
-    unsafe {
-        api::unref(t, lf.udata);
-        cord::recycle_thread(lf.thread);
     }
-    result
+    let mut ended = match Ended::joined(id, None) {
+        Ok(Some(ended)) => ended,
+        // The runtime was dropped, which cancelled the fiber and ended or
+        // abandoned it.
+        Err(fiber::Error::Dead(_)) if !cord::is_installed() => {
+            return Err(FiberError::cancelled(id))
+        }
+        // The function made its fiber non-joinable (its results are gone),
+        // or it has no Lua data.
+        Ok(None) | Err(fiber::Error::Dead(_)) => return Ok(Vec::new()),
+        Err(fiber::Error::Cancelled) => return Err(FiberError::cancelled(id)),
+        Err(e) => return Err(FiberError::lua_error(id, e.to_string())),
+    };
+    let ok = ended.rc() == Some(0);
+    let tb = ended.take_traceback();
+    // `[msgh, results...]` or `[msgh, error]` (fiber/mod.rs).
+    let t = &mut ended.stack();
+    if ok {
+        if t.ensure(4).is_err() {
+            return Err(FiberError::lua_error(id, "too many results"));
+        }
+        return (2..=t.top())
+            .map(|i| value::read(t, i, 0))
+            .collect::<Result<_, _>>()
+            .map_err(|r| FiberError::lua_error(id, raise_to_error(r).to_string()));
+    }
+    if error::is_error_of(t, -1, ErrorKind::FiberIsCancelled) {
+        return Err(FiberError::cancelled(id));
+    }
+    let msg = t.describe(-1);
+    // A traceback that shows only the handler says nothing more.
+    let tb = tb.filter(|tb| !tb.ends_with("stack traceback:\n\t[C]: in ?"));
+    Err(FiberError::lua_error(id, tb.unwrap_or(msg)))
 }
 
-/// A handle on this thread's [`LuaRuntime`] that is `'static` and `Clone`,
+/// A handle on this thread's [`LuaRuntime`](crate::LuaRuntime) that is `'static` and `Clone`,
 /// so Rust fibers and functions registered with
-/// [`LuaRuntime::register_fn`] can call Lua. Not `Send`: a runtime never
+/// [`LuaRuntime::register_fn`](crate::LuaRuntime::register_fn) can call Lua. Not `Send`: a runtime never
 /// leaves its thread.
 ///
 /// ```
@@ -266,7 +245,7 @@ pub(super) fn wait(id: FiberId) -> Result<Vec<Value>, Error> {
 ///     // A registered function runs on the calling Lua fiber: this call
 ///     // blocks only that fiber.
 ///     let h = LuaHandle::current().expect("a runtime on this thread");
-///     h.call("double", args).map_err(|e| e.to_string())
+///     Ok(h.call("double", args)?)
 /// }).unwrap();
 /// assert_eq!(rt.eval("return double_in_rust(...)", vec![Value::from(21)]).unwrap(),
 ///            [Value::Integer(42)]);
@@ -285,73 +264,92 @@ impl LuaHandle {
         })
     }
 
-    /// As [`LuaRuntime::call`].
+    /// As [`LuaRuntime::call`](crate::LuaRuntime::call).
     ///
     /// # Errors
     ///
-    /// As [`LuaRuntime::call`]; [`Error::NoRuntime`] when the runtime has
-    /// been dropped.
+    /// As [`LuaRuntime::call`](crate::LuaRuntime::call);
+    /// [`Error::NoRuntime`] when the runtime has been dropped.
     pub fn call(&self, name: &str, args: Vec<Value>) -> Result<Vec<Value>, Error> {
-        self.call_by(Handlers::CachedRef, name, args)
+        call(false, name, args)
     }
 
     /// [`LuaHandle::call`] with the handler got as `how` says (benches).
-    #[doc(hidden)]
+    #[cfg(luafiber_bench)]
     pub fn call_by(
         &self,
         how: Handlers,
         name: &str,
         args: Vec<Value>,
     ) -> Result<Vec<Value>, Error> {
-        let id = start(Handler::Call, how, true, args.len(), |l| {
-            // SAFETY: `l` is the main state with room checked by `start`.
-            unsafe { api::push_str(l, name) };
-            push_values(&args)(l);
-        })?;
-        wait(id)
+        call(how == Handlers::PushPerCall, name, args)
     }
 
-    /// As [`LuaRuntime::eval`].
+    /// As [`LuaRuntime::eval`](crate::LuaRuntime::eval).
     ///
     /// # Errors
     ///
-    /// As [`LuaRuntime::eval`]; [`Error::NoRuntime`] when the runtime has
-    /// been dropped.
+    /// As [`LuaRuntime::eval`](crate::LuaRuntime::eval);
+    /// [`Error::NoRuntime`] when the runtime has been dropped.
     pub fn eval(&self, code: &str, args: Vec<Value>) -> Result<Vec<Value>, Error> {
-        self.eval_by(Handlers::CachedRef, code, args)
+        eval(false, code, args)
     }
 
     /// [`LuaHandle::eval`] with the handler got as `how` says (benches).
-    #[doc(hidden)]
+    #[cfg(luafiber_bench)]
     pub fn eval_by(
         &self,
         how: Handlers,
         code: &str,
         args: Vec<Value>,
     ) -> Result<Vec<Value>, Error> {
-        let id = start(Handler::Eval, how, true, args.len(), |l| {
-            // SAFETY: `l` is the main state with room checked by `start`.
-            unsafe { api::push_str(l, code) };
-            push_values(&args)(l);
-        })?;
-        wait(id)
+        eval(how == Handlers::PushPerCall, code, args)
     }
 
-    /// As [`LuaRuntime::spawn_call`].
+    /// As [`LuaRuntime::spawn_call`](crate::LuaRuntime::spawn_call).
     ///
     /// # Errors
     ///
-    /// As [`LuaRuntime::spawn_call`]; [`Error::NoRuntime`] when the runtime
+    /// As [`LuaRuntime::spawn_call`](crate::LuaRuntime::spawn_call); [`Error::NoRuntime`] when the runtime
     /// has been dropped.
     pub fn spawn_call(&self, name: &str, args: Vec<Value>) -> Result<CallHandle, Error> {
-        let id = start(Handler::Call, Handlers::CachedRef, true, args.len(), |l| {
-            // SAFETY: `l` is the main state with room checked by `start`.
-            unsafe { api::push_str(l, name) };
-            push_values(&args)(l);
+        let id = start(Handler::Call, false, true, args.len(), |s| {
+            s.push_str(name);
+            push_values(s, &args);
         })?;
         Ok(CallHandle {
             id: Some(id),
             _not_send: PhantomData,
         })
     }
+}
+
+/// A CALL of `name` on a new fiber, waited for.
+fn call(push_per_call: bool, name: &str, args: Vec<Value>) -> Result<Vec<Value>, Error> {
+    let id = start(Handler::Call, push_per_call, true, args.len(), |s| {
+        s.push_str(name);
+        push_values(s, &args);
+    })?;
+    wait_call(id)
+}
+
+/// [`wait`] for a call a [`LuaHandle`] made: [`Error::NoRuntime`] when the
+/// runtime was dropped meanwhile (which ended the call's fiber).
+pub(super) fn wait_call(id: FiberId) -> Result<Vec<Value>, Error> {
+    wait(id).map_err(|e| {
+        if cord::is_installed() {
+            Error::Fiber(e)
+        } else {
+            Error::NoRuntime
+        }
+    })
+}
+
+/// An EVAL of `code` on a new fiber, waited for.
+fn eval(push_per_call: bool, code: &str, args: Vec<Value>) -> Result<Vec<Value>, Error> {
+    let id = start(Handler::Eval, push_per_call, true, args.len(), |s| {
+        s.push_str(code);
+        push_values(s, &args);
+    })?;
+    wait_call(id)
 }

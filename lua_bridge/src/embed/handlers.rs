@@ -27,7 +27,7 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use crate::raw::api;
+use crate::raw::{api, Stack};
 
 /// Most compiled EVAL chunks kept; past it the cache starts over empty.
 const EVAL_CACHE_MAX: usize = 1024;
@@ -61,30 +61,27 @@ thread_local! {
 }
 
 /// Makes the handlers and the EVAL cache; called once per cord.
-///
-/// # Safety
-///
-/// `l` is the idle main state of a new cord.
-pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
+pub(crate) fn init(s: &mut Stack) {
     EVAL_CACHED.with(|c| c.set(0));
-    // SAFETY: caller's contract; each push is consumed by luaL_ref.
-    let refs = unsafe {
-        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(call_handler));
-        let call = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(eval_handler));
-        let eval = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(module_handler));
-        let module = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        ffi::lua_createtable(l, 0, 0);
-        let eval_cache = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        Refs {
+    let mut refs = [0; 3];
+    for (r, h) in refs
+        .iter_mut()
+        .zip([Handler::Call, Handler::Eval, Handler::Module])
+    {
+        s.push_cfunction(handler_fn(h));
+        *r = s.make_ref();
+    }
+    s.new_table(0, 0);
+    let eval_cache = s.make_ref();
+    let [call, eval, module] = refs;
+    REFS.with(|r| {
+        r.set(Refs {
             call,
             eval,
             module,
             eval_cache,
-        }
-    };
-    REFS.with(|r| r.set(refs));
+        })
+    });
 }
 
 /// The registry ref of `handler`.
@@ -98,7 +95,6 @@ pub(super) fn handler_ref(handler: Handler) -> c_int {
 }
 
 /// The C function of `handler` (what a bench pushes per call).
-#[cfg_attr(not(luafiber_bench), allow(dead_code))]
 pub(super) fn handler_fn(handler: Handler) -> ffi::lua_CFunction {
     match handler {
         Handler::Call => crate::raw::wide_cfn!(call_handler),
@@ -131,6 +127,10 @@ unsafe fn raise(l: *mut ffi::lua_State, parts: &[&[u8]]) -> ! {
 /// makes a method call (the object is passed first). A part that cannot be
 /// looked up or a last value that is nil raises "Procedure 'NAME' is not
 /// defined" (Tarantool's `ER_NO_SUCH_PROC`).
+///
+/// # Safety
+///
+/// Lua calls it as a C function, the name at index 1.
 unsafe extern "C-unwind" fn call_handler(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua with the name at 1. No Rust value owning memory
     // is live here, so Lua errors may unwind through this frame; `name`
@@ -206,6 +206,10 @@ unsafe extern "C-unwind" fn call_handler(l: *mut ffi::lua_State) -> c_int {
 /// The EVAL handler: `[source, args...]` → the results of the chunk
 /// `source` called with `...` = args. A chunk that does not compile raises
 /// the compiler's message.
+///
+/// # Safety
+///
+/// Lua calls it as a C function, the source at index 1.
 unsafe extern "C-unwind" fn eval_handler(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua with the source at 1. No Rust value owning
     // memory is live here, so Lua errors may unwind through this frame.
@@ -252,6 +256,10 @@ unsafe extern "C-unwind" fn eval_handler(l: *mut ffi::lua_State) -> c_int {
 
 /// The module handler: `[name, chunk]` → `chunk(name)`'s first result (or
 /// `true`), also stored in `package.loaded[name]` and the global `name`.
+///
+/// # Safety
+///
+/// Lua calls it as a C function with `[name, chunk]`.
 unsafe extern "C-unwind" fn module_handler(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua with `[name, chunk]`. No Rust value owning
     // memory is live here, so Lua errors may unwind through this frame.

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use mlua::ffi;
 
 use super::LuaRuntime;
-use crate::raw::{lua_fn, Raise, Reg};
+use crate::raw::{lua_fn, Raise, Reg, Stack};
 
 /// The armed Lua thread (null: none).
 static ARMED: AtomicPtr<ffi::lua_State> = AtomicPtr::new(std::ptr::null_mut());
@@ -67,6 +67,10 @@ pub fn take_pending() -> bool {
 }
 
 /// The hook: raises "interrupted!" in the armed thread, and clears itself.
+///
+/// # Safety
+///
+/// Lua calls it as its debug hook, with the running thread `l`.
 unsafe extern "C-unwind" fn hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua_Debug) {
     if cfg!(feature = "luajit") && l != ARMED.load(Ordering::SeqCst) {
         // LuaJIT's hook is global: another fiber runs; the armed one raises
@@ -116,20 +120,19 @@ impl LuaRuntime {
     /// through [`interrupt`] (see the module doc of `interrupt.rs`).
     pub fn install_interrupt(&self) {
         const FUNCS: &[Reg] = &[(c"pcall", interrupt_pcall)];
-        let l = self.lua.state();
-        // SAFETY: `l` is the idle main state; the pushes are balanced.
-        unsafe {
-            ffi::lua_getglobal(l, c"package".as_ptr());
-            if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-                ffi::lua_getfield(l, -1, c"loaded".as_ptr());
-                if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-                    ffi::lua_createtable(l, 0, FUNCS.len() as c_int);
-                    crate::raw::api::set_funcs(l, FUNCS);
-                    ffi::lua_setfield(l, -2, c"luafiber.interrupt".as_ptr());
-                }
-                ffi::lua_pop(l, 1);
-            }
-            ffi::lua_pop(l, 1);
+        // SAFETY: the idle main state; no Lua code runs on it while the
+        // handle lives.
+        let s = &mut unsafe { Stack::from_state(self.lua.state()) };
+        let top = s.top();
+        s.push_globals();
+        if s.rawget_field(-1, c"package") == ffi::LUA_TTABLE
+            && s.rawget_field(-1, c"loaded") == ffi::LUA_TTABLE
+        {
+            let loaded = s.top();
+            let t = s.new_table(0, FUNCS.len() as c_int);
+            s.set_funcs(t, FUNCS);
+            s.set_field(loaded, c"luafiber.interrupt");
         }
+        s.settop(top);
     }
 }

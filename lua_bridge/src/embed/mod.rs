@@ -24,10 +24,14 @@ use std::fmt;
 use std::mem::ManuallyDrop;
 
 use luafiber_fiber as fiber;
+use luafiber_runtime::FiberError;
 use mlua::Lua;
 
 pub use builder::RuntimeBuilder;
-pub use handle::{CallHandle, Handlers, LuaHandle};
+#[cfg(luafiber_bench)]
+pub use handle::Handlers;
+pub use handle::{CallHandle, LuaHandle};
+pub use rust_fn::FnError;
 pub use value::Value;
 
 /// Why a runtime could not start or a script could not run.
@@ -41,9 +45,13 @@ pub enum Error {
     Lua(mlua::Error),
     /// A script or chunk failed to load: the message.
     Load(String),
-    /// A chunk or a called function raised an error: the message and
-    /// traceback.
+    /// A script's chunk raised an error (the message and traceback), or no
+    /// fiber could be made for a call (the reason).
     Runtime(String),
+    /// A call's fiber failed ([`LuaRuntime::call`], [`LuaRuntime::eval`],
+    /// [`LuaRuntime::load_module`]): its id and why (a Lua error with the
+    /// message and traceback, or a cancel).
+    Fiber(FiberError),
     /// This thread has no `LuaRuntime` (a [`LuaHandle`] outlived it).
     NoRuntime,
 }
@@ -56,11 +64,26 @@ impl fmt::Display for Error {
             Error::Lua(e) => write!(f, "{e}"),
             Error::Load(m) | Error::Runtime(m) => f.write_str(m),
             Error::NoRuntime => f.write_str("this thread has no LuaRuntime"),
+            Error::Fiber(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Lua(e) => Some(e),
+            Error::Fiber(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<FiberError> for Error {
+    fn from(e: FiberError) -> Error {
+        Error::Fiber(e)
+    }
+}
 
 /// A cord's Lua runtime: the Lua state, its modules and the scheduler of the
 /// calling thread. Not `Send`: fibers never leave their thread.
@@ -108,6 +131,14 @@ impl LuaRuntime {
         &self.lua
     }
 
+    /// A handle on the stack of the state mlua runs on (the main thread,
+    /// idle while Rust code runs).
+    pub(crate) fn main_stack(&self) -> crate::raw::Stack<'_> {
+        // SAFETY: no Lua code runs on it while this Rust code does, and
+        // whatever else uses its stack meanwhile (mlua) leaves it as it was.
+        unsafe { crate::raw::Stack::from_state(self.lua.state()) }
+    }
+
     /// Runs the scheduler until no fiber is ready or sleeping.
     ///
     /// # Panics
@@ -125,7 +156,8 @@ impl Drop for LuaRuntime {
             // cord as well, must outlive it.
             return;
         }
-        crate::luajit::entry::uninstall();
+        crate::fiber::guard::uninstall();
+        crate::luajit::uninstall();
         rust_fn::clear();
         crate::cord::uninstall();
         // SAFETY: `lua` is not used after this; no Lua fiber is left

@@ -12,16 +12,108 @@ use std::cell::RefCell;
 use std::ffi::{c_int, CString};
 use std::rc::Rc;
 
-use mlua::ffi;
+use luafiber_runtime::{ErrorKind as ErrorKindRt, FiberError};
 
 use super::value::{self, Value};
 use super::{Error, LuaRuntime};
 use crate::raw::error::ErrorKind;
-use crate::raw::{lua_fn, Raise};
+use crate::raw::{lua_fn, Raise, Stack};
 
-/// A registered blocking function: arguments in, results or an error
-/// message out.
-pub(crate) type RustFn = Rc<dyn Fn(Vec<Value>) -> Result<Vec<Value>, String>>;
+/// A registered blocking function: arguments in, results or an error out.
+type RustFn = Rc<dyn Fn(Vec<Value>) -> Result<Vec<Value>, FnError>>;
+
+/// Why a function registered with [`LuaRuntime::register_fn`] failed: what
+/// Lua gets raised, as an error object whose `type` follows the variant and
+/// whose message is `"NAME: MESSAGE"`.
+///
+/// `?` makes one from a message (`&str`, `String`), from the fiber layer's
+/// errors ([`luafiber_fiber::Error`], [`FiberError`]) and from the errors
+/// of [`LuaHandle`](crate::LuaHandle) calls ([`Error`]); a cancel or a
+/// timeout of the calling fiber keeps its kind.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FnError {
+    /// A bad argument or call: `IllegalParams` with this message.
+    Illegal(String),
+    /// The calling fiber was cancelled: `FiberIsCancelled` ("fiber is
+    /// cancelled").
+    Cancelled,
+    /// A wait ran out of time: `TimedOut` ("timed out").
+    TimedOut,
+}
+
+impl std::fmt::Display for FnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FnError::Illegal(m) => f.write_str(m),
+            FnError::Cancelled => write!(f, "{}", luafiber_fiber::Error::Cancelled),
+            FnError::TimedOut => write!(f, "{}", luafiber_fiber::Error::TimedOut),
+        }
+    }
+}
+
+impl std::error::Error for FnError {}
+
+impl From<String> for FnError {
+    fn from(m: String) -> FnError {
+        FnError::Illegal(m)
+    }
+}
+
+impl From<&str> for FnError {
+    fn from(m: &str) -> FnError {
+        FnError::Illegal(m.to_owned())
+    }
+}
+
+impl From<luafiber_fiber::Error> for FnError {
+    /// A cancel or a timeout keeps its kind (the fiber layer's errors are
+    /// about the calling fiber); the rest are `Illegal`.
+    fn from(e: luafiber_fiber::Error) -> FnError {
+        match e {
+            luafiber_fiber::Error::Cancelled => FnError::Cancelled,
+            luafiber_fiber::Error::TimedOut => FnError::TimedOut,
+            e => FnError::Illegal(e.to_string()),
+        }
+    }
+}
+
+impl From<FiberError> for FnError {
+    /// A cancel of the calling fiber, or a timeout, keeps its kind; a cancel
+    /// of another fiber (one it joined) and the rest are `Illegal`.
+    fn from(e: FiberError) -> FnError {
+        match e.kind() {
+            ErrorKindRt::Cancelled if luafiber_fiber::current() == Some(e.fiber_id()) => {
+                FnError::Cancelled
+            }
+            ErrorKindRt::TimedOut => FnError::TimedOut,
+            _ => FnError::Illegal(e.to_string()),
+        }
+    }
+}
+
+impl From<Error> for FnError {
+    /// As [`FnError::from`] a [`FiberError`] for [`Error::Fiber`]; the rest
+    /// are `Illegal`.
+    fn from(e: Error) -> FnError {
+        match e {
+            Error::Fiber(e) => e.into(),
+            e => FnError::Illegal(e.to_string()),
+        }
+    }
+}
+
+impl FnError {
+    /// What Lua gets raised for this error of the function `name`.
+    fn raise(self, name: &str) -> Raise {
+        let kind = match self {
+            FnError::Illegal(_) => ErrorKind::IllegalParams,
+            FnError::Cancelled => ErrorKind::FiberIsCancelled,
+            FnError::TimedOut => ErrorKind::TimedOut,
+        };
+        Raise::Error(kind, format!("{name}: {self}"))
+    }
+}
 
 thread_local! {
     /// The functions registered on this thread's runtime, with their names.
@@ -38,9 +130,10 @@ impl LuaRuntime {
     /// callback, `f` may block its fiber (`fiber::sleep`, waiting on a channel,
     /// ...): only the calling fiber waits. Arguments and results convert
     /// through [`Value`] (functions, userdata and threads arrive as `Nil`);
-    /// an `Err(msg)` is raised in Lua as an `IllegalParams` error object
-    /// whose message is `"name: msg"`. Inside a fiber, a call from a `__gc`
-    /// finalizer or under an mlua callback raises instead of calling `f`.
+    /// an `Err` is raised in Lua as an error object of the [`FnError`]'s
+    /// kind whose message is `"name: message"`. Inside a fiber, a call from
+    /// a `__gc` finalizer or under an mlua callback raises instead of
+    /// calling `f`.
     ///
     /// `f` is kept for the runtime's whole life; registering `name` again
     /// replaces the global (the old function stays allocated). A panic in
@@ -52,7 +145,7 @@ impl LuaRuntime {
     pub fn register_fn(
         &self,
         name: &str,
-        f: impl Fn(Vec<Value>) -> Result<Vec<Value>, String> + 'static,
+        f: impl Fn(Vec<Value>) -> Result<Vec<Value>, FnError> + 'static,
     ) -> Result<(), Error> {
         let cname = CString::new(name).map_err(|_| Error::Load(format!("bad name {name:?}")))?;
         let idx = RUST_FNS.with(|fns| {
@@ -60,54 +153,36 @@ impl LuaRuntime {
             fns.push((Rc::new(f), name.to_owned()));
             fns.len() - 1
         });
-        let l = self.lua.state();
-        // SAFETY: `l` is the idle main state; the closure is set up once.
-        unsafe {
-            ffi::lua_pushinteger(l, idx as ffi::lua_Integer);
-            ffi::lua_pushcclosure(l, call_rust_fn, 1);
-            ffi::lua_setglobal(l, cname.as_ptr());
-        }
+        let s = &mut self.main_stack();
+        s.push_globals();
+        s.push_int(idx as i64);
+        s.push_closure(call_rust_fn, 1);
+        s.set_field(-2, &cname);
+        s.pop(1);
         Ok(())
     }
 }
 
 lua_fn! {
     /// The C closure behind every registered function (upvalue 1: its index
-    /// in the cord's function list).
-    fn call_rust_fn(l) {
-        // SAFETY: called by Lua with the arguments on `l`.
-        unsafe {
-            let idx = ffi::lua_tointeger(l, ffi::lua_upvalueindex(1)) as usize;
-            let (f, name) = RUST_FNS.with(|fns| fns.borrow()[idx].clone());
-            if luafiber_fiber::current().is_some() {
-                crate::fiber::check_switch(l, &name)?;
-            }
-            let n = ffi::lua_gettop(l);
-            if ffi::lua_checkstack(l, 8) == 0 {
-                return Err(Raise::illegal("stack overflow"));
-            }
-            let mut args = Vec::with_capacity(n as usize);
-            for i in 1..=n {
-                args.push(value::read(l, i, 0)?);
-            }
-            let results = f(args).map_err(|msg| {
-                // A fiber error passed through as its message keeps its kind.
-                let kind = match msg.as_str() {
-                    "fiber is cancelled" if luafiber_fiber::testcancel().is_err() => {
-                        ErrorKind::FiberIsCancelled
-                    }
-                    "timed out" => ErrorKind::TimedOut,
-                    _ => ErrorKind::IllegalParams,
-                };
-                Raise::Error(kind, format!("{name}: {msg}"))
-            })?;
-            if ffi::lua_checkstack(l, results.len() as c_int + 3) == 0 {
-                return Err(Raise::illegal(format!("{name}: too many results")));
-            }
-            for v in &results {
-                value::push(l, v);
-            }
-            Ok(results.len() as c_int)
+    /// in the runtime's function list).
+    fn call_rust_fn(s: &mut Stack) {
+        let idx = s.to_integer(Stack::upvalue(1)).unwrap_or(-1);
+        let (f, name) = RUST_FNS
+            .with(|fns| usize::try_from(idx).ok().and_then(|i| fns.borrow().get(i).cloned()))
+            .ok_or_else(|| Raise::illegal("a registered function of another runtime"))?;
+        if luafiber_fiber::current().is_some() {
+            crate::fiber::check_switch(s, &name)?;
         }
+        s.ensure(8)?;
+        let args = (1..=s.top()).map(|i| value::read(s, i, 0)).collect::<Result<Vec<_>, _>>()?;
+        let results = f(args).map_err(|e| e.raise(&name))?;
+        if s.ensure(results.len() as c_int + 3).is_err() {
+            return Err(Raise::illegal(format!("{name}: too many results")));
+        }
+        for v in &results {
+            value::push(s, v);
+        }
+        Ok(results.len() as c_int)
     }
 }

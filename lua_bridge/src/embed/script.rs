@@ -4,12 +4,11 @@
 use std::ffi::{c_int, CString};
 
 use luafiber_fiber::{self as fiber, Builder};
-use mlua::ffi;
 
 use super::{Error, LuaRuntime};
-use crate::cord::{self, ErrorUse};
+use crate::cord::{Ended, ErrorUse};
 use crate::fiber::{self as lua_fiber, Start};
-use crate::raw::api;
+use crate::raw::Stack;
 
 impl LuaRuntime {
     /// Runs the script at `path` as the main fiber, named after the file,
@@ -91,44 +90,46 @@ impl LuaRuntime {
                 Some(CString::new(path).map_err(|_| Error::Load(format!("bad path {path:?}")))?)
             }
         };
-        let l = self.lua.state();
-        // SAFETY: `l` is the idle main state; every push is balanced below.
-        unsafe {
-            let top = ffi::lua_gettop(l);
-            // the chunks, the script, its arguments, and 3 for the arg
-            // table and spawn
-            let room = c_int::try_from(chunks.len() + args.len() + 4).unwrap_or(c_int::MAX);
-            if ffi::lua_checkstack(l, room) == 0 {
-                return Err(Error::Load("too many chunks and arguments".into()));
-            }
-            ffi::lua_createtable(l, args.len() as c_int, 2);
-            api::push_str(l, interpreter);
-            ffi::lua_rawseti(l, -2, -1);
-            api::push_str(l, arg0);
-            ffi::lua_rawseti(l, -2, 0);
-            for (i, a) in args.iter().enumerate() {
-                api::push_str(l, a);
-                ffi::lua_rawseti(l, -2, (i + 1) as ffi::lua_Integer);
-            }
-            ffi::lua_setglobal(l, c"arg".as_ptr());
-            for code in chunks {
-                let name = c"=(command line)".as_ptr();
-                loaded(
-                    l,
-                    ffi::luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), name),
-                    top,
-                )?;
-            }
-            if script.is_some() {
-                // a null path: stdin
-                let path = cpath.as_ref().map_or(std::ptr::null(), |p| p.as_ptr());
-                loaded(l, ffi::luaL_loadfile(l, path), top)?;
-                for a in args {
-                    api::push_str(l, a);
-                }
-            }
-            self.spawn_main(l, top + 1, prelude as c_int, name)
+        let s = &mut self.main_stack();
+        let top = s.top();
+        // the chunks, the script, its arguments, and 3 for the arg table and
+        // spawn
+        let room = c_int::try_from(chunks.len() + args.len() + 4).unwrap_or(c_int::MAX);
+        if s.ensure(room).is_err() {
+            return Err(Error::Load("too many chunks and arguments".into()));
         }
+        let t = s.new_table(args.len() as c_int, 2);
+        s.push_str(interpreter);
+        s.rawseti(t, -1);
+        s.push_str(arg0);
+        s.rawseti(t, 0);
+        for (i, a) in args.iter().enumerate() {
+            s.push_str(a);
+            s.rawseti(t, i as i64 + 1);
+        }
+        s.push_globals();
+        s.insert(-2);
+        s.set_field(-2, c"arg");
+        s.pop(1);
+        for code in chunks {
+            let rc = s.load(code, c"=(command line)");
+            loaded(s, rc, top)?;
+        }
+        if script.is_some() {
+            // no path: stdin
+            let rc = s.load_file(cpath.as_deref());
+            loaded(s, rc, top)?;
+            for a in args {
+                s.push_str(a);
+            }
+        }
+        let id = lua_fiber::spawn_main(s, top + 1, prelude as c_int, Builder::new().name_bytes(name))
+            .map_err(|e| Error::Runtime(format!("{e:?}")))?;
+        fiber::run();
+        if fiber::status(id) == Some(fiber::Status::Suspended) {
+            return Err(Error::Runtime(lua_fiber::blocked::report(s, id)));
+        }
+        Ok(())
     }
 
     /// Runs `code` as the main fiber named `name`, then the scheduler until
@@ -139,91 +140,44 @@ impl LuaRuntime {
     /// [`Error::Load`] when the chunk does not compile; [`Error::Runtime`]
     /// when it raises (with its traceback).
     pub fn run_chunk(&self, code: &str, name: &str) -> Result<(), Error> {
-        let l = self.lua.state();
         let cname = CString::new(format!("={name}")).unwrap_or_default();
-        // SAFETY: `l` is the idle main state; every push is balanced.
-        unsafe {
-            let top = ffi::lua_gettop(l);
-            let rc = ffi::luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), cname.as_ptr());
-            loaded(l, rc, top)?;
-            let id = lua_fiber::spawn(
-                l,
-                top + 1,
-                Start::Ready,
-                Builder::new().name(name.to_owned()).joinable(true),
-                ErrorUse::Rust,
-            )
-            .map_err(|e| Error::Runtime(format!("{e:?}")))?;
-            fiber::run();
-            let ext = match fiber::join(id, None) {
-                Ok(ext) => ext,
-                // The chunk made itself non-joinable: it has ended, and an
-                // error of it was reported as a detached fiber's.
-                Err(fiber::Error::Dead(_)) => return Ok(()),
-                Err(e) => return Err(Error::Runtime(e.to_string())),
-            };
-            let lf = cord::with(|c| c.fibers.remove(ext - 1));
-            let t = lf.thread.l;
-            let result = if lf.rc == Some(0) {
-                Ok(())
-            } else {
-                let msg = api::describe(t, -1);
-                Err(Error::Runtime(match lf.traceback {
-                    Some(tb) => tb,
-                    None => msg,
-                }))
-            };
-            api::unref(l, lf.udata);
-            cord::recycle_thread(lf.thread);
-            result
-        }
-    }
-
-    /// Spawns the main fiber, which runs the `prelude` chunks from `func`,
-    /// then the function above them with the arguments above it; then runs
-    /// the scheduler.
-    ///
-    /// # Safety
-    ///
-    /// `l` is the idle main state; `func` to `func + prelude` are functions,
-    /// the values above them arguments.
-    unsafe fn spawn_main(
-        &self,
-        l: *mut ffi::lua_State,
-        func: c_int,
-        prelude: c_int,
-        name: Vec<u8>,
-    ) -> Result<(), Error> {
-        // SAFETY: caller's contract.
-        let id = unsafe {
-            lua_fiber::spawn_main(l, func, prelude, Builder::new().name_bytes(name))
-                .map_err(|e| Error::Runtime(format!("{e:?}")))?
-        };
+        let s = &mut self.main_stack();
+        let top = s.top();
+        let rc = s.load(code, &cname);
+        loaded(s, rc, top)?;
+        let id = lua_fiber::spawn(
+            s,
+            top + 1,
+            Start::Ready,
+            Builder::new().name(name.to_owned()).joinable(true),
+            ErrorUse::Rust,
+        )
+        .map_err(|e| Error::Runtime(format!("{e:?}")))?;
         fiber::run();
-        if fiber::status(id) == Some(fiber::Status::Suspended) {
-            // SAFETY: outside any fiber, the main state idle.
-            return Err(Error::Runtime(unsafe { lua_fiber::blocked::report(id) }));
+        let mut ended = match Ended::joined(id, None) {
+            Ok(Some(ended)) => ended,
+            Ok(None) => return Ok(()),
+            // The chunk made itself non-joinable: it has ended, and an error
+            // of it was reported as a detached fiber's.
+            Err(fiber::Error::Dead(_)) => return Ok(()),
+            Err(e) => return Err(Error::Runtime(e.to_string())),
+        };
+        if ended.rc() == Some(0) {
+            return Ok(());
         }
-        Ok(())
+        let msg = ended.stack().describe(-1);
+        Err(Error::Runtime(ended.take_traceback().unwrap_or(msg)))
     }
 }
 
-/// The result of a `luaL_load*` call that returned `rc` on `l`: on failure,
-/// the message it left on top, as [`Error::Load`], with the stack set back
-/// to `top`.
-///
-/// # Safety
-///
-/// `l` is the state the chunk was loaded on, `top` an index at or below its
-/// top.
-unsafe fn loaded(l: *mut ffi::lua_State, rc: c_int, top: c_int) -> Result<(), Error> {
-    if rc == 0 {
+/// The result of a load that left a function or its message on top: on
+/// failure, the message as [`Error::Load`], with the stack set back to
+/// `top`.
+fn loaded(s: &mut Stack, rc: Result<(), ()>, top: c_int) -> Result<(), Error> {
+    if rc.is_ok() {
         return Ok(());
     }
-    // SAFETY: caller's contract; a failed load leaves its message on top.
-    unsafe {
-        let msg = api::describe(l, -1);
-        ffi::lua_settop(l, top);
-        Err(Error::Load(msg))
-    }
+    let msg = s.describe(-1);
+    s.settop(top);
+    Err(Error::Load(msg))
 }

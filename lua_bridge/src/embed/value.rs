@@ -6,7 +6,7 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use crate::raw::{api, LResult, Raise};
+use crate::raw::{LResult, Raise, Stack};
 
 /// A Lua value as a blocking Rust function sees it.
 #[derive(Clone, Debug, PartialEq)]
@@ -228,77 +228,61 @@ impl From<bool> for Value {
 /// Deepest table nesting converted; deeper tables are an error.
 const MAX_DEPTH: usize = 64;
 
-/// Reads the value at `idx`.
+/// Reads the value at `idx` (an absolute index).
 ///
-/// # Safety
+/// # Errors
 ///
-/// `l` is valid, `idx` an absolute valid index; room for 3 values.
-pub(crate) unsafe fn read(l: *mut ffi::lua_State, idx: c_int, depth: usize) -> LResult<Value> {
-    // SAFETY: caller's contract; lua_next and raw reads run no metamethod.
-    unsafe {
-        Ok(match ffi::lua_type(l, idx) {
-            ffi::LUA_TBOOLEAN => Value::Boolean(ffi::lua_toboolean(l, idx) != 0),
-            ffi::LUA_TNUMBER => {
-                if ffi::lua_isinteger(l, idx) != 0 {
-                    Value::Integer(ffi::lua_tointeger(l, idx) as i64)
-                } else {
-                    Value::Number(ffi::lua_tonumber(l, idx))
-                }
+/// `IllegalParams` for tables nested deeper than 64.
+pub(crate) fn read(s: &mut Stack, idx: c_int, depth: usize) -> LResult<Value> {
+    Ok(match s.type_of(idx) {
+        ffi::LUA_TBOOLEAN => Value::Boolean(s.to_bool(idx)),
+        ffi::LUA_TNUMBER => match s.to_integer(idx).filter(|_| s.is_integer(idx)) {
+            Some(i) => Value::Integer(i),
+            None => Value::Number(s.to_number(idx).unwrap_or_default()),
+        },
+        ffi::LUA_TSTRING => Value::String(s.to_str(idx).unwrap_or_default().to_vec()),
+        ffi::LUA_TTABLE => {
+            if depth >= MAX_DEPTH {
+                return Err(Raise::illegal("table nesting too deep to convert"));
             }
-            ffi::LUA_TSTRING => Value::String(api::to_str(l, idx).unwrap_or_default().to_vec()),
-            ffi::LUA_TTABLE => {
-                if depth >= MAX_DEPTH {
-                    return Err(Raise::illegal("table nesting too deep to convert"));
-                }
-                let mut pairs = Vec::new();
-                ffi::lua_pushnil(l);
-                while ffi::lua_next(l, idx) != 0 {
-                    let top = ffi::lua_gettop(l);
-                    let k = read(l, top - 1, depth + 1);
-                    let v = read(l, top, depth + 1);
-                    ffi::lua_pop(l, 1);
-                    match (k, v) {
-                        (Ok(k), Ok(v)) => pairs.push((k, v)),
-                        (Err(e), _) | (_, Err(e)) => {
-                            ffi::lua_pop(l, 1);
-                            return Err(e);
-                        }
+            let mut pairs = Vec::new();
+            s.push_nil();
+            // SAFETY: the key on top is nil, then the one `next` returned;
+            // reading runs no metamethod and assigns no key.
+            while unsafe { s.next(idx) } {
+                let top = s.top();
+                let k = read(s, top - 1, depth + 1);
+                let v = read(s, top, depth + 1);
+                s.pop(1);
+                match (k, v) {
+                    (Ok(k), Ok(v)) => pairs.push((k, v)),
+                    (Err(e), _) | (_, Err(e)) => {
+                        s.pop(1);
+                        return Err(e);
                     }
                 }
-                Value::Table(pairs)
             }
-            _ => Value::Nil,
-        })
-    }
+            Value::Table(pairs)
+        }
+        _ => Value::Nil,
+    })
 }
 
 /// Pushes `v`.
-///
-/// # Safety
-///
-/// `l` is valid with room for 3 values.
-pub(crate) unsafe fn push(l: *mut ffi::lua_State, v: &Value) {
-    // SAFETY: caller's contract.
-    unsafe {
-        match v {
-            Value::Nil => ffi::lua_pushnil(l),
-            Value::Boolean(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
-            Value::Integer(i) => ffi::lua_pushinteger(l, *i as ffi::lua_Integer),
-            Value::Number(n) => ffi::lua_pushnumber(l, *n),
-            Value::String(s) => {
-                ffi::lua_pushlstring(l, s.as_ptr().cast(), s.len());
-            }
-            Value::Table(pairs) => {
-                ffi::lua_createtable(l, 0, pairs.len() as c_int);
-                for (k, v) in pairs {
-                    push(l, k);
-                    push(l, v);
-                    if ffi::lua_type(l, -2) == ffi::LUA_TNIL {
-                        ffi::lua_pop(l, 2);
-                    } else {
-                        ffi::lua_rawset(l, -3);
-                    }
-                }
+pub(crate) fn push(s: &mut Stack, v: &Value) {
+    match v {
+        Value::Nil => s.push_nil(),
+        Value::Boolean(b) => s.push_bool(*b),
+        Value::Integer(i) => s.push_int(*i),
+        Value::Number(n) => s.push_number(*n),
+        Value::String(b) => s.push_bytes(b),
+        Value::Table(pairs) => {
+            let t = s.new_table(0, pairs.len() as c_int);
+            for (k, v) in pairs {
+                push(s, k);
+                push(s, v);
+                // A nil (or NaN) key: the pair is left out.
+                let _ = s.rawset(t);
             }
         }
     }

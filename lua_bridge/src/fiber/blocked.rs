@@ -10,18 +10,14 @@ use luafiber_fiber::{self as fiber, FiberId, Status};
 use mlua::ffi;
 
 use crate::cord;
-use crate::raw::api;
+use crate::raw::Stack;
 
 /// Every fiber blocked on this thread, by id: each with its id and name,
 /// and for a Lua fiber the Lua traceback of where it waits (its innermost
 /// call, the C function that blocked, names what it waits on: `get` of a
 /// channel, `wait` of a cond, `join`, ...). `main` is marked as the main
-/// fiber.
-///
-/// # Safety
-///
-/// Runs outside any fiber, with the cord's main state idle.
-pub(crate) unsafe fn report(main: FiberId) -> String {
+/// fiber. `s` is the cord's main thread, idle (outside any fiber).
+pub(crate) fn report(s: &mut Stack, main: FiberId) -> String {
     let mut ids = fiber::all();
     ids.sort();
     let mut out = String::from(
@@ -39,15 +35,13 @@ pub(crate) unsafe fn report(main: FiberId) -> String {
         let thread = fiber::ext(id)
             .ok()
             .filter(|&e| e > 0)
-            .and_then(|e| cord::try_with(|c| c.fibers.get(e - 1).map(|lf| lf.thread)))
+            .and_then(|e| cord::try_with(|c| c.fibers.get(e - 1).map(|lf| lf.thread_ptr())))
             .flatten();
         let Some(thread) = thread else {
             out.push_str(": a Rust fiber");
             continue;
         };
-        // SAFETY: the main state is idle (contract) and the thread is the
-        // blocked fiber's, which does not run while this does.
-        match unsafe { traceback(thread.anchor) } {
+        match traceback(s, thread) {
             Some(tb) => {
                 for line in tb.lines() {
                     let _ = write!(out, "\n    {line}");
@@ -59,40 +53,37 @@ pub(crate) unsafe fn report(main: FiberId) -> String {
     out
 }
 
-/// The Lua traceback of the suspended thread that registry ref `anchor`
-/// holds, or `None` when it cannot be made (out of memory).
+/// The Lua traceback of the suspended thread `thread` (a live fiber's),
+/// or `None` when it cannot be made (out of memory).
+fn traceback(s: &mut Stack, thread: *mut ffi::lua_State) -> Option<String> {
+    let top = s.top();
+    s.ensure(2).ok()?;
+    s.push_cfunction(crate::raw::wide_cfn!(traceback_of));
+    s.push_light(thread.cast());
+    // luaL_traceback runs under the pcall, so its out-of-memory error is
+    // caught there.
+    let tb = match s.pcall(1, 1) {
+        Ok(()) => s.to_str(-1).map(|b| String::from_utf8_lossy(b).into_owned()),
+        Err(()) => None,
+    };
+    s.settop(top);
+    tb
+}
+
+/// `traceback_of(thread)`: the traceback of a suspended thread, given as a
+/// light userdata. Not under `protect`: `luaL_traceback` may raise (out of
+/// memory), and no Rust value is live when it does.
 ///
 /// # Safety
 ///
-/// As [`report`]; the thread is suspended.
-unsafe fn traceback(anchor: c_int) -> Option<String> {
-    let main = cord::try_with(|c| c.main)?;
-    // SAFETY: `main` is idle (contract); the pushes are balanced, and
-    // luaL_traceback runs under lua_pcall, so its out-of-memory error is
-    // caught there.
-    unsafe {
-        let top = ffi::lua_gettop(main);
-        if ffi::lua_checkstack(main, 3) == 0 {
-            return None;
-        }
-        ffi::lua_pushcfunction(main, crate::raw::wide_cfn!(traceback_of));
-        api::push_registry_ref(main, anchor);
-        let tb = match ffi::lua_pcall(main, 1, 1, 0) {
-            0 => api::to_str(main, -1).map(|b| String::from_utf8_lossy(b).into_owned()),
-            _ => None,
-        };
-        ffi::lua_settop(main, top);
-        tb
-    }
-}
-
-/// `traceback_of(thread)`: the traceback of a suspended thread. Not under
-/// `protect`: `luaL_traceback` may raise (out of memory), and no Rust value
-/// is live when it does.
+/// Called by [`traceback`] through `lua_pcall`, with a light userdata at 1
+/// that is a suspended thread of the same state, alive (a live fiber's
+/// thread, anchored by its Lua data) and not running.
 unsafe extern "C-unwind" fn traceback_of(l: *mut ffi::lua_State) -> c_int {
-    // SAFETY: called by `traceback` through lua_pcall with a thread at 1.
+    // SAFETY: the contract above; luaL_traceback only reads the thread's
+    // call stack and pushes the text on `l`.
     unsafe {
-        let t = ffi::lua_tothread(l, 1);
+        let t = ffi::lua_touserdata(l, 1).cast::<ffi::lua_State>();
         ffi::luaL_traceback(l, t, std::ptr::null(), 0);
         1
     }

@@ -9,7 +9,7 @@ use luafiber_fiber::{self as fiber, FiberId};
 use mlua::ffi;
 
 use crate::cord::{self, ErrorUse};
-use crate::raw::api::{self, describe};
+use crate::raw::{api, Stack};
 
 thread_local! {
     /// Registry ref of [`msgh`] in this thread's state.
@@ -17,38 +17,26 @@ thread_local! {
 }
 
 /// Makes the registry ref of the message handler; once per state, at setup.
-///
-/// # Safety
-///
-/// `l` is the idle main state of a new cord, with room for one value.
-pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; the push is consumed by luaL_ref.
-    let r = unsafe {
-        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(msgh));
-        ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
-    };
-    MSGH.with(|m| m.set(r));
+pub(crate) fn init(s: &mut Stack) {
+    s.push_cfunction(crate::raw::wide_cfn!(msgh));
+    MSGH.with(|m| m.set(s.make_ref()));
 }
 
-/// Pushes the message handler onto `l`.
-///
-/// # Safety
-///
-/// `l` is a thread of the cord's state with room for one value.
-pub(crate) unsafe fn push_msgh(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract.
-    unsafe { api::push_registry_ref(l, MSGH.with(Cell::get)) }
+/// Pushes the message handler onto `s`.
+pub(crate) fn push_msgh(s: &mut Stack) {
+    s.push_ref(MSGH.with(Cell::get));
 }
 
 /// The body of every Lua fiber, on its own stack.
 pub(super) fn entry(idx: usize) {
-    let l = cord::with(|c| c.fibers[idx].thread.l);
-    // SAFETY: `l` is this fiber's own thread, laid out as the module doc says;
-    // lua_pcall catches every Lua error, so none reaches this Rust frame.
-    let rc = unsafe {
-        let nargs = ffi::lua_gettop(l) - 2;
-        ffi::lua_pcall(l, nargs, ffi::LUA_MULTRET, 1)
-    };
+    let l = cord::with(|c| c.fibers[idx].thread_ptr());
+    // SAFETY: `l` is this fiber's own thread, laid out as fiber/mod.rs says;
+    // nothing else uses its stack while the fiber runs.
+    let s = &mut unsafe { Stack::from_state(l) };
+    // The message handler at 1 catches every Lua error, so none reaches
+    // this Rust frame.
+    let nargs = s.top() - 2;
+    let rc = s.pcall_with(nargs, ffi::LUA_MULTRET, 1);
     let me = fiber::current().expect("a Lua fiber runs as current");
     let (storage, errors, shutting_down) = cord::with(|c| {
         let lf = &mut c.fibers[idx];
@@ -56,8 +44,7 @@ pub(super) fn entry(idx: usize) {
         let storage = std::mem::replace(&mut lf.storage, ffi::LUA_NOREF);
         (storage, lf.errors, c.shutting_down)
     });
-    // SAFETY: `l` is this fiber's thread; unref does not allocate.
-    unsafe { api::unref(l, storage) };
+    s.unref(storage);
     // The runtime's drop cancelled it: the process goes on.
     if rc != 0 && errors == ErrorUse::Exit && !shutting_down {
         exit_with_error(me, idx);
@@ -75,18 +62,19 @@ pub(super) fn entry(idx: usize) {
 /// chunks, then goes on as [`entry`]. An error in a chunk ends the process
 /// as one in the script does (unless the runtime's drop cancelled the
 /// fiber, see [`shutdown`](super::shutdown)).
+///
+/// [`spawn_main`]: super::spawn_main
 pub(super) fn main_entry(idx: usize, prelude: c_int) {
-    let l = cord::with(|c| c.fibers[idx].thread.l);
+    let l = cord::with(|c| c.fibers[idx].thread_ptr());
+    // SAFETY: `l` is this fiber's own thread, `[msgh, chunk, ...]`; nothing
+    // else uses its stack while the fiber runs.
+    let s = &mut unsafe { Stack::from_state(l) };
     for _ in 0..prelude {
-        // SAFETY: `l` is this fiber's own thread, `[msgh, chunk, ...]`; the
-        // chunk moves to the top and is called with no arguments and no
-        // results; lua_pcall catches every Lua error.
-        let rc = unsafe {
-            ffi::lua_pushvalue(l, 2);
-            ffi::lua_remove(l, 2);
-            ffi::lua_pcall(l, 0, 0, 1)
-        };
-        if rc != 0 {
+        // The chunk moves to the top and is called with no arguments and no
+        // results, under the message handler.
+        s.push_value(2);
+        s.remove(2);
+        if s.pcall_with(0, 0, 1) != 0 {
             if cord::with(|c| c.shutting_down) {
                 // The runtime's drop cancelled it: only the fiber ends.
                 release(idx);
@@ -117,12 +105,9 @@ fn exit_with_error(me: FiberId, idx: usize) -> ! {
 
 /// Frees a finished Lua fiber's Lua data.
 fn release(idx: usize) {
-    let lf = cord::with(|c| c.fibers.remove(idx));
-    // SAFETY: the fiber has ended, so nothing runs on its thread.
-    unsafe {
-        api::unref(lf.thread.l, lf.udata);
-        cord::recycle_thread(lf.thread);
-    }
+    // SAFETY: the fiber's function has returned (this is its end), so it
+    // runs no Lua code any more.
+    drop(unsafe { cord::Ended::own(idx) });
 }
 
 /// Writes a fiber's error and traceback to stderr; its name as the bytes
@@ -130,10 +115,11 @@ fn release(idx: usize) {
 fn report_error(me: FiberId, idx: usize, what: &str) {
     let (l, tb) = cord::with(|c| {
         let lf = &mut c.fibers[idx];
-        (lf.thread.l, lf.traceback.take())
+        (lf.thread_ptr(), lf.traceback.take())
     });
-    // SAFETY: the error value is on top of the fiber's own finished thread.
-    let msg = unsafe { describe(l, -1) };
+    // SAFETY: the fiber's own thread, its function done: nothing else uses
+    // its stack; the error value is on top.
+    let msg = unsafe { Stack::from_state(l) }.describe(-1);
     let name = fiber::name(me).unwrap_or_default();
     let mut err = std::io::stderr().lock();
     // The traceback starts with the message.
@@ -149,16 +135,22 @@ fn report_error(me: FiberId, idx: usize, what: &str) {
 ///
 /// Not under `protect`: `luaL_traceback` may raise (out of memory), and that
 /// must not cross `catch_unwind`; no Rust value is live when it does.
+///
+/// # Safety
+///
+/// Lua calls it as a message handler, with the error value at index 1.
 unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
     let Some(idx) = traceback_wanted() else {
         // SAFETY: called by Lua as the message handler, the error at 1.
         unsafe { ffi::lua_settop(l, 1) };
         return 1;
     };
-    // SAFETY: called by Lua as the message handler, the error at 1.
+    // SAFETY: called by Lua as the message handler, the error at 1; the
+    // handle is dropped before `luaL_traceback` could raise (a `__tostring`
+    // that raises is caught by its pcall).
     unsafe {
         ffi::lua_settop(l, 1);
-        let msg = api::describe_tostring(l, 1);
+        let msg = Stack::from_frame(l).describe_tostring(1);
         let cmsg = std::ffi::CString::new(msg.replace('\0', "\\0")).unwrap_or_default();
         drop(msg);
         ffi::luaL_traceback(l, l, cmsg.as_ptr(), 1);

@@ -1,56 +1,145 @@
-//! The guard every fiber switch requested by Lua code goes through
-//! (DESIGN.md, hard rules: yield only from the bridge's raw C functions, on
-//! the fiber's own thread).
+//! The guard every fiber switch requested by Lua code goes through: a
+//! fiber yields only from the bridge's C functions, on the fiber's own
+//! thread, and never where the switch would break something
+//! ([`check_switch`]).
+//!
+//! # Rules
+//!
+//! Cited as "guard rule N":
+//!
+//! 1. The fast test ([`may_switch`]) is only a sufficient condition for
+//!    what the slow check accepts, read from the same facts: in a fiber; on
+//!    the cord's own state (the same `global_State` on LuaJIT, the same
+//!    registry otherwise); not its main thread; the GC may run (not inside
+//!    a `__gc` finalizer); mlua runs no callback (its current state is the
+//!    main thread). When it says no, the slow check decides and words the
+//!    refusal, so behaviour and errors are the slow check's.
+//! 2. [`Facts`] holds only what is fixed while the cord is installed (its
+//!    main thread, its state's identity, where its `mlua::Lua` lives, the
+//!    probe's entry token), set by [`install`] and cleared by
+//!    [`uninstall`]; every other fact is read at the call.
 
-use std::ffi::c_int;
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_int, c_void};
+use std::rc::Rc;
 
 use luafiber_fiber as fiber;
 use mlua::ffi;
 
 use crate::cord;
-use crate::raw::{api, LResult, Raise};
+use crate::luajit::{self, entry, Entry};
+use crate::raw::{api, LResult, Raise, Stack};
 
-/// Refuses a fiber switch requested by Lua code running on `l` unless it is
-/// safe (DESIGN.md, hard rules): inside a fiber; on a thread of the cord's
+/// What the fast test reads of the cord (guard rule 2); all null while no
+/// cord is installed.
+#[derive(Clone, Copy)]
+struct Facts {
+    /// The cord's main thread.
+    main: *mut ffi::lua_State,
+    /// The cord's state's identity ([`identity`]).
+    state: *const c_void,
+    /// The cord's `mlua::Lua`, kept alive by `LUA`; valid whenever it is
+    /// not null.
+    lua: *const mlua::Lua,
+    /// The probe's entry token, for the in-place reads of the facts.
+    entry: entry::Slot,
+}
+
+const OFF: Facts = Facts {
+    main: std::ptr::null_mut(),
+    state: std::ptr::null(),
+    lua: std::ptr::null(),
+    entry: entry::Slot::NONE,
+};
+
+thread_local! {
+    static FACTS: Cell<Facts> = const { Cell::new(OFF) };
+    /// The `mlua::Lua` that `Facts::lua` points into, kept alive while the
+    /// facts are set (guard rule 2).
+    static LUA: RefCell<Option<Rc<mlua::Lua>>> = const { RefCell::new(None) };
+}
+
+/// The identity of `s`'s Lua state: `G(L)` read in place with the entry
+/// token, else the registry's address (both are the same for every thread
+/// of one state).
+#[inline(always)]
+fn identity(s: &Stack, entry: Option<Entry>) -> *const c_void {
+    match entry {
+        Some(e) => e.identity(s),
+        None => s.to_pointer(ffi::LUA_REGISTRYINDEX),
+    }
+}
+
+/// Arms the fast test for the cord whose main thread `s` is and whose mlua
+/// handle is `lua` (kept here until [`uninstall`]); after the probe
+/// ([`luajit::install`]).
+pub(crate) fn install(s: &Stack, lua: &Rc<mlua::Lua>) {
+    let entry = luajit::entry::entry();
+    LUA.with(|l| *l.borrow_mut() = Some(lua.clone()));
+    FACTS.with(|f| {
+        f.set(Facts {
+            main: s.as_ptr(),
+            state: identity(s, entry),
+            lua: Rc::as_ptr(lua),
+            entry: entry::Slot::of(entry),
+        })
+    });
+}
+
+/// Disarms the fast test (the cord is going away).
+pub(crate) fn uninstall() {
+    FACTS.with(|f| f.set(OFF));
+    LUA.with(|l| l.borrow_mut().take());
+}
+
+/// The fast test of guard rule 1: true only when [`check_switch_slow`]
+/// would let Lua code running on `s` switch fibers now; false whenever no
+/// cord is installed.
+#[inline(always)]
+fn may_switch(s: &Stack) -> bool {
+    let f = FACTS.with(Cell::get);
+    let e = f.entry.get();
+    let gc_may_run = || match e {
+        Some(e) => e.gc_may_run(s),
+        None => s.gc_may_run(),
+    };
+    fiber::switch_count().is_some()
+        && s.as_ptr() != f.main
+        && identity(s, e) == f.state
+        && gc_may_run()
+        // SAFETY: the identity matched, so the facts are set (no state's
+        // identity is null) and `f.lua` points into the `Rc` that `LUA`
+        // keeps (guard rule 2).
+        && unsafe { (*f.lua).state() } == f.main
+}
+
+/// Refuses a fiber switch requested by Lua code running on `s` unless it is
+/// safe (guard rule 1): inside a fiber; on a thread of the cord's
 /// own state other than its main thread; not inside a `__gc` finalizer; not
 /// under an `mlua` callback. `what` names the function for the error.
-///
-/// # Safety
-///
-/// `l` is a valid Lua state.
 #[inline(always)]
-pub(crate) unsafe fn check_switch(l: *mut ffi::lua_State, what: &str) -> LResult<()> {
-    // The common case in a few loads, without the cord (`luajit::entry`,
-    // rule 1): inlined into the blocking C functions; the rest is cold.
-    // SAFETY: caller's contract.
-    if unsafe { crate::luajit::entry::may_switch(l) } {
+pub(crate) fn check_switch(s: &mut Stack, what: &str) -> LResult<()> {
+    // The common case in a few loads, without the cord: inlined into the
+    // blocking C functions; the rest is cold.
+    if may_switch(s) {
         return Ok(());
     }
-    // SAFETY: caller's contract.
-    unsafe { check_switch_slow(l, what) }
+    check_switch_slow(s, what)
 }
 
 /// [`check_switch`] when the common case does not hold: finds the reason
 /// to refuse, if any.
-///
-/// # Safety
-///
-/// `l` is a valid Lua state.
 #[cold]
 #[inline(never)]
-unsafe fn check_switch_slow(l: *mut ffi::lua_State, what: &str) -> LResult<()> {
+fn check_switch_slow(s: &mut Stack, what: &str) -> LResult<()> {
     if fiber::current().is_none() {
         return Err(Raise::illegal(format!(
             "{what}: cannot yield outside a fiber"
         )));
     }
-    // SAFETY: caller's contract; the pushed thread is popped at once.
-    let (reg, main_thread, gc_running) = unsafe {
-        let reg = api::registry_ptr(l);
-        let main_thread = ffi::lua_pushthread(l) == 1;
-        ffi::lua_pop(l, 1);
-        (reg, main_thread, api::gc_running(l))
-    };
+    let reg = s.to_pointer(ffi::LUA_REGISTRYINDEX);
+    let main_thread = s.is_main_thread();
+    let gc_running = s.gc_may_run();
     let (same_state, gc_stopped, under_mlua) =
         cord::with(|c| (c.registry == reg, c.gc_stopped, c.lua.state() != c.main));
     let refusal = if !same_state {
@@ -70,7 +159,13 @@ unsafe fn check_switch_slow(l: *mut ffi::lua_State, what: &str) -> LResult<()> {
 
 /// `collectgarbage` wrapper that tracks "stop"/"restart" (upvalue 1: the
 /// original), so that the guard can tell a stopped collector from a running
-/// finalizer on LuaJIT. Not under `protect`: it calls Lua.
+/// finalizer on LuaJIT. Not under `protect`: it calls Lua, whose errors go
+/// through it (it owns nothing).
+///
+/// # Safety
+///
+/// Lua calls it as a C closure whose upvalue 1 is the original
+/// `collectgarbage`.
 unsafe extern "C-unwind" fn collectgarbage(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by Lua; no Rust value is live across lua_call.
     unsafe {
@@ -88,15 +183,11 @@ unsafe extern "C-unwind" fn collectgarbage(l: *mut ffi::lua_State) -> c_int {
 }
 
 /// Wraps the global `collectgarbage` (see [`collectgarbage`]).
-///
-/// # Safety
-///
-/// `l` is the idle main state of an installed cord, with room for 2 values.
-pub(crate) unsafe fn wrap_collectgarbage(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract.
-    unsafe {
-        ffi::lua_getglobal(l, c"collectgarbage".as_ptr());
-        ffi::lua_pushcclosure(l, crate::raw::wide_cfn!(collectgarbage), 1);
-        ffi::lua_setglobal(l, c"collectgarbage".as_ptr());
-    }
+pub(crate) fn wrap_collectgarbage(s: &mut Stack) {
+    s.push_globals();
+    let globals = s.top();
+    s.rawget_field(globals, c"collectgarbage");
+    s.push_closure(crate::raw::wide_cfn!(collectgarbage), 1);
+    s.set_field(globals, c"collectgarbage");
+    s.pop(1);
 }

@@ -1,57 +1,42 @@
 //! `fiber:join()` from Lua: the ended fiber's results moved to the joiner.
 
-use std::ffi::c_int;
-
 use luafiber_fiber::{self as fiber, FiberId};
-use mlua::ffi;
 
-use crate::cord;
+use crate::cord::Ended;
 use crate::raw::error::{self, ErrorKind};
-use crate::raw::{api, LResult, Raise};
+use crate::raw::{LResult, Raise, Stack};
 
 /// Joins a fiber from Lua: pushes `true, results...` or `false, error`, and
 /// returns how many values it pushed. A join that times out pushes
 /// `false, TimedOut`.
 ///
-/// # Safety
+/// # Errors
 ///
-/// `l` is a thread of the cord's state.
-pub(crate) unsafe fn join(
-    l: *mut ffi::lua_State,
-    id: FiberId,
-    timeout: Option<std::time::Duration>,
-) -> LResult {
-    // SAFETY: caller's contract; the joined fiber has ended, so its thread
-    // is idle and its values can be moved.
-    unsafe {
-        let ext = match fiber::join(id, timeout) {
-            Ok(ext) => ext,
-            Err(fiber::Error::TimedOut) => {
-                ffi::lua_pushboolean(l, 0);
-                error::push_error_object(l, ErrorKind::TimedOut, "timed out");
-                return Ok(2);
-            }
-            Err(e) => return Err(error::from_fiber(e)),
-        };
-        if ext == 0 {
-            ffi::lua_pushboolean(l, 1);
-            return Ok(1);
+/// What the fiber layer's join refuses (joining itself, a detached fiber,
+/// a second joiner...), and too many results for the stack.
+pub(crate) fn join(s: &mut Stack, id: FiberId, timeout: Option<std::time::Duration>) -> LResult {
+    let ended = match Ended::joined(id, timeout) {
+        Ok(ended) => ended,
+        Err(fiber::Error::TimedOut) => {
+            s.push_bool(false);
+            error::push(s, ErrorKind::TimedOut, "timed out");
+            return Ok(2);
         }
-        let lf = cord::with(|c| c.fibers.remove(ext - 1));
-        let t = lf.thread.l;
-        let n = ffi::lua_gettop(t) - 1;
-        // The results, the flag, and the two slots `luaL_unref` takes.
-        if ffi::lua_checkstack(l, n + 3) == 0 {
-            api::unref(l, lf.udata);
-            cord::recycle_thread(lf.thread);
-            return Err(Raise::illegal("fiber:join(): too many results"));
-        }
-        ffi::lua_pushboolean(l, c_int::from(lf.rc == Some(0)));
-        ffi::lua_xmove(t, l, n);
-        api::unref(l, lf.udata);
-        cord::recycle_thread(lf.thread);
-        Ok(n + 1)
-    }
+        Err(e) => return Err(error::from_fiber(e)),
+    };
+    let Some(mut ended) = ended else {
+        s.push_bool(true);
+        return Ok(1);
+    };
+    // `[msgh, results...]` or `[msgh, error]` (fiber/mod.rs).
+    let n = ended.stack().top() - 1;
+    s.ensure(n + 1)
+        .map_err(|_| Raise::illegal("fiber:join(): too many results"))?;
+    s.push_bool(ended.rc() == Some(0));
+    ended
+        .move_to(s, n)
+        .map_err(|_| Raise::illegal("fiber:join(): too many results"))?;
+    Ok(n + 1)
 }
 
 /// Frees an ended fiber that waits for its join, its results with it (what
@@ -60,19 +45,7 @@ pub(crate) unsafe fn join(
 /// # Errors
 ///
 /// As `fiber::join` (the fiber is gone, or is not joinable).
-///
-/// # Safety
-///
-/// `l` is a thread of the cord's state.
-pub(crate) unsafe fn discard(l: *mut ffi::lua_State, id: FiberId) -> LResult<()> {
-    let ext = fiber::join(id, None).map_err(error::from_fiber)?;
-    if ext > 0 {
-        let lf = cord::with(|c| c.fibers.remove(ext - 1));
-        // SAFETY: the fiber has ended, so nothing runs on its thread.
-        unsafe {
-            api::unref(l, lf.udata);
-            cord::recycle_thread(lf.thread);
-        }
-    }
+pub(crate) fn discard(id: FiberId) -> LResult<()> {
+    drop(Ended::joined(id, None).map_err(error::from_fiber)?);
     Ok(())
 }

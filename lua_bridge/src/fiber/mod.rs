@@ -1,5 +1,5 @@
-//! Lua fibers' life: creation on a pooled or new Lua thread ([`spawn`]),
-//! the fiber entry and its error report ([`entry`]), join ([`join`]), the
+//! Lua fibers' life: creation on a pooled or new Lua thread ([`spawn`](mod@spawn)),
+//! the fiber entry and its error report ([`entry`]), join ([`join`](mod@join)), the
 //! guard every switch from Lua goes through ([`guard`]), the report of
 //! fibers blocked forever ([`blocked`]), and the end of them all when the
 //! runtime goes ([`shutdown`]).

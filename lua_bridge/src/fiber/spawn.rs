@@ -4,11 +4,10 @@
 use std::ffi::c_int;
 
 use luafiber_fiber::{Builder, FiberId};
-use mlua::ffi;
 
 use super::entry::{entry, main_entry, push_msgh};
 use crate::cord::{self, ErrorUse, LuaFiber};
-use crate::raw::{error, LResult, Raise};
+use crate::raw::{error, LResult, Raise, Stack};
 
 /// How a new Lua fiber starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,23 +18,26 @@ pub(crate) enum Start {
     Ready,
 }
 
-/// Creates a Lua fiber running the function at `func` of `l` with every value
-/// above it as arguments; those values are moved to the fiber's thread.
-/// `errors` says who reads the fiber's error.
+/// Creates a Lua fiber running the function at `func` of `s` with every
+/// value above it as arguments; those values are moved to the fiber's
+/// thread. `errors` says who reads the fiber's error.
 ///
-/// # Safety
+/// # Errors
 ///
-/// `l` is a thread of the cord's state; `func` is an absolute index of a
-/// function; room for 3 more values on `l`.
-pub(crate) unsafe fn spawn(
-    l: *mut ffi::lua_State,
+/// `OutOfMemory` when no Lua thread or stack can be had; `IllegalParams`
+/// for too many arguments.
+///
+/// # Panics
+///
+/// Panics when `func` is not on the stack (a bug of the caller).
+pub(crate) fn spawn(
+    s: &mut Stack,
     func: c_int,
     start: Start,
     builder: Builder,
     errors: ErrorUse,
 ) -> LResult<FiberId> {
-    // SAFETY: caller's contract.
-    unsafe { spawn_with(l, func, start, builder, errors, entry) }
+    spawn_with(s, func, start, builder, errors, entry)
 }
 
 /// Creates a script's main fiber (ready; an error ends the process): the
@@ -43,74 +45,61 @@ pub(crate) unsafe fn spawn(
 /// no arguments; the next value is the script's function, the values above
 /// it the script's arguments.
 ///
-/// # Safety
+/// # Errors
 ///
-/// As [`spawn`]; `func + prelude` is also a valid index, of a function.
-pub(crate) unsafe fn spawn_main(
-    l: *mut ffi::lua_State,
+/// As [`spawn`].
+pub(crate) fn spawn_main(
+    s: &mut Stack,
     func: c_int,
     prelude: c_int,
     builder: Builder,
 ) -> LResult<FiberId> {
     let body = move |idx| main_entry(idx, prelude);
-    // SAFETY: caller's contract.
-    unsafe { spawn_with(l, func, Start::Ready, builder, ErrorUse::Exit, body) }
+    spawn_with(s, func, Start::Ready, builder, ErrorUse::Exit, body)
 }
 
 /// [`spawn`] with the fiber's body: `body(idx)` runs on the new fiber, `idx`
 /// its index in the cord's fibers.
-///
-/// # Safety
-///
-/// As [`spawn`].
-unsafe fn spawn_with(
-    l: *mut ffi::lua_State,
+fn spawn_with(
+    s: &mut Stack,
     func: c_int,
     start: Start,
     builder: Builder,
     errors: ErrorUse,
     body: impl FnOnce(usize) + 'static,
 ) -> LResult<FiberId> {
-    // SAFETY: caller's contract; every call keeps the stacks balanced.
-    unsafe {
-        let n = ffi::lua_gettop(l) - func + 1;
-        let (thread, pushed) = cord::take_thread(l)?;
-        if ffi::lua_checkstack(thread.l, n + 2) == 0 {
-            if pushed {
-                ffi::lua_pop(l, 1);
-            }
-            cord::recycle_thread(thread);
-            return Err(Raise::illegal("fiber: too many arguments"));
-        }
+    let func = s.abs(func);
+    let n = s.top() - func + 1;
+    let (mut thread, pushed) = cord::take_thread(s)?;
+    let t = &mut thread.stack();
+    if t.ensure(n + 2).is_err() {
         if pushed {
-            // keep the new thread on `l`, below the moved values, until set up
-            ffi::lua_insert(l, func);
+            s.pop(1);
         }
-        push_msgh(thread.l);
-        ffi::lua_xmove(l, thread.l, n);
-        let idx = cord::with(|c| {
-            c.fibers.insert(LuaFiber {
-                thread,
-                udata: ffi::LUA_NOREF,
-                storage: ffi::LUA_NOREF,
-                rc: None,
-                traceback: None,
-                errors,
-            })
-        });
-        let builder = builder.ext(idx + 1);
-        let run = move || body(idx);
-        let spawned = match start {
-            Start::Now => builder.spawn_now(run),
-            Start::Ready => builder.spawn_ready(run),
-        };
-        if pushed {
-            ffi::lua_pop(l, 1);
-        }
-        spawned.map_err(|e| {
-            let lf = cord::with(|c| c.fibers.remove(idx));
-            cord::recycle_thread(lf.thread);
-            error::from_fiber(e)
-        })
+        cord::recycle_thread(thread);
+        return Err(Raise::illegal("fiber: too many arguments"));
     }
+    if pushed {
+        // keep the new thread on `s`, below the moved values, until set up
+        s.insert(func);
+    }
+    push_msgh(t);
+    // SAFETY: `t` is another thread of the same state (taken from its pool
+    // or made on it), idle, with room for `n`.
+    unsafe { s.xmove_to(thread.as_ptr(), n) };
+    let idx = cord::with(|c| c.fibers.insert(LuaFiber::new(thread, errors)));
+    let builder = builder.ext(idx + 1);
+    let run = move || body(idx);
+    let spawned = match start {
+        Start::Now => builder.spawn_now(run),
+        Start::Ready => builder.spawn_ready(run),
+    };
+    if pushed {
+        s.pop(1);
+    }
+    spawned.map_err(|e| {
+        // SAFETY: the fiber was never made, so nothing runs on its thread.
+        drop(unsafe { cord::Ended::own(idx) });
+        error::from_fiber(e)
+    })
 }

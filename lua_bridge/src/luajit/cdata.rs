@@ -5,14 +5,19 @@
 //!
 //! A cdata value's C type is the `ctypeid` of its `GCcdata` header, 6 bytes
 //! below its payload (what `lua_topointer` returns). The ids of the types
-//! above are not taken on trust: [`probe`] makes one value of each through
-//! the FFI when the module opens and learns each id from it, checking that
-//! the payloads read back as made; if anything is off (or there is no FFI),
-//! every cdata goes the old way (`__serialize` or unsupported).
+//! above are not taken on trust: the probe makes one value of each through
+//! the FFI when the cord starts and learns each id from it ([`learn`]),
+//! checking that the payloads read back as made; if anything is off (or
+//! there is no FFI), every cdata goes the old way (`__serialize` or
+//! unsupported).
 
 use std::ffi::c_int;
 
 use mlua::ffi;
+
+use super::obj::{CTYPEID_BACK, LUA_TCDATA};
+use super::table::Tv;
+use crate::raw::Stack;
 
 /// A scalar read from a cdata payload.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,7 +51,7 @@ enum Read {
 /// The probe values, each with its reader and its expected value.
 const PROBE: &str = r#"
 local ffi = require('ffi')
-return ffi.cast('void *', 0), {
+return {
     ffi.new('bool', true), ffi.new('int8_t', -2), ffi.new('uint8_t', 200),
     ffi.new('int16_t', -300), ffi.new('uint16_t', 60000),
     ffi.new('int32_t', -70000), ffi.new('uint32_t', 4000000000),
@@ -72,25 +77,33 @@ const EXPECTED: [(Read, Scalar); 13] = [
     (Read::Ptr, Scalar::Nil),
 ];
 
-/// The C type ids of the scalar types, learnt by [`probe`].
+/// The C type ids of the scalar types, learnt by [`learn`] (at the start-up probe).
 #[derive(Clone, Copy)]
 pub(crate) struct CTypes {
     ids: [(u16, Read); 13],
 }
 
 impl CTypes {
-    /// The scalar in the cdata payload at `payload`, or `None` when its C
-    /// type is none of the scalars (or a non-NULL pointer).
+    /// The scalar the cdata `v` holds, or `None` when `v` is no cdata or its
+    /// C type is none of the scalars (or a non-NULL pointer).
+    #[inline]
+    pub(crate) fn read(&self, v: Tv<'_>) -> Option<Scalar> {
+        // SAFETY: the payload of a live cdata (`Tv`'s lifetime).
+        unsafe { self.read_payload(v.cdata()?) }
+    }
+
+    /// [`CTypes::read`] of the cdata whose payload is at `payload`.
     ///
     /// # Safety
     ///
     /// `payload` is the payload of a live cdata value.
     #[inline]
-    pub(crate) unsafe fn read(&self, payload: *const u8) -> Option<Scalar> {
-        // SAFETY: caller's contract; a cdata payload follows its 16-byte
-        // `GCcdata` header, whose `ctypeid` is at byte 10.
+    pub(crate) unsafe fn read_payload(&self, payload: *const u8) -> Option<Scalar> {
+        // SAFETY: caller's contract; a cdata payload follows its `GCcdata`
+        // head, whose `ctypeid` is `CTYPEID_BACK` bytes below it (luajit
+        // rule 2), and the ids are the probe's (luajit rule 1).
         unsafe {
-            let id = payload.sub(6).cast::<u16>().read();
+            let id = payload.sub(CTYPEID_BACK).cast::<u16>().read();
             let (_, how) = self.ids.iter().find(|(i, _)| *i == id)?;
             read(payload, *how)
         }
@@ -127,47 +140,62 @@ unsafe fn read(payload: *const u8, how: Read) -> Option<Scalar> {
     }
 }
 
-/// Makes `ffi.cast('void *', 0)` and learns the scalar C type ids; returns
-/// a registry ref of that NULL (`LUA_NOREF` without the FFI) and the ids
-/// (`None` when any probe reads back wrong).
+/// Learns the scalar C type ids from one value of each, made through the
+/// FFI; `None` when there is no FFI or any value reads back wrong.
 ///
-/// # Safety
-///
-/// `l` is a valid state with room for 4 values, not inside a `lua_fn` body
-/// (the probe runs Lua code under `lua_pcall`).
-pub(crate) unsafe fn probe(l: *mut ffi::lua_State) -> (c_int, Option<CTypes>) {
-    // SAFETY: caller's contract; every push is popped; the payloads read
-    // are those of the probe values, alive on the stack meanwhile.
+/// `s` is an idle state's stack outside any `lua_fn` body (this runs Lua
+/// code under `lua_pcall`).
+pub(crate) fn learn(s: &mut Stack) -> Option<CTypes> {
+    let l = s.as_ptr();
+    // SAFETY: `l` is a valid, idle state (the handle's); every push is
+    // popped; the payloads read are those of the probe values, alive on the
+    // stack meanwhile.
     unsafe {
+        ffi::lua_checkstack(l, 4);
         let top = ffi::lua_gettop(l);
         let loaded =
-            ffi::luaL_loadbuffer(l, PROBE.as_ptr().cast(), PROBE.len(), c"=msgpack".as_ptr());
-        if loaded != 0 || ffi::lua_pcall(l, 0, 2, 0) != 0 {
+            ffi::luaL_loadbuffer(l, PROBE.as_ptr().cast(), PROBE.len(), c"=probe".as_ptr());
+        if loaded != 0 || ffi::lua_pcall(l, 0, 1, 0) != 0 {
             ffi::lua_settop(l, top);
-            return (ffi::LUA_NOREF, None);
+            return None;
         }
         let mut ids = [(0u16, Read::Bool); 13];
         let mut ok = true;
         for (i, (how, want)) in EXPECTED.iter().enumerate() {
-            ffi::lua_rawgeti(l, top + 2, i as ffi::lua_Integer + 1);
+            ffi::lua_rawgeti(l, top + 1, i as ffi::lua_Integer + 1);
             let payload = ffi::lua_topointer(l, -1).cast::<u8>();
-            ok &= ffi::lua_type(l, -1) == 10
+            ok &= ffi::lua_type(l, -1) == LUA_TCDATA
                 && !payload.is_null()
                 && read(payload, *how) == Some(*want);
             if ok {
-                ids[i] = (payload.sub(6).cast::<u16>().read(), *how);
+                ids[i] = (payload.sub(CTYPEID_BACK).cast::<u16>().read(), *how);
             }
-            ffi::lua_settop(l, top + 2);
+            ffi::lua_settop(l, top + 1);
         }
-        // Each type its own id; the two pointer types may share none with
-        // the rest.
+        // Each type its own id.
         for (i, (id, _)) in ids.iter().enumerate() {
             ok &= ids[..i].iter().all(|(other, _)| other != id);
         }
-        ffi::lua_settop(l, top + 1);
-        let null = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        (null, ok.then_some(CTypes { ids }))
+        ffi::lua_settop(l, top);
+        ok.then_some(CTypes { ids })
     }
+}
+
+/// Makes `ffi.cast('void *', 0)` (Tarantool's `NULL`, `msgpack.NULL`)
+/// and returns its registry ref; `LUA_NOREF` without the FFI.
+pub(crate) fn null_ref(s: &mut Stack) -> c_int {
+    const CHUNK: &str =
+        "local ok, ffi = pcall(require, 'ffi') return ok and ffi.cast('void *', 0) or nil";
+    let top = s.top();
+    if !cfg!(feature = "luajit")
+        || s.load(CHUNK, c"=null").is_err()
+        || s.pcall(0, 1).is_err()
+        || s.is_none_or_nil(-1)
+    {
+        s.settop(top);
+        return ffi::LUA_NOREF;
+    }
+    s.make_ref()
 }
 
 /// The C type id of the cdata whose payload is at `payload` (what
@@ -178,7 +206,9 @@ pub(crate) unsafe fn probe(l: *mut ffi::lua_State) -> (c_int, Option<CTypes>) {
 /// # Safety
 ///
 /// `payload` is the payload of a live cdata value (`lua_topointer`).
+#[cfg_attr(not(feature = "luajit"), allow(dead_code))]
 pub(crate) unsafe fn ctype_id(payload: *const u8) -> u16 {
-    // SAFETY: caller's contract; the header layout as in `CTypes::read`.
-    unsafe { payload.sub(6).cast::<u16>().read() }
+    // SAFETY: caller's contract; the `GCcdata` head's `ctypeid` is `CTYPEID_BACK`
+    // bytes below the payload (luajit rule 2).
+    unsafe { payload.sub(CTYPEID_BACK).cast::<u16>().read() }
 }

@@ -10,14 +10,14 @@ use std::ffi::CStr;
 use luafiber_runtime::clock;
 use mlua::ffi;
 
-use crate::raw::{api, lua_fn, Raise};
+use crate::raw::error::ErrorKind;
+use crate::raw::{lua_fn, Stack};
 
 macro_rules! clock_fns {
     ($($name:ident => $push:ident($f:path);)*) => {$(
         lua_fn! {
-            fn $name(l) {
-                // SAFETY: room for one result.
-                unsafe { ffi::$push(l, $f() as _) };
+            fn $name(s: &mut Stack) {
+                s.$push($f() as _);
                 Ok(1)
             }
         }
@@ -25,25 +25,30 @@ macro_rules! clock_fns {
 }
 
 clock_fns! {
-    clock_realtime => lua_pushnumber(clock::realtime);
-    clock_realtime64 => lua_pushinteger(clock::realtime64);
-    clock_monotonic => lua_pushnumber(clock::monotonic);
-    clock_monotonic64 => lua_pushinteger(clock::monotonic64);
-    clock_proc => lua_pushnumber(clock::process);
-    clock_proc64 => lua_pushinteger(clock::process64);
-    clock_thread => lua_pushnumber(clock::thread);
-    clock_thread64 => lua_pushinteger(clock::thread64);
+    clock_realtime => push_number(clock::realtime);
+    clock_realtime64 => push_int(clock::realtime64);
+    clock_monotonic => push_number(clock::monotonic);
+    clock_monotonic64 => push_int(clock::monotonic64);
+    clock_proc => push_number(clock::process);
+    clock_proc64 => push_int(clock::process64);
+    clock_thread => push_number(clock::thread);
+    clock_thread64 => push_int(clock::thread64);
 }
 
 /// `clock.bench(fn, ...)`: calls `fn(...)` and returns `{cpu_seconds,
 /// results...}`. Not under `protect`: it calls Lua, whose errors propagate
 /// to the caller as they are.
+///
+/// # Safety
+///
+/// Lua calls it as a C function with `l`, its arguments on the stack.
 unsafe extern "C-unwind" fn clock_bench(l: *mut ffi::lua_State) -> std::ffi::c_int {
     // SAFETY: called by Lua; no Rust value owning memory is live across
     // lua_call, which may raise.
     unsafe {
         if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
-            crate::raw::error::push_error(l, Raise::illegal("Usage: clock.bench(func, ...)"));
+            let s = &mut Stack::from_frame(l);
+            crate::raw::error::push(s, ErrorKind::IllegalParams, "Usage: clock.bench(func, ...)");
             ffi::lua_error(l);
         }
         let base = 1;
@@ -83,14 +88,11 @@ pub(crate) extern "C" fn loop_time64() -> i64 {
 }
 
 /// On LuaJIT, makes `fiber.clock`, `time`, `clock64` and `time64` of the
-/// module table on top Lua functions over FFI calls of the functions above
-/// (compiled into the caller's trace, as Tarantool's are); elsewhere, or
-/// when the chunk fails, the C functions stay.
-///
-/// # Safety
-///
-/// `l` is the cord's main state at setup, with the `fiber` table on top.
-pub(crate) unsafe fn ffi_loop_clocks(l: *mut ffi::lua_State) {
+/// `fiber` table on top Lua functions over FFI calls of the functions above
+/// (compiled into the caller's trace, as Tarantool's are); elsewhere (or
+/// under `--cfg luafiber_no_fast_paths`), or when the chunk fails, the C
+/// functions stay.
+pub(crate) fn ffi_loop_clocks(s: &mut Stack) {
     const CHUNK: &str = r#"
         local fiber, clock, time, clock64, time64 = ...
         local ok, ffi = pcall(require, 'ffi')
@@ -104,24 +106,22 @@ pub(crate) unsafe fn ffi_loop_clocks(l: *mut ffi::lua_State) {
         fiber.clock64 = function() return tonumber(clock64()) end
         fiber.time64 = function() return tonumber(time64()) end
     "#;
-    if !cfg!(feature = "luajit") {
+    if !cfg!(feature = "luajit") || cfg!(luafiber_no_fast_paths) {
         return;
     }
-    // SAFETY: caller's contract; the `fiber` table is on top.
-    unsafe {
-        api::run_setup_chunk(l, CHUNK, c"=fiber.clock", || {
-            ffi::lua_pushvalue(l, -2);
-            for f in [
-                loop_clock as *mut std::ffi::c_void,
-                loop_time as *mut _,
-                loop_clock64 as *mut _,
-                loop_time64 as *mut _,
-            ] {
-                ffi::lua_pushlightuserdata(l, f);
-            }
-            5
-        });
-    }
+    let fiber = s.top();
+    s.run_setup_chunk(CHUNK, c"=fiber.clock", |s| {
+        s.push_value(fiber);
+        for f in [
+            loop_clock as *mut std::ffi::c_void,
+            loop_time as *mut _,
+            loop_clock64 as *mut _,
+            loop_time64 as *mut _,
+        ] {
+            s.push_light(f);
+        }
+        5
+    });
 }
 
 const FUNCS: &[(&CStr, ffi::lua_CFunction)] = &[
@@ -139,14 +139,7 @@ const FUNCS: &[(&CStr, ffi::lua_CFunction)] = &[
 ];
 
 /// Pushes the `clock` module table.
-///
-/// # Safety
-///
-/// `l` is the cord's main state.
-pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract.
-    unsafe {
-        ffi::lua_createtable(l, 0, FUNCS.len() as _);
-        api::set_funcs(l, FUNCS);
-    }
+pub(crate) fn open(s: &mut Stack) {
+    let t = s.new_table(0, FUNCS.len() as _);
+    s.set_funcs(t, FUNCS);
 }

@@ -1,51 +1,59 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
-//! conds), `clock`, `buffer`, `msgpack`, `json` and `log`. Each is a folder or file of its
-//! own, opened into `package.loaded` by [`register`].
+//! conds), `clock`, `buffer`, `msgpack`, `json`, `log`, and `socket` and
+//! `errno` (loaded by their first `require`). Each is a folder or file of its
+//! own, opened into `package.loaded` by [`register`]; `serializer` holds what
+//! `msgpack` and `json` share.
 
 pub(crate) mod buffer;
 pub(crate) mod clock;
+pub(crate) mod errno;
 pub(crate) mod fiber;
 pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
 pub(crate) mod serializer;
+pub(crate) mod socket;
 
-use mlua::ffi;
+use crate::raw::Stack;
 
 /// Makes the modules' metatables and registry refs, once per state.
-///
-/// # Safety
-///
-/// `l` is the idle main state of a new cord, not yet set up.
-pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract.
-    unsafe { fiber::init(l) };
+pub(crate) fn init(s: &mut Stack) {
+    fiber::init(s);
 }
 
-/// Puts the modules into `package.loaded`.
-///
-/// # Safety
-///
-/// `l` is the idle main state of an installed cord, after [`init`].
-pub(crate) unsafe fn register(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; each module table is set and the stack is
-    // left as it was.
-    unsafe {
-        ffi::lua_getglobal(l, c"package".as_ptr());
-        ffi::lua_getfield(l, -1, c"loaded".as_ptr());
-        fiber::open(l);
-        ffi::lua_setfield(l, -2, c"fiber".as_ptr());
-        clock::open(l);
-        ffi::lua_setfield(l, -2, c"clock".as_ptr());
-        buffer::open(l);
-        ffi::lua_setfield(l, -2, c"buffer".as_ptr());
-        msgpack::open(l);
-        ffi::lua_setfield(l, -2, c"msgpack".as_ptr());
-        json::open(l);
-        ffi::lua_setfield(l, -2, c"json".as_ptr());
-        log::open(l);
-        ffi::lua_setfield(l, -2, c"log".as_ptr());
-        ffi::lua_pop(l, 2);
-        crate::fiber::guard::wrap_collectgarbage(l);
+/// Puts the modules into `package.loaded` (at setup: this runs Lua code
+/// under `lua_pcall`).
+pub(crate) fn register(s: &mut Stack) {
+    let top = s.top();
+    s.push_globals();
+    s.rawget_field(-1, c"package");
+    s.rawget_field(-1, c"loaded");
+    let loaded = s.top();
+    if s.type_of(loaded) != mlua::ffi::LUA_TTABLE {
+        s.settop(top);
+        return;
     }
+    type Open = (&'static std::ffi::CStr, fn(&mut Stack));
+    let opens: [Open; 6] = [
+        (c"fiber", fiber::open),
+        (c"clock", clock::open),
+        (c"buffer", buffer::open),
+        (c"msgpack", msgpack::open),
+        (c"json", json::open),
+        (c"log", log::open),
+    ];
+    for (name, open) in opens {
+        open(s);
+        s.set_field(loaded, name);
+    }
+    // Loaded by the first `require`.
+    s.rawget_field(-2, c"preload");
+    if s.type_of(-1) == mlua::ffi::LUA_TTABLE {
+        s.push_cfunction(socket::open);
+        s.set_field(-2, c"socket");
+        s.push_cfunction(errno::open);
+        s.set_field(-2, c"errno");
+    }
+    s.settop(top);
+    crate::fiber::guard::wrap_collectgarbage(s);
 }

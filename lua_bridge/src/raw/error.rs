@@ -11,7 +11,7 @@ use std::ffi::{c_int, CStr};
 
 use mlua::ffi;
 
-use super::{api, lua_fn, Raise, Stack};
+use super::{lua_fn, Raise, Stack};
 
 thread_local! {
     /// Registry ref of the error objects' metatable in this thread's Lua
@@ -19,30 +19,18 @@ thread_local! {
     static ERROR_MT: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
 }
 
-/// Makes the error objects' metatable of `l`'s state (once per state, at
+/// Makes the error objects' metatable of `s`'s state (once per state, at
 /// setup).
-///
-/// # Safety
-///
-/// `l` is a valid, idle state with room for 4 values.
-pub unsafe fn init(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; the tables are fresh, so their fields are
-    // set without metamethods, and the pushes are balanced.
-    let r = unsafe {
-        ffi::lua_createtable(l, 0, 3);
-        ffi::lua_pushcfunction(l, error_tostring);
-        ffi::lua_setfield(l, -2, c"__tostring".as_ptr());
-        ffi::lua_pushcfunction(l, error_concat);
-        ffi::lua_setfield(l, -2, c"__concat".as_ptr());
-        ffi::lua_createtable(l, 0, 2);
-        ffi::lua_pushcfunction(l, error_unpack);
-        ffi::lua_setfield(l, -2, c"unpack".as_ptr());
-        ffi::lua_pushcfunction(l, error_raise);
-        ffi::lua_setfield(l, -2, c"raise".as_ptr());
-        ffi::lua_setfield(l, -2, c"__index".as_ptr());
-        ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
-    };
-    ERROR_MT.with(|m| m.set(r));
+pub fn init(s: &mut Stack) {
+    let mt = s.new_table(0, 3);
+    s.set_funcs(
+        mt,
+        &[(c"__tostring", error_tostring), (c"__concat", error_concat)],
+    );
+    let index = s.new_table(0, 2);
+    s.set_funcs(index, &[(c"unpack", error_unpack), (c"raise", error_raise)]);
+    s.set_field(mt, c"__index");
+    ERROR_MT.with(|m| m.set(s.make_ref()));
 }
 
 /// The kinds of error the modules raise (Tarantool's `box.error` types).
@@ -82,64 +70,61 @@ impl ErrorKind {
 
 /// Pushes the error `raise` describes (for [`Raise::Top`], leaves the top
 /// value as it is).
-///
-/// # Safety
-///
-/// `l` is a valid state with room for 4 more values.
-pub unsafe fn push_error(l: *mut ffi::lua_State, raise: Raise) {
+pub fn push_raise(s: &mut Stack, raise: Raise) {
     if let Raise::Error(kind, message) = raise {
-        // SAFETY: caller's contract.
-        unsafe { push_error_object(l, kind, &message) };
+        push(s, kind, &message);
     }
 }
 
 /// Pushes a new error object of `kind` with `message`, located at the Lua
 /// function that called the running C function.
-///
-/// # Safety
-///
-/// `l` is a valid state with room for 4 more values.
-pub unsafe fn push_error_object(l: *mut ffi::lua_State, kind: ErrorKind, message: &str) {
-    // SAFETY: caller's contract; every call below pushes or pops within it.
+pub fn push(s: &mut Stack, kind: ErrorKind, message: &str) {
+    let t = s.new_table(0, 4);
+    s.push_cstr(kind.name());
+    s.set_field(t, c"type");
+    s.push_str(message);
+    s.set_field(t, c"message");
+    if let Some((src, line)) = caller(s) {
+        s.push_bytes(src.to_bytes());
+        s.set_field(t, c"file");
+        s.push_int(line);
+        s.set_field(t, c"line");
+    }
+    s.push_ref(ERROR_MT.with(Cell::get));
+    s.set_metatable(t);
+}
+
+/// The source and line of the Lua function that called the running C
+/// function (Tarantool's `trace`), if it is a Lua function.
+fn caller(s: &Stack) -> Option<(std::ffi::CString, i64)> {
+    // SAFETY: all-zero is a valid `lua_Debug` (integers and null pointers);
+    // `l` is valid; `lua_getstack` and `lua_getinfo` with "Sl" fill `ar`
+    // from the call stack and push nothing; `short_src` is a NUL-terminated
+    // buffer inside `ar`.
     unsafe {
-        ffi::lua_createtable(l, 0, 4);
-        ffi::lua_pushstring(l, kind.name().as_ptr());
-        ffi::lua_setfield(l, -2, c"type".as_ptr());
-        api::push_str(l, message);
-        ffi::lua_setfield(l, -2, c"message".as_ptr());
         let mut ar: ffi::lua_Debug = std::mem::zeroed();
-        if ffi::lua_getstack(l, 1, &mut ar) != 0
+        let l = s.as_ptr();
+        let found = ffi::lua_getstack(l, 1, &mut ar) != 0
             && ffi::lua_getinfo(l, c"Sl".as_ptr(), &mut ar) != 0
-            && ar.currentline > 0
-        {
-            let src = CStr::from_ptr(ar.short_src.as_ptr());
-            ffi::lua_pushstring(l, src.as_ptr());
-            ffi::lua_setfield(l, -2, c"file".as_ptr());
-            ffi::lua_pushinteger(l, ar.currentline as ffi::lua_Integer);
-            ffi::lua_setfield(l, -2, c"line".as_ptr());
-        }
-        api::push_registry_ref(l, ERROR_MT.with(Cell::get));
-        ffi::lua_setmetatable(l, -2);
+            && ar.currentline > 0;
+        found.then(|| {
+            (
+                CStr::from_ptr(ar.short_src.as_ptr()).to_owned(),
+                i64::from(ar.currentline),
+            )
+        })
     }
 }
 
 /// Whether the value at `idx` is an error object of `kind`.
-///
-/// # Safety
-///
-/// `l` is a valid state and `idx` a valid index.
-#[allow(dead_code, reason = "its users are on their way")]
-pub unsafe fn is_error_of(l: *mut ffi::lua_State, idx: c_int, kind: ErrorKind) -> bool {
-    // SAFETY: caller's contract; the field read is popped again.
-    unsafe {
-        if ffi::lua_type(l, idx) != ffi::LUA_TTABLE {
-            return false;
-        }
-        ffi::lua_getfield(l, idx, c"type".as_ptr());
-        let same = api::to_str(l, -1) == Some(kind.name().to_bytes());
-        ffi::lua_pop(l, 1);
-        same
+pub fn is_error_of(s: &mut Stack, idx: c_int, kind: ErrorKind) -> bool {
+    if s.type_of(idx) != ffi::LUA_TTABLE {
+        return false;
     }
+    s.rawget_field(idx, c"type");
+    let same = s.to_str(-1) == Some(kind.name().to_bytes());
+    s.pop(1);
+    same
 }
 
 /// Maps an error of the fiber layer to the error object Tarantool raises.
@@ -191,7 +176,7 @@ lua_fn! {
 }
 
 /// The name of Lua type `t` (`lua_typename`).
-fn type_name(t: c_int) -> &'static CStr {
+pub fn type_name(t: c_int) -> &'static CStr {
     match t {
         ffi::LUA_TNIL => c"nil",
         ffi::LUA_TBOOLEAN => c"boolean",

@@ -7,7 +7,7 @@ use std::panic::{self, AssertUnwindSafe};
 
 use mlua::ffi;
 
-use super::error::{push_error, ErrorKind};
+use super::error::{push_raise, ErrorKind};
 use super::Stack;
 
 /// An error a C function body asks [`protect`] to raise.
@@ -38,19 +38,19 @@ pub type LResult<T = c_int> = Result<T, Raise>;
 /// the last thing the C function does.
 #[inline(always)]
 pub unsafe fn protect(l: *mut ffi::lua_State, body: impl FnOnce() -> LResult) -> c_int {
-    match panic::catch_unwind(AssertUnwindSafe(|| {
+    let failed = match panic::catch_unwind(AssertUnwindSafe(|| {
         // Allocations inside the body never fail on the memory limit (raw
         // rule 3): a Lua error must not cross catch_unwind.
         let _exempt = Exempt::enter();
         body()
     })) {
-        Ok(Ok(n)) => n,
-        // SAFETY: `l` is the calling state and this is the last thing the
-        // C function does (contract).
-        Ok(Err(e)) => unsafe { raise(l, Ok(e)) },
-        // SAFETY: as above.
-        Err(payload) => unsafe { raise(l, Err(payload)) },
-    }
+        Ok(Ok(n)) => return n,
+        Ok(Err(e)) => Ok(e),
+        Err(payload) => Err(payload),
+    };
+    // SAFETY: `l` is the calling state and this is the last thing the C
+    // function does (contract).
+    unsafe { raise(l, failed) }
 }
 
 /// [`protect`] for a body that works through the call's [`Stack`], made
@@ -96,10 +96,11 @@ unsafe fn raise(l: *mut ffi::lua_State, failed: std::thread::Result<Raise>) -> !
             Raise::Error(ErrorKind::Panic, format!("Rust panic: {msg}"))
         }
     };
-    // SAFETY: `l` is the calling state (contract); `push_error` consumes
-    // `raise` and drops every Rust value it made before returning.
+    // SAFETY: `l` is the calling state, and the body is done with its
+    // stack (contract); `push_raise` consumes `raise` and drops every Rust
+    // value it made before returning; `lua_error` never returns.
     unsafe {
-        push_error(l, raise);
+        push_raise(&mut Stack::from_frame(l), raise);
         ffi::lua_error(l)
     }
 }
@@ -155,32 +156,20 @@ pub const fn cfunction(f: WideCFunction) -> ffi::lua_CFunction {
 /// Declares `$name`, a `lua_CFunction` whose body runs under [`protect`]
 /// (a [`WideCFunction`], see there).
 ///
-/// `fn name(s: &mut Stack) { ... }` gives the body the call's [`Stack`];
-/// `fn name(l) { ... }` gives it the raw `*mut lua_State` instead, for code
-/// not yet moved to the handle.
+/// `fn name(s: &mut Stack) { ... }`: the body gets the call's [`Stack`].
 macro_rules! lua_fn {
     ($(#[$m:meta])* $vis:vis fn $name:ident($s:ident: &mut Stack) $body:block) => {
         $(#[$m])*
         #[allow(non_upper_case_globals)]
         $vis const $name: mlua::ffi::lua_CFunction = {
+            /// # Safety
+            ///
+            /// Lua calls it as a C function with `l`.
             unsafe extern "C-unwind" fn $name(l: *mut mlua::ffi::lua_State) -> isize {
                 let body = |$s: &mut $crate::raw::Stack<'_>| -> $crate::raw::LResult { $body };
                 // SAFETY: called by Lua with its own state; `protect_stack`
                 // is the last thing this function does.
                 unsafe { $crate::raw::frame::protect_stack(l, body) as isize }
-            }
-            $crate::raw::frame::cfunction($name)
-        };
-    };
-    ($(#[$m:meta])* $vis:vis fn $name:ident($l:ident) $body:block) => {
-        $(#[$m])*
-        #[allow(non_upper_case_globals)]
-        $vis const $name: mlua::ffi::lua_CFunction = {
-            unsafe extern "C-unwind" fn $name($l: *mut mlua::ffi::lua_State) -> isize {
-                let body = || $body;
-                // SAFETY: called by Lua with its own state; `protect` is the
-                // last thing this function does.
-                unsafe { $crate::raw::frame::protect($l, body) as isize }
             }
             $crate::raw::frame::cfunction($name)
         };
@@ -193,6 +182,9 @@ pub(crate) use lua_fn;
 /// [`WideCFunction`].
 macro_rules! wide_cfn {
     ($f:path) => {{
+        /// # Safety
+        ///
+        /// That of `$f`.
         unsafe extern "C-unwind" fn wide(l: *mut mlua::ffi::lua_State) -> isize {
             // SAFETY: the same contract as `$f`, which Lua calls through this.
             unsafe { $f(l) as isize }

@@ -35,6 +35,10 @@ struct Limit {
     limit: usize,
 }
 
+/// # Safety
+///
+/// Lua calls it as its allocator, `ud` the state's [`Limit`], with
+/// `lua_Alloc`'s contract for `ptr`, `osize` and `nsize`.
 unsafe extern "C" fn limited_alloc(
     ud: *mut c_void,
     ptr: *mut c_void,

@@ -10,14 +10,16 @@
 //! - [`memory`]: the Lua memory limit (the bridge's allocator);
 //! - [`report`]: what Lua reports but cannot raise (errors in `__gc`,
 //!   Lua 5.4's warnings), written to stderr;
+//! - [`args`]: arguments the modules read alike (timeouts);
 //! - [`api`]: small `unsafe` helpers over `mlua::ffi` for code that runs
 //!   outside a frame (setup on the main state, raw C functions that let Lua
 //!   errors through).
 //!
 //! # Rules
 //!
-//! The unsafe code of the whole bridge cites these as "raw rule N"
-//! (DESIGN.md, "Hard rules"; each was seen to crash when broken):
+//! The unsafe code of the whole bridge cites these as "raw rule N" (rules 1
+//! and 2 are the project's hard rules on Lua errors and Rust panics; each
+//! was seen to crash when broken):
 //!
 //! 1. No Rust panic crosses a Lua frame: a C function body runs under
 //!    `catch_unwind`, and a panic becomes a Lua error ([`frame`]).
@@ -28,7 +30,7 @@
 //!    metamethod runs), pushes, `lua_pcall`. ([`Stack`] offers only those.)
 //! 3. Inside a body an allocation never fails on the memory limit
 //!    ([`memory`]): a Lua "not enough memory" error raised there would cross
-//!    the body's Rust frames (rule 2).
+//!    the body's Rust frames (raw rule 2).
 //! 4. A C function starts with `LUA_MINSTACK` (20) free stack slots; more
 //!    need `lua_checkstack` first. [`Stack`] counts the slots it may use.
 //! 5. An index is valid when it is `1..=top` (positive indices past the top
@@ -40,6 +42,7 @@
 //!    valid no longer than that.
 
 pub mod api;
+pub mod args;
 pub mod error;
 pub mod frame;
 pub mod memory;
@@ -49,6 +52,11 @@ pub mod stack;
 pub(crate) use frame::{lua_fn, wide_cfn};
 pub use frame::{LResult, Raise};
 pub use stack::Stack;
+
+/// `lua_gc` option `LUA_GCISRUNNING` of LuaJIT's `lua.h` (not in mlua's
+/// bindings).
+#[cfg(feature = "luajit")]
+pub const LUA_GCISRUNNING: std::ffi::c_int = 9;
 
 /// A module table's entry: a name and its C function.
 pub type Reg = (&'static std::ffi::CStr, mlua::ffi::lua_CFunction);

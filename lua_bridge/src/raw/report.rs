@@ -19,47 +19,35 @@
 use std::ffi::c_int;
 use std::io::Write;
 
+#[cfg(not(feature = "luajit"))]
 use mlua::ffi;
 
-#[cfg(feature = "luajit")]
-use super::api;
-use super::lua_fn;
+use super::{lua_fn, Stack};
 
-/// Installs the reports on a new state.
-///
-/// # Safety
-///
-/// `l` is the idle main state of a new state, with room for 4 values.
-pub unsafe fn init(l: *mut ffi::lua_State) {
+/// Installs the reports on a new state (`s`: its idle main thread).
+pub fn init(s: &mut Stack) {
     #[cfg(feature = "luajit")]
-    // SAFETY: caller's contract; the chunk runs under lua_pcall and leaves
-    // the stack as it was.
-    unsafe {
-        api::run_setup_chunk(
-            l,
-            "local jit, handler = ... if jit and jit.attach then jit.attach(handler, 'errfin') end",
-            c"=gc_errors",
-            || {
-                ffi::lua_getglobal(l, c"jit".as_ptr());
-                ffi::lua_pushcfunction(l, gc_error);
-                2
-            },
-        );
-    }
+    s.run_setup_chunk(
+        "local handler = ... if jit and jit.attach then jit.attach(handler, 'errfin') end",
+        c"=gc_errors",
+        |s| {
+            s.push_cfunction(gc_error);
+            1
+        },
+    );
     #[cfg(not(feature = "luajit"))]
-    // SAFETY: caller's contract; `warn` ignores its user data.
+    // SAFETY: `s` is a valid state; `warn` ignores its user data and lets
+    // no panic out.
     unsafe {
-        ffi::lua_setwarnf(l, Some(warn), std::ptr::null_mut());
+        ffi::lua_setwarnf(s.as_ptr(), Some(warn), std::ptr::null_mut());
     }
 }
 
 lua_fn! {
     /// LuaJIT's `errfin` event handler: the finalizer's error at 1.
     #[cfg(feature = "luajit")]
-    fn gc_error(l) {
-        // SAFETY: called by LuaJIT's event dispatch, the error at 1, inside
-        // a protected call (Lua code may run).
-        let msg = unsafe { api::describe_tostring(l, 1) };
+    fn gc_error(s: &mut Stack) {
+        let msg = s.describe_tostring(1);
         let _ = writeln!(std::io::stderr(), "luafiber: error in __gc finalizer: {msg}");
         Ok(0)
     }

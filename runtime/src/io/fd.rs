@@ -164,6 +164,78 @@ impl Fd {
         wait_on(&self.src, interest, timeout)
     }
 
+    /// Whether the fd may be ready for `interest`, as far as the event loop
+    /// knows, with no syscall: true for a new `Fd`, false once a call found
+    /// it not ready (an `EAGAIN` in [`Fd::io`], [`Fd::clear_ready`],
+    /// [`Fd::drained`]), true again once an event for it came since.
+    ///
+    /// A caller that finds it false may [`park`](Fd::park) at once instead
+    /// of trying its syscall first: the fd cannot have become ready
+    /// without an event that sets it.
+    pub fn is_ready(&self, interest: Interest) -> bool {
+        self.src.is_ready(interest)
+    }
+
+    /// Records that the caller's own syscall said `EAGAIN` for `interest`
+    /// (what [`Fd::io`] does itself), so [`Fd::park`] waits for the next
+    /// event. Call it right after the syscall, with no fiber switch
+    /// between.
+    pub fn clear_ready(&self, interest: Interest) {
+        self.src.clear(interest);
+    }
+
+    /// Records that the caller's read on a stream socket got fewer bytes
+    /// than it asked for, which means the socket had no more (TCP and
+    /// Unix stream sockets fill a read from their whole queue): the next
+    /// read can [`park`](Fd::park) without the syscall that would say
+    /// `EAGAIN`. Call it right after the read, with no fiber switch
+    /// between: any byte that arrives later comes with an event, which
+    /// sets the bit again.
+    ///
+    /// Kept ready when an event already said the peer hung up or the fd
+    /// has an error (that event's edge is gone, and the end of the stream
+    /// must be read). Not for datagram sockets, whose reads take one
+    /// datagram each.
+    pub fn drained(&self, interest: Interest) {
+        self.src.drained(interest);
+    }
+
+    /// Parks the calling fiber until an event sets a ready bit of
+    /// `interest` (at once when one is set, see [`Fd::is_ready`]), with no
+    /// `poll(2)` first (unlike [`Fd::wait`]), or until `timeout` runs out
+    /// (`None`: no limit; `Some(ZERO)`: no park). A cancellation point.
+    /// Outside any fiber the thread blocks in `poll(2)` instead.
+    ///
+    /// # Errors
+    ///
+    /// As [`Fd::io`].
+    pub fn park(&self, interest: Interest, timeout: Option<Duration>) -> io::Result<Ready> {
+        if self.src.is_closed() {
+            return Err(error::closed());
+        }
+        if !self.src.is_ready(interest) && timeout == Some(Duration::ZERO) {
+            return Err(error::timed_out());
+        }
+        park(&self.src, interest, deadline_of(timeout))
+    }
+
+    /// Deregisters the fd and gives it back open, as [`Fd::into_owned`]
+    /// does, from a shared reference: the `Fd` then counts as closed
+    /// (fibers waiting on it wake with `EBADF`) but the fd is not, and the
+    /// caller owns it. Tarantool's `s:detach()`.
+    ///
+    /// # Errors
+    ///
+    /// `EBADF` when the `Fd` is closed.
+    pub fn detach(&self) -> io::Result<RawFd> {
+        if self.src.is_closed() {
+            return Err(error::closed());
+        }
+        release(&self.src, true);
+        self.src.close();
+        Ok(self.src.fd())
+    }
+
     /// Deregisters the fd and closes it; fibers waiting on it wake with
     /// `EBADF`, and so does every later call. A second close is a no-op.
     ///

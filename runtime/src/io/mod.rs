@@ -18,8 +18,14 @@
 //!   non-blocking syscall, and on `EAGAIN` clears the ready bit and parks
 //!   the fiber until an event, then retries: the way to read, write,
 //!   accept, connect. [`Fd::wait`] waits for readiness itself (Lua's
-//!   `s:readable()`). [`Fd::close`] deregisters before `close(2)` and wakes
-//!   the waiters with `EBADF`; dropping an `Fd` closes it.
+//!   `s:readable()`). For a caller that makes its own syscalls:
+//!   [`Fd::is_ready`] tells whether anything said the fd is not ready since
+//!   the last event, [`Fd::clear_ready`] records an `EAGAIN`,
+//!   [`Fd::drained`] a short read of a stream socket (so the next read can
+//!   skip the syscall that would say `EAGAIN`), and [`Fd::park`] waits for
+//!   the next event without a `poll(2)`. [`Fd::close`] deregisters before
+//!   `close(2)` and wakes the waiters with `EBADF`; dropping an `Fd` closes
+//!   it.
 //! - [`wait_fd`], [`wait_readable`], [`wait_writable`]: a wait on any fd
 //!   the caller owns (Tarantool's `coio_wait`, Lua's `socket.iowait`),
 //!   registered only while fibers wait on it.
@@ -59,7 +65,10 @@
 //! # For a Lua binding (`socket`)
 //!
 //! A socket object holds an [`Fd`]; `s:read`/`s:write` and friends are
-//! [`Fd::io`] around `recv`/`send`; `s:readable(t)`, `s:writable(t)`,
+//! [`Fd::io`] around `recv`/`send` (`lua_bridge`'s `socket` module makes
+//! its own syscalls with [`Fd::is_ready`], [`Fd::drained`] and
+//! [`Fd::park`] instead, to save the `recv` that says `EAGAIN`);
+//! `s:readable(t)`, `s:writable(t)`,
 //! `s:wait(t)` are [`Fd::wait`]; `socket.iowait(fd, ev, t)` is [`wait_fd`];
 //! `socket.getaddrinfo` is [`getaddrinfo`] (its [`GaiError`] gives the
 //! message Tarantool returns). `s:close()` is [`Fd::close`], and so is a
@@ -71,6 +80,7 @@
 mod blocking;
 pub(crate) mod error;
 mod fd;
+pub(crate) mod inbox;
 pub(crate) mod reactor;
 mod source;
 mod waker;

@@ -19,6 +19,7 @@ use luafiber_fiber as fiber;
 use mio::unix::SourceFd;
 use mio::{Events, Poll, Token};
 
+use crate::io::inbox::{Inbox, Msg};
 use crate::io::source::Source;
 use crate::io::waker::{self, Shared};
 
@@ -43,12 +44,19 @@ pub(crate) struct Reactor {
     pub permit: Cell<bool>,
     /// Fibers waiting for a job of [`crate::io::run_blocking`].
     pub jobs: Rc<fiber::Cond>,
+    /// What other threads hand to this cord ([`crate::io::inbox`]).
+    pub inbox: Arc<Inbox>,
+    /// The drained messages' vector, kept for its capacity.
+    spare: RefCell<Vec<Msg>>,
 }
 
 thread_local! {
     static REACTOR: OnceCell<Reactor> = const { OnceCell::new() };
     /// Fibers parked in the event loop (fd waits, wake and job waits).
     static WAITERS: Cell<usize> = const { Cell::new(0) };
+    /// Fibers parked for a wake through the inbox (`crate::park`): they
+    /// keep the loop going, but need no poll while the loop is awake.
+    static REMOTE_WAITERS: Cell<usize> = const { Cell::new(0) };
     /// Set by a blocking poll, cleared by the next poll of a batch.
     static JUST_POLLED: Cell<bool> = const { Cell::new(false) };
 }
@@ -61,6 +69,17 @@ pub(crate) fn add_waiter(parks: bool) {
 /// Fibers parked in the event loop now.
 pub(crate) fn waiters() -> usize {
     WAITERS.with(Cell::get)
+}
+
+/// Counts a fiber that parks for a wake through the inbox (`true`) or
+/// leaves.
+pub(crate) fn add_remote_waiter(parks: bool) {
+    REMOTE_WAITERS.with(|w| w.set(if parks { w.get() + 1 } else { w.get() - 1 }));
+}
+
+/// Fibers parked in the event loop or for a wake through the inbox.
+fn all_waiters() -> usize {
+    waiters() + REMOTE_WAITERS.with(Cell::get)
 }
 
 /// Runs `f` on this thread's reactor, made (and the idle hook installed)
@@ -93,7 +112,10 @@ impl Reactor {
     fn new() -> io::Result<Reactor> {
         let poll = Poll::new()?;
         let shared = Arc::new(Shared::new(mio::Waker::new(poll.registry(), WAKER)?));
+        let inbox = Arc::new(Inbox::new(shared.clone()));
         Ok(Reactor {
+            inbox,
+            spare: RefCell::new(Vec::new()),
             poll: RefCell::new(poll),
             events: RefCell::new(Events::with_capacity(EVENTS)),
             sources: RefCell::new(Vec::new()),
@@ -169,24 +191,77 @@ impl Reactor {
     }
 }
 
-/// The idle-wait hook (see [`luafiber_fiber::idle`]): polls the event loop
-/// for at most `timeout`, and says whether fibers still wait on it. With no
-/// fiber waiting, no event could wake anyone: it only sleeps out the
-/// timeout (a timer's deadline), without a syscall for a zero one.
+/// The idle-wait hook (see [`luafiber_fiber::idle`]): drains the inbox,
+/// polls the event loop for at most `timeout`, and says whether fibers
+/// still wait on it. With no fiber waiting, no event could wake anyone: it
+/// only sleeps out the timeout (a timer's deadline), without a syscall for
+/// a zero one.
 ///
 /// The zero-timeout poll of a batch that follows a blocking poll at once
 /// (the fibers it woke are that batch) is skipped: nothing ran since.
 pub(crate) fn turn(timeout: Option<Duration>) -> bool {
-    if waiters() == 0 {
+    // What the inbox made ready runs first.
+    let timeout = match with_existing(Reactor::drain_inbox) {
+        Some(true) => Some(Duration::ZERO),
+        _ => timeout,
+    };
+    if all_waiters() == 0 {
         if let Some(t) = timeout.filter(|t| !t.is_zero()) {
             std::thread::sleep(t);
         }
         return false;
     }
-    let zero = timeout == Some(Duration::ZERO);
-    if !(zero && JUST_POLLED.replace(false)) {
-        with_existing(|r| r.poll_events(timeout));
-        JUST_POLLED.set(!zero);
+    with_existing(|r| r.turn(timeout, || false));
+    all_waiters() > 0
+}
+
+/// The turn of a cord of a several-cord runtime ([`crate::cord`]), after
+/// its [`drain_inbox`]: as [`turn`], but it waits in the event loop even
+/// when no fiber is parked there (other threads wake it through its
+/// inbox), and does not block while `pending()` says other threads left
+/// work for it (the injector).
+pub(crate) fn turn_cord(timeout: Option<Duration>, pending: impl FnOnce() -> bool) {
+    with_existing(|r| r.turn(timeout, pending));
+}
+
+/// Acts on every message in this thread's inbox (outside any fiber);
+/// returns whether there was any (it may have made fibers ready).
+pub(crate) fn drain_inbox() -> bool {
+    with_existing(Reactor::drain_inbox).unwrap_or(false)
+}
+
+impl Reactor {
+    /// Polls with `timeout`; a blocking poll goes through the inbox's
+    /// sleep handshake (so a message posted meanwhile wakes it, or keeps it
+    /// from blocking) and drains the inbox after.
+    fn turn(&self, timeout: Option<Duration>, pending: impl FnOnce() -> bool) {
+        let just_polled = JUST_POLLED.replace(false);
+        if timeout == Some(Duration::ZERO) {
+            if waiters() > 0 && !just_polled {
+                self.poll_events(timeout);
+            }
+            return;
+        }
+        let timeout = match self.inbox.sleep(pending) {
+            true => timeout,
+            false => Some(Duration::ZERO),
+        };
+        self.poll_events(timeout);
+        self.inbox.woke();
+        JUST_POLLED.set(timeout != Some(Duration::ZERO));
+        // The loop runs what this made ready before its next turn.
+        self.drain_inbox();
     }
-    waiters() > 0
+
+    /// Acts on every message in the inbox (outside any fiber); returns
+    /// whether there was any.
+    fn drain_inbox(&self) -> bool {
+        if !self.inbox.has_msgs() {
+            return false;
+        }
+        let mut spare = self.spare.take();
+        self.inbox.drain(&mut spare);
+        self.spare.replace(spare);
+        true
+    }
 }

@@ -8,6 +8,12 @@
 //! rule 5). An event sets ready bits and wakes the waiters of that
 //! direction; a waiter that found the fd not ready (`EAGAIN`) cleared the
 //! bit first, with no switch in between, so no edge is lost.
+//!
+//! A new record has both bits set: nothing is known yet, so the first call
+//! tries its syscall. A third bit, [`HUP`], remembers that an event said
+//! the peer hung up or the fd has an error; it is never cleared, and while
+//! it is set [`Source::drained`] keeps the readable bit (that event's edge
+//! is gone, and only a syscall can tell the end of stream now).
 
 use std::cell::Cell;
 use std::ops::BitOr;
@@ -110,6 +116,9 @@ impl Ready {
     }
 }
 
+/// The ready bit of an fd whose peer hung up or that has an error.
+const HUP: u8 = 4;
+
 /// An fd's record (see the [module docs](self)).
 pub(crate) struct Source {
     fd: RawFd,
@@ -118,7 +127,7 @@ pub(crate) struct Source {
     /// Owners ([`crate::io::Fd`]) and fibers in [`crate::io::wait_fd`]
     /// that hold the record; the last one to go deregisters it.
     pub refs: Cell<u32>,
-    /// Ready bits: 1 readable, 2 writable.
+    /// Ready bits: 1 readable, 2 writable, and [`HUP`].
     ready: Cell<u8>,
     readers: Cond,
     writers: Cond,
@@ -128,13 +137,14 @@ pub(crate) struct Source {
 }
 
 impl Source {
-    /// A record with one reference and no ready bit.
+    /// A record with one reference, ready both ways until a syscall says
+    /// otherwise.
     pub fn new(fd: RawFd) -> Source {
         Source {
             fd,
             closed: Cell::new(false),
             refs: Cell::new(1),
-            ready: Cell::new(0),
+            ready: Cell::new(3),
             readers: Cond::new(),
             writers: Cond::new(),
             both: Cell::new(0),
@@ -163,8 +173,13 @@ impl Source {
         let broken = ev.is_error();
         let read = ev.is_readable() || ev.is_read_closed() || broken;
         let write = ev.is_writable() || ev.is_write_closed() || broken;
+        let hup = if ev.is_read_closed() || broken {
+            HUP
+        } else {
+            0
+        };
         self.ready
-            .set(self.ready.get() | u8::from(read) | (u8::from(write) << 1));
+            .set(self.ready.get() | u8::from(read) | (u8::from(write) << 1) | hup);
         if read || (write && self.both.get() > 0) {
             self.readers.broadcast();
         }
@@ -176,6 +191,20 @@ impl Source {
     /// Clears the ready bits of `interest` (the fd said `EAGAIN`).
     pub fn clear(&self, interest: Interest) {
         self.ready.set(self.ready.get() & !interest.0);
+    }
+
+    /// Clears the ready bits of `interest` unless a hang-up or an error
+    /// was seen (see the module docs): the caller's read found the fd
+    /// empty without an `EAGAIN`.
+    pub fn drained(&self, interest: Interest) {
+        if self.ready.get() & HUP == 0 {
+            self.clear(interest);
+        }
+    }
+
+    /// Whether a ready bit of `interest` is set.
+    pub fn is_ready(&self, interest: Interest) -> bool {
+        self.ready.get() & interest.0 != 0
     }
 
     /// Parks the current fiber until a ready bit of `interest` is set, the

@@ -6,7 +6,7 @@
 //! syscall on each side. The cord clears the word when it takes the event
 //! and acts on each bit: [`WOKEN`] wakes the fibers in [`wait_woken`],
 //! [`JOBS`] those waiting for [`run_blocking`](crate::io::run_blocking)
-//! jobs.
+//! jobs; [`INBOX`] only ends the poll (the turn drains the inbox).
 
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -23,6 +23,9 @@ use crate::io::source::Waiting;
 pub(crate) const WOKEN: u32 = 1;
 /// A job of [`run_blocking`](crate::io::run_blocking) is done.
 pub(crate) const JOBS: u32 = 2;
+/// A message in the cord's inbox (see [`crate::io::inbox`]), which every
+/// turn drains: the bit only ends the poll.
+pub(crate) const INBOX: u32 = 4;
 
 /// What a cord shares with the threads that wake it.
 pub(crate) struct Shared {

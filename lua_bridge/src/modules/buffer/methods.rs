@@ -1,29 +1,27 @@
 //! The methods of ibuf objects and the `buffer.internal` functions.
 
-use std::ffi::{c_int, CStr};
+use std::ffi::CStr;
+use std::rc::Rc;
 
 use luafiber_runtime::ibuf::{self, CordIbuf, Ibuf};
-use mlua::ffi;
 
 use super::{
     push_ibuf, push_pointer, to_ibuf, to_pointer, up_ctx, with_ibuf, Ctx, Kind, LuaIbuf, LIVE,
 };
 use crate::raw::error::ErrorKind;
-use crate::raw::{api, lua_fn, LResult, Raise};
+use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// A size argument: a non-negative integral number.
-unsafe fn arg_size(l: *mut ffi::lua_State, idx: c_int, method: &str) -> LResult<usize> {
-    // SAFETY: caller's contract.
-    match unsafe { api::to_number(l, idx) } {
+fn arg_size(s: &Stack, idx: std::ffi::c_int, method: &str) -> LResult<usize> {
+    match s.to_number(idx) {
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n < 9.007_199_254_740_992e15 => Ok(n as usize),
         _ => Err(Raise::illegal(format!("Usage: ibuf:{method}(size)"))),
     }
 }
 
 /// The ibuf object at 1 of a method call.
-unsafe fn this(l: *mut ffi::lua_State, ctx: &Ctx, method: &str) -> LResult<*mut LuaIbuf> {
-    // SAFETY: caller's contract.
-    unsafe { to_ibuf(l, ctx, 1) }.ok_or_else(|| {
+fn this(s: &mut Stack, ctx: &Ctx, method: &str) -> LResult<Rc<LuaIbuf>> {
+    to_ibuf(s, ctx, 1).ok_or_else(|| {
         Raise::illegal(format!(
             "Attempt to call method without object, use ibuf:{method}()"
         ))
@@ -52,14 +50,11 @@ fn addr(b: &Ibuf, off: usize) -> *const u8 {
 macro_rules! getter {
     ($name:ident, $method:literal, |$b:ident| $e:expr) => {
         lua_fn! {
-            pub(super) fn $name(l) {
-                // SAFETY: a module closure called by Lua; room for 1 result.
-                unsafe {
-                    let ctx = up_ctx(l);
-                    let ud = this(l, &ctx, $method)?;
-                    let n = with_ibuf(ud, |$b| $e)?;
-                    ffi::lua_pushinteger(l, n as ffi::lua_Integer);
-                }
+            pub(super) fn $name(s: &mut Stack) {
+                let ctx = up_ctx(s);
+                let ud = this(s, &ctx, $method)?;
+                let n = with_ibuf(&ud, |$b| $e)?;
+                s.push_int(n as i64);
                 Ok(1)
             }
         }
@@ -76,15 +71,12 @@ getter!(ibuf_unused, "unused", |b| b.unused());
 macro_rules! pointer_method {
     ($name:ident, $method:literal, |$b:ident, $n:ident| $e:expr) => {
         lua_fn! {
-            pub(super) fn $name(l) {
-                // SAFETY: a module closure called by Lua; room for 1 result.
-                unsafe {
-                    let ctx = up_ctx(l);
-                    let ud = this(l, &ctx, $method)?;
-                    let $n = arg_size(l, 2, $method)?;
-                    let p = with_ibuf(ud, |$b| -> LResult<*const u8> { $e })??;
-                    push_pointer(l, &ctx, p)?;
-                }
+            pub(super) fn $name(s: &mut Stack) {
+                let ctx = up_ctx(s);
+                let ud = this(s, &ctx, $method)?;
+                let $n = arg_size(s, 2, $method)?;
+                let p = with_ibuf(&ud, |$b| -> LResult<*const u8> { $e })??;
+                push_pointer(s, &ctx, p)?;
                 Ok(1)
             }
         }
@@ -113,96 +105,76 @@ pointer_method!(ibuf_read, "read", |b, n| {
 
 lua_fn! {
     /// `buf:consume(n)` (Tarantool master): moves `rpos` by `n`.
-    pub(super) fn ibuf_consume(l) {
-        // SAFETY: a module closure called by Lua.
-        unsafe {
-            let ctx = up_ctx(l);
-            let ud = this(l, &ctx, "consume")?;
-            let n = arg_size(l, 2, "consume")?;
-            with_ibuf(ud, |b| if b.consume(n) { Ok(()) } else { Err(out_of_range(n, b.used())) })??;
-        }
+    pub(super) fn ibuf_consume(s: &mut Stack) {
+        let ctx = up_ctx(s);
+        let ud = this(s, &ctx, "consume")?;
+        let n = arg_size(s, 2, "consume")?;
+        with_ibuf(&ud, |b| if b.consume(n) { Ok(()) } else { Err(out_of_range(n, b.used())) })??;
         Ok(0)
     }
 }
 
 lua_fn! {
     /// `buf:reset()`: empties the buffer, keeps its memory.
-    pub(super) fn ibuf_reset(l) {
-        // SAFETY: a module closure called by Lua.
-        unsafe {
-            let ctx = up_ctx(l);
-            with_ibuf(this(l, &ctx, "reset")?, Ibuf::reset)?;
-        }
+    pub(super) fn ibuf_reset(s: &mut Stack) {
+        let ctx = up_ctx(s);
+        with_ibuf(&*this(s, &ctx, "reset")?, Ibuf::reset)?;
         Ok(0)
     }
 }
 
 lua_fn! {
     /// `buf:recycle()`: empties the buffer and frees its memory.
-    pub(super) fn ibuf_recycle(l) {
-        // SAFETY: a module closure called by Lua.
-        unsafe {
-            let ctx = up_ctx(l);
-            with_ibuf(this(l, &ctx, "recycle")?, Ibuf::recycle)?;
-        }
+    pub(super) fn ibuf_recycle(s: &mut Stack) {
+        let ctx = up_ctx(s);
+        with_ibuf(&*this(s, &ctx, "recycle")?, Ibuf::recycle)?;
         Ok(0)
     }
 }
 
 lua_fn! {
     /// `buf:string([n])`: up to `n` (default all) unread bytes as a string.
-    pub(super) fn ibuf_string(l) {
-        // SAFETY: a module closure called by Lua; the bytes are copied by
-        // lua_pushlstring before anything can change the buffer.
-        unsafe {
-            let ctx = up_ctx(l);
-            let ud = this(l, &ctx, "string")?;
-            let max = if ffi::lua_type(l, 2) <= ffi::LUA_TNIL { usize::MAX } else { arg_size(l, 2, "string")? };
-            let (p, n) = with_ibuf(ud, |b| (b.data().as_ptr(), b.used().min(max)))?;
-            ffi::lua_pushlstring(l, p.cast(), n);
-        }
+    pub(super) fn ibuf_string(s: &mut Stack) {
+        let ctx = up_ctx(s);
+        let ud = this(s, &ctx, "string")?;
+        let max = if s.is_none_or_nil(2) { usize::MAX } else { arg_size(s, 2, "string")? };
+        // Copied out first: the string's allocation may run a `__gc` that
+        // changes the buffer.
+        let bytes = with_ibuf(&ud, |b| b.data()[..b.used().min(max)].to_vec())?;
+        s.push_bytes(&bytes);
         Ok(1)
     }
 }
 
 lua_fn! {
     /// `buf:write(s)`: appends the string `s` at `wpos`.
-    pub(super) fn ibuf_write(l) {
-        // SAFETY: a module closure called by Lua; `s` stays on the stack.
-        unsafe {
-            let ctx = up_ctx(l);
-            let ud = this(l, &ctx, "write")?;
-            let s = api::to_str(l, 2).ok_or_else(|| Raise::illegal("Usage: ibuf:write(string)"))?;
-            with_ibuf(ud, |b| b.extend_from_slice(s))?.map_err(no_memory)?;
-        }
+    pub(super) fn ibuf_write(s: &mut Stack) {
+        let ctx = up_ctx(s);
+        let ud = this(s, &ctx, "write")?;
+        let bytes = s.to_str(2).ok_or_else(|| Raise::illegal("Usage: ibuf:write(string)"))?;
+        with_ibuf(&ud, |b| b.extend_from_slice(bytes))?.map_err(no_memory)?;
         Ok(0)
     }
 }
 
 lua_fn! {
     /// `__index`: the pointer fields, else the methods (upvalue 2).
-    pub(super) fn ibuf_index(l) {
-        // SAFETY: a closure over (context, methods) called by Lua with
-        // (object, key).
-        unsafe {
-            let ctx = up_ctx(l);
-            if let (Some(ud), Some(key)) = (to_ibuf(l, &ctx, 1), api::to_str(l, 2)) {
-                let off: Option<fn(&Ibuf) -> usize> = match key {
-                    b"rpos" => Some(Ibuf::rpos),
-                    b"wpos" => Some(Ibuf::wpos),
-                    b"buf" => Some(|_| 0),
-                    b"epos" => Some(Ibuf::capacity),
-                    _ => None,
-                };
-                if let Some(off) = off {
-                    let p = with_ibuf(ud, |b| addr(b, off(b)))?;
-                    push_pointer(l, &ctx, p)?;
-                    return Ok(1);
-                }
-            }
-            ffi::lua_settop(l, 2);
-            ffi::lua_rawget(l, ffi::lua_upvalueindex(2));
+    pub(super) fn ibuf_index(s: &mut Stack) {
+        let ctx = up_ctx(s);
+        let off: Option<fn(&Ibuf) -> usize> = match s.to_str(2) {
+            Some(b"rpos") => Some(Ibuf::rpos),
+            Some(b"wpos") => Some(Ibuf::wpos),
+            Some(b"buf") => Some(|_| 0),
+            Some(b"epos") => Some(Ibuf::capacity),
+            _ => None,
+        };
+        if let (Some(off), Some(ud)) = (off, to_ibuf(s, &ctx, 1)) {
+            let p = with_ibuf(&ud, |b| addr(b, off(b)))?;
+            push_pointer(s, &ctx, p)?;
+            return Ok(1);
         }
+        s.settop(2);
+        s.rawget(Stack::upvalue(2));
         Ok(1)
     }
 }
@@ -210,59 +182,57 @@ lua_fn! {
 lua_fn! {
     /// `__newindex`: `buf.rpos = p` / `buf.wpos = p` with a pointer into the
     /// buffer; nothing else can be set.
-    pub(super) fn ibuf_newindex(l) {
-        // SAFETY: a module closure called by Lua with (object, key, value).
-        unsafe {
-            let ctx = up_ctx(l);
-            let ud = this(l, &ctx, "__newindex")?;
-            let key = api::to_str(l, 2).unwrap_or_default();
-            let is_rpos = match key {
-                b"rpos" => true,
-                b"wpos" => false,
-                _ => return Err(Raise::illegal("ibuf: only rpos and wpos can be set")),
-            };
-            let p = to_pointer(l, &ctx, 3)?.ok_or_else(|| Raise::illegal("ibuf: a pointer expected"))?;
-            let ok = with_ibuf(ud, |b| {
-                let base = b.as_ptr() as usize;
-                if b.capacity() == 0 || p < base {
-                    return p == 0 && b.capacity() == 0;
-                }
-                if is_rpos { b.set_rpos(p - base) } else { b.set_wpos(p - base) }
-            })?;
-            if !ok {
-                return Err(Raise::illegal("ibuf: the pointer is out of the buffer"));
+    pub(super) fn ibuf_newindex(s: &mut Stack) {
+        let ctx = up_ctx(s);
+        let is_rpos = match s.to_str(2) {
+            Some(b"rpos") => true,
+            Some(b"wpos") => false,
+            _ => return Err(Raise::illegal("ibuf: only rpos and wpos can be set")),
+        };
+        let p = to_pointer(s, &ctx, 3)?.ok_or_else(|| Raise::illegal("ibuf: a pointer expected"))?;
+        let ud = this(s, &ctx, "__newindex")?;
+        let ok = with_ibuf(&ud, |b| {
+            let base = b.as_ptr() as usize;
+            if b.capacity() == 0 || p < base {
+                return p == 0 && b.capacity() == 0;
             }
+            if is_rpos { b.set_rpos(p - base) } else { b.set_wpos(p - base) }
+        })?;
+        if !ok {
+            return Err(Raise::illegal("ibuf: the pointer is out of the buffer"));
         }
         Ok(0)
     }
 }
 
 lua_fn! {
-    pub(super) fn ibuf_tostring(l) {
-        // SAFETY: room for 1 result.
-        unsafe { ffi::lua_pushstring(l, c"<ibuf>".as_ptr()) };
+    /// `__tostring`: `"<ibuf>"`.
+    pub(super) fn ibuf_tostring(s: &mut Stack) {
+        s.push_cstr(c"<ibuf>");
         Ok(1)
     }
 }
 
 lua_fn! {
     /// `__gc`: frees a `buffer.ibuf()`'s memory.
-    pub(super) fn ibuf_gc(l) {
-        // SAFETY: called by the collector with the object at 1; it is never
-        // used again, so its payload is dropped here.
-        unsafe {
-            let ctx = up_ctx(l);
-            if let Some(ud) = to_ibuf(l, &ctx, 1) {
-                LIVE.with(|v| {
-                    let mut v = v.borrow_mut();
-                    let i = (*ud).live;
-                    v.swap_remove(i);
-                    if let Some(&moved) = v.get(i) {
-                        (*moved).live = i;
-                    }
-                });
-                std::ptr::drop_in_place(ud);
-            }
+    pub(super) fn ibuf_gc(s: &mut Stack) {
+        let ctx = up_ctx(s);
+        if let Some(ud) = to_ibuf(s, &ctx, 1) {
+            LIVE.with(|v| {
+                let mut v = v.borrow_mut();
+                let i = ud.live.get();
+                v.swap_remove(i);
+                if let Some(moved) = v.get(i) {
+                    moved.live.set(i);
+                }
+            });
+            let p = s.to_userdata(1).cast::<Rc<LuaIbuf>>();
+            // SAFETY: the collector calls `__gc` once, on a userdata holding
+            // an `Rc` (checked by `to_ibuf`); it is never read again: a
+            // resurrected ibuf is no ibuf any more (below).
+            unsafe { std::ptr::drop_in_place(p) };
+            s.push_nil();
+            s.set_metatable(1);
         }
         Ok(0)
     }
@@ -271,20 +241,18 @@ lua_fn! {
 lua_fn! {
     /// `buffer.ibuf([size])`: a new buffer; with `size`, room for that many
     /// bytes is reserved at once.
-    pub(super) fn buffer_ibuf(l) {
-        // SAFETY: a module closure called by Lua; room for 2 values.
-        unsafe {
-            let ctx = up_ctx(l);
-            let size = match ffi::lua_type(l, 1) {
-                ffi::LUA_TNONE | ffi::LUA_TNIL => None,
-                _ => Some(arg_size(l, 1, "ibuf").map_err(|_| Raise::illegal("Usage: ibuf([size])"))?),
-            };
-            let mut buf = Ibuf::new();
-            if let Some(n) = size {
-                buf.try_reserve(n).map_err(no_memory)?;
-            }
-            push_ibuf(l, &ctx, Kind::Own(buf));
+    pub(super) fn buffer_ibuf(s: &mut Stack) {
+        let ctx = up_ctx(s);
+        let size = if s.is_none_or_nil(1) {
+            None
+        } else {
+            Some(arg_size(s, 1, "ibuf").map_err(|_| Raise::illegal("Usage: ibuf([size])"))?)
+        };
+        let mut buf = Ibuf::new();
+        if let Some(n) = size {
+            buf.try_reserve(n).map_err(no_memory)?;
         }
+        push_ibuf(s, &ctx, Kind::Own(buf));
         Ok(1)
     }
 }
@@ -292,47 +260,40 @@ lua_fn! {
 lua_fn! {
     /// `buffer.internal.cord_ibuf_take()`: an empty cord buffer; the same
     /// object for every take of the same stash slot.
-    pub(super) fn cord_take(l) {
+    pub(super) fn cord_take(s: &mut Stack) {
         let b = ibuf::cord_ibuf_take();
-        // SAFETY: a module closure called by Lua; room for 3 values.
-        unsafe {
-            let ctx = up_ctx(l);
-            api::push_registry_ref(l, ctx.cord_objs);
-            let key = b.slot() as ffi::lua_Integer + 1;
-            if ffi::lua_rawgeti(l, -1, key) == ffi::LUA_TUSERDATA {
-                let ud = ffi::lua_touserdata(l, -1).cast::<LuaIbuf>();
-                (*ud).kind = Kind::Cord(b);
-            } else {
-                ffi::lua_pop(l, 1);
-                push_ibuf(l, &ctx, Kind::Cord(b));
-                ffi::lua_pushvalue(l, -1);
-                ffi::lua_rawseti(l, -3, key);
-            }
+        let ctx = up_ctx(s);
+        s.push_ref(ctx.cord_objs);
+        let objs = s.top();
+        let key = b.slot() as std::ffi::c_int + 1;
+        s.rawgeti(objs, key);
+        if let Some(ud) = to_ibuf(s, &ctx, -1) {
+            *ud.kind.try_borrow_mut().map_err(|_| Raise::illegal("ibuf: the buffer is in use"))? = Kind::Cord(b);
+        } else {
+            s.pop(1);
+            push_ibuf(s, &ctx, Kind::Cord(b));
+            s.push_value(-1);
+            s.rawseti(objs, key.into());
         }
         Ok(1)
     }
 }
 
 /// The cord buffer take of the object at 1.
-unsafe fn cord_arg(l: *mut ffi::lua_State, what: &str) -> LResult<CordIbuf> {
-    // SAFETY: a module closure's state (caller).
-    unsafe {
-        let ctx = up_ctx(l);
-        match to_ibuf(l, &ctx, 1).map(|ud| &(*ud).kind) {
-            Some(Kind::Cord(b)) => Ok(*b),
-            _ => Err(Raise::illegal(format!(
-                "Usage: buffer.internal.{what}(cord_ibuf)"
-            ))),
-        }
-    }
+fn cord_arg(s: &mut Stack, what: &str) -> LResult<CordIbuf> {
+    let ctx = up_ctx(s);
+    let take = to_ibuf(s, &ctx, 1).and_then(|ud| match *ud.kind.borrow() {
+        Kind::Cord(b) => Some(b),
+        Kind::Own(_) => None,
+    });
+    take.ok_or_else(|| Raise::illegal(format!("Usage: buffer.internal.{what}(cord_ibuf)")))
 }
 
 lua_fn! {
     /// `buffer.internal.cord_ibuf_put(buf)`: gives the buffer back, with
     /// its memory kept. A second put is a no-op.
-    pub(super) fn cord_put(l) {
-        // SAFETY: a module closure called by Lua.
-        ibuf::cord_ibuf_put(unsafe { cord_arg(l, "cord_ibuf_put")? });
+    pub(super) fn cord_put(s: &mut Stack) {
+        ibuf::cord_ibuf_put(cord_arg(s, "cord_ibuf_put")?);
         Ok(0)
     }
 }
@@ -340,34 +301,30 @@ lua_fn! {
 lua_fn! {
     /// `buffer.internal.cord_ibuf_drop(buf)`: frees the buffer's memory and
     /// gives it back.
-    pub(super) fn cord_drop(l) {
-        // SAFETY: a module closure called by Lua.
-        ibuf::cord_ibuf_drop(unsafe { cord_arg(l, "cord_ibuf_drop")? });
+    pub(super) fn cord_drop(s: &mut Stack) {
+        ibuf::cord_ibuf_drop(cord_arg(s, "cord_ibuf_drop")?);
         Ok(0)
     }
 }
 
 lua_fn! {
     /// `buffer.internal.stats()`: the stash counters (not in Tarantool).
-    pub(super) fn cord_stats(l) {
-        let s = ibuf::stats();
+    pub(super) fn cord_stats(s: &mut Stack) {
+        let st = ibuf::stats();
         let fields: [(&CStr, u64); 8] = [
-            (c"takes", s.takes),
-            (c"puts", s.puts),
-            (c"auto_puts", s.auto_puts),
-            (c"allocations", s.allocations),
-            (c"frees", s.frees),
-            (c"bytes_held", s.bytes_held as u64),
-            (c"taken", s.taken as u64),
-            (c"free", s.free as u64),
+            (c"takes", st.takes),
+            (c"puts", st.puts),
+            (c"auto_puts", st.auto_puts),
+            (c"allocations", st.allocations),
+            (c"frees", st.frees),
+            (c"bytes_held", st.bytes_held as u64),
+            (c"taken", st.taken as u64),
+            (c"free", st.free as u64),
         ];
-        // SAFETY: room for 2 values; a fresh table has no metatable.
-        unsafe {
-            ffi::lua_createtable(l, 0, fields.len() as c_int);
-            for (k, v) in fields {
-                ffi::lua_pushnumber(l, v as f64);
-                ffi::lua_setfield(l, -2, k.as_ptr());
-            }
+        let t = s.new_table(0, fields.len() as std::ffi::c_int);
+        for (k, v) in fields {
+            s.push_number(v as f64);
+            s.set_field(t, k);
         }
         Ok(1)
     }

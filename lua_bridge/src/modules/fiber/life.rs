@@ -8,19 +8,18 @@ use mlua::ffi;
 use super::object::{check, current, push_fiber, to_fiber, to_fiber_or_id};
 use crate::cord::ErrorUse;
 use crate::fiber::{self as lua_fiber, Start};
-use crate::raw::{api, error, lua_fn, LResult, Raise};
+use crate::modules::clock;
+use crate::raw::args::{opt_timeout, seconds};
+use crate::raw::{error, lua_fn, LResult, Raise, Stack};
 
-unsafe fn create_impl(l: *mut ffi::lua_State, start: Start, what: &str) -> LResult {
-    // SAFETY: called from a lua_fn body with its arguments on `l`.
-    unsafe {
-        if ffi::lua_type(l, 1) != ffi::LUA_TFUNCTION {
-            return Err(Raise::illegal(format!(
-                "{what}(function, ...): bad arguments"
-            )));
-        }
-        let id = lua_fiber::spawn(l, 1, start, Builder::new(), ErrorUse::Lua)?;
-        push_fiber(l, id);
+fn create(s: &mut Stack, start: Start, what: &str) -> LResult {
+    if s.type_of(1) != ffi::LUA_TFUNCTION {
+        return Err(Raise::illegal(format!(
+            "{what}(function, ...): bad arguments"
+        )));
     }
+    let id = lua_fiber::spawn(s, 1, start, Builder::new(), ErrorUse::Lua)?;
+    push_fiber(s, id);
     Ok(1)
 }
 
@@ -28,27 +27,24 @@ lua_fn! {
     /// `fiber.create(fn, ...)`: runs `fn(...)` in a new fiber at once, until
     /// its first yield or its end; returns the fiber object. Tarantool's
     /// `fiber.create`, same errors.
-    pub(super) fn fiber_create(l) {
-        // SAFETY: arguments are on `l`.
-        unsafe { create_impl(l, Start::Now, "fiber.create") }
+    pub(super) fn fiber_create(s: &mut Stack) {
+        create(s, Start::Now, "fiber.create")
     }
 }
 
 lua_fn! {
     /// `fiber.new(fn, ...)`: a new fiber appended to the ready queue; it runs
     /// when the caller yields. Tarantool's `fiber.new`.
-    pub(super) fn fiber_new(l) {
-        // SAFETY: arguments are on `l`.
-        unsafe { create_impl(l, Start::Ready, "fiber.new") }
+    pub(super) fn fiber_new(s: &mut Stack) {
+        create(s, Start::Ready, "fiber.new")
     }
 }
 
 lua_fn! {
     /// `fiber.yield()`: `sleep(0)`: back of the ready queue. A cancellation
     /// point.
-    pub(super) fn fiber_yield(l) {
-        // SAFETY: `l` is the calling state.
-        unsafe { lua_fiber::check_switch(l, "fiber.yield")? };
+    pub(super) fn fiber_yield(s: &mut Stack) {
+        lua_fiber::check_switch(s, "fiber.yield")?;
         check(fiber::yield_now())?;
         Ok(0)
     }
@@ -58,14 +54,12 @@ lua_fn! {
     /// `fiber.sleep(seconds)`: sleeps at least that long (negative = 0; a
     /// wakeup ends it early). NaN or a non-number: "Usage: fiber.sleep(delay)".
     /// A cancellation point.
-    pub(super) fn fiber_sleep(l) {
-        // SAFETY: `l` is the calling state.
-        let t = unsafe { api::to_number(l, 1) }
+    pub(super) fn fiber_sleep(s: &mut Stack) {
+        let t = s.to_number(1)
             .filter(|t| !t.is_nan())
             .ok_or_else(|| Raise::illegal("Usage: fiber.sleep(delay)"))?;
-        // SAFETY: `l` is the calling state.
-        unsafe { lua_fiber::check_switch(l, "fiber.sleep")? };
-        match api::seconds(t) {
+        lua_fiber::check_switch(s, "fiber.sleep")?;
+        match seconds(t) {
             Some(d) => check(fiber::sleep(d))?,
             None => check(fiber::block_cancellable(None).map(drop))?,
         }
@@ -75,10 +69,8 @@ lua_fn! {
 
 lua_fn! {
     /// `fiber.self()`: the current fiber's object.
-    pub(super) fn fiber_self(l) {
-        let me = current("fiber.self()")?;
-        // SAFETY: `l` is the calling state.
-        unsafe { push_fiber(l, me) };
+    pub(super) fn fiber_self(s: &mut Stack) {
+        push_fiber(s, current("fiber.self()")?);
         Ok(1)
     }
 }
@@ -86,17 +78,13 @@ lua_fn! {
 lua_fn! {
     /// `fiber.id([f])` / `f:id()`: the id (works on dead fibers too; 1 outside
     /// any fiber, Tarantool's scheduler).
-    pub(super) fn fiber_id(l) {
-        // SAFETY: arguments are on `l`.
-        let id = unsafe {
-            if ffi::lua_type(l, 1) <= ffi::LUA_TNIL {
-                fiber::current().map_or(fiber::SCHED_FID, |f| f.0)
-            } else {
-                to_fiber(l, 1).ok_or_else(|| Raise::illegal("expected fiber as 1 argument"))?.0
-            }
+    pub(super) fn fiber_id(s: &mut Stack) {
+        let id = if s.is_none_or_nil(1) {
+            fiber::current().map_or(fiber::SCHED_FID, |f| f.0)
+        } else {
+            to_fiber(s, 1).ok_or_else(|| Raise::illegal("expected fiber as 1 argument"))?.0
         };
-        // SAFETY: `l` has room for one result.
-        unsafe { ffi::lua_pushinteger(l, id as ffi::lua_Integer) };
+        s.push_int(id as i64);
         Ok(1)
     }
 }
@@ -104,16 +92,13 @@ lua_fn! {
 lua_fn! {
     /// `fiber.find(id)`: the fiber object with that id, or nil when it is
     /// gone. No argument: "Usage: fiber.find(id)".
-    pub(super) fn fiber_find(l) {
-        // SAFETY: arguments are on `l`.
-        unsafe {
-            if ffi::lua_type(l, 1) <= ffi::LUA_TNIL {
-                return Err(Raise::illegal("Usage: fiber.find(id)"));
-            }
-            match to_fiber_or_id(l, 1).filter(|&id| fiber::exists(id)) {
-                Some(id) => push_fiber(l, id),
-                None => ffi::lua_pushnil(l),
-            }
+    pub(super) fn fiber_find(s: &mut Stack) {
+        if s.is_none_or_nil(1) {
+            return Err(Raise::illegal("Usage: fiber.find(id)"));
+        }
+        match to_fiber_or_id(s, 1).filter(|&id| fiber::exists(id)) {
+            Some(id) => push_fiber(s, id),
+            None => s.push_nil(),
         }
         Ok(1)
     }
@@ -121,26 +106,27 @@ lua_fn! {
 
 lua_fn! {
     /// `fiber.status([f])` / `f:status()`: "running", "suspended" or "dead".
-    pub(super) fn fiber_status(l) {
-        // SAFETY: arguments are on `l`.
-        let status = unsafe {
-            if ffi::lua_type(l, 1) <= ffi::LUA_TNIL {
-                c"running"
-            } else {
-                let id = to_fiber(l, 1).ok_or_else(|| Raise::illegal("expected fiber as 1 argument"))?;
-                // A finished joinable fiber waiting for its join is
-                // "suspended", as in Tarantool.
-                match fiber::status(id) {
-                    Some(Status::Running) => c"running",
-                    None => c"dead",
-                    Some(_) => c"suspended",
-                }
+    pub(super) fn fiber_status(s: &mut Stack) {
+        let status = if s.is_none_or_nil(1) {
+            c"running"
+        } else {
+            let id = to_fiber(s, 1).ok_or_else(|| Raise::illegal("expected fiber as 1 argument"))?;
+            // A finished joinable fiber waiting for its join is
+            // "suspended", as in Tarantool.
+            match fiber::status(id) {
+                Some(Status::Running) => c"running",
+                None => c"dead",
+                Some(_) => c"suspended",
             }
         };
-        // SAFETY: `l` has room for one result.
-        unsafe { ffi::lua_pushstring(l, status.as_ptr()) };
+        s.push_cstr(status);
         Ok(1)
     }
+}
+
+/// Whether `id` has ended (or is gone).
+fn dead(id: FiberId) -> bool {
+    matches!(fiber::status(id), Some(Status::Dead) | None)
 }
 
 lua_fn! {
@@ -148,47 +134,35 @@ lua_fn! {
     /// bytes, not necessarily UTF-8, up to the first NUL (Tarantool takes a
     /// C string), at most 255 ("Fiber name is too long" unless `truncate`,
     /// which cuts by bytes).
-    pub(super) fn fiber_name(l) {
-        // SAFETY: arguments are on `l`.
-        unsafe {
-            let (target, at) = match to_fiber(l, 1) {
-                Some(id) => (Some(id), 2),
-                None => (fiber::current(), 1),
-            };
-            let arg_type = ffi::lua_type(l, at);
-            if arg_type <= ffi::LUA_TNIL {
-                match target {
-                    Some(id) => {
-                        // An ended fiber that waits for its join has its name.
-                        fiber::with_name(id, |n| api::push_bytes(l, n)).map_err(error::from_fiber)?;
-                    }
-                    None => {
-                        ffi::lua_pushstring(l, c"sched".as_ptr());
-                    }
-                }
-                return Ok(1);
+    pub(super) fn fiber_name(s: &mut Stack) {
+        let (target, at) = match to_fiber(s, 1) {
+            Some(id) => (Some(id), 2),
+            None => (fiber::current(), 1),
+        };
+        if s.is_none_or_nil(at) {
+            match target {
+                // An ended fiber that waits for its join has its name.
+                Some(id) => fiber::with_name(id, |n| s.push_bytes(n)).map_err(error::from_fiber)?,
+                None => s.push_cstr(c"sched"),
             }
-            if arg_type != ffi::LUA_TSTRING && arg_type != ffi::LUA_TNUMBER {
-                return Err(Raise::illegal("fiber.name(): bad arguments"));
-            }
-            let mut truncate = false;
-            if ffi::lua_type(l, at + 1) == ffi::LUA_TTABLE {
-                ffi::lua_pushstring(l, c"truncate".as_ptr());
-                ffi::lua_rawget(l, at + 1);
-                truncate = ffi::lua_toboolean(l, -1) != 0;
-                ffi::lua_pop(l, 1);
-            } else if ffi::lua_type(l, at + 1) > ffi::LUA_TNIL {
-                return Err(Raise::illegal("fiber.name(): bad arguments"));
-            }
-            let mut len = 0;
-            let p = ffi::lua_tolstring(l, at, &mut len);
-            let bytes = std::slice::from_raw_parts(p.cast::<u8>(), len);
-            // The bytes as they are, up to a NUL: Tarantool takes a C string.
-            let bytes = bytes.split(|&b| b == 0).next().unwrap_or_default();
-            let name = if truncate { fiber::truncate(bytes) } else { bytes };
-            let id = target.ok_or_else(|| Raise::illegal("fiber.name(): not in a fiber"))?;
-            fiber::set_name(id, name).map_err(error::from_fiber)?;
+            return Ok(1);
         }
+        let truncate = match s.type_of(at + 1) {
+            ffi::LUA_TTABLE => {
+                s.rawget_field(at + 1, c"truncate");
+                let yes = s.to_bool(-1);
+                s.pop(1);
+                yes
+            }
+            t if t <= ffi::LUA_TNIL => false,
+            _ => return Err(Raise::illegal("fiber.name(): bad arguments")),
+        };
+        let bytes = s.coerce_str(at).ok_or_else(|| Raise::illegal("fiber.name(): bad arguments"))?;
+        // The bytes as they are, up to a NUL: Tarantool takes a C string.
+        let bytes = bytes.split(|&b| b == 0).next().unwrap_or_default();
+        let name = if truncate { fiber::truncate(bytes) } else { bytes };
+        let id = target.ok_or_else(|| Raise::illegal("fiber.name(): not in a fiber"))?;
+        fiber::set_name(id, name).map_err(error::from_fiber)?;
         Ok(0)
     }
 }
@@ -197,10 +171,8 @@ lua_fn! {
     /// `fiber.cancel(f | id)` / `f:cancel()` (alias `kill`): sets the cancel
     /// flag and wakes the fiber. Cancelling oneself raises at once. A dead
     /// fiber: "the fiber is dead".
-    pub(super) fn fiber_cancel(l) {
-        // SAFETY: arguments are on `l`.
-        let id = unsafe { to_fiber_or_id(l, 1) }
-            .ok_or_else(|| Raise::illegal("Usage: fiber.cancel(fiber)"))?;
+    pub(super) fn fiber_cancel(s: &mut Stack) {
+        let id = to_fiber_or_id(s, 1).ok_or_else(|| Raise::illegal("Usage: fiber.cancel(fiber)"))?;
         if fiber::status(id).is_none() {
             return Err(error::from_fiber(fiber::Error::Dead(id)));
         }
@@ -216,9 +188,8 @@ lua_fn! {
     /// `fiber.testcancel()`: raises `FiberIsCancelled` when the current fiber
     /// is cancelled. Any argument (so also `f:testcancel()`):
     /// "fiber.testcancel(): bad arguments", as in Tarantool.
-    pub(super) fn fiber_testcancel(l) {
-        // SAFETY: arguments are on `l`.
-        if unsafe { ffi::lua_gettop(l) } != 0 {
+    pub(super) fn fiber_testcancel(s: &mut Stack) {
+        if s.top() != 0 {
             return Err(Raise::illegal("fiber.testcancel(): bad arguments"));
         }
         check(fiber::testcancel())?;
@@ -231,10 +202,8 @@ lua_fn! {
     /// fiber ready (its sleep ends early). No-op on oneself, on ready or
     /// running fibers and on an ended one that waits for its join; a fiber
     /// that is gone: "the fiber is dead".
-    pub(super) fn fiber_wakeup(l) {
-        // SAFETY: arguments are on `l`.
-        let id = unsafe { to_fiber_or_id(l, 1) }
-            .ok_or_else(|| Raise::illegal("Usage: fiber.wakeup(fiber)"))?;
+    pub(super) fn fiber_wakeup(s: &mut Stack) {
+        let id = to_fiber_or_id(s, 1).ok_or_else(|| Raise::illegal("Usage: fiber.wakeup(fiber)"))?;
         check(fiber::wakeup(id))?;
         Ok(0)
     }
@@ -245,17 +214,13 @@ lua_fn! {
     /// that has ended and waits for its join, `true` changes nothing and
     /// `false` frees it with its results (Tarantool master panics there; 2.6
     /// allowed it).
-    pub(super) fn fiber_set_joinable(l) {
-        // SAFETY: arguments are on `l`.
-        let (id, yes) = unsafe {
-            match (to_fiber(l, 1), ffi::lua_type(l, 2)) {
-                (Some(id), ffi::LUA_TBOOLEAN) => (id, ffi::lua_toboolean(l, 2) != 0),
-                _ => return Err(Raise::illegal("fiber.set_joinable(id, yesno): bad arguments")),
-            }
+    pub(super) fn fiber_set_joinable(s: &mut Stack) {
+        let (id, yes) = match (to_fiber(s, 1), s.type_of(2)) {
+            (Some(id), ffi::LUA_TBOOLEAN) => (id, s.to_bool(2)),
+            _ => return Err(Raise::illegal("fiber.set_joinable(id, yesno): bad arguments")),
         };
         if !yes && fiber::status(id) == Some(Status::Dead) {
-            // SAFETY: `l` is the calling thread.
-            return unsafe { crate::fiber::join::discard(l, id) }.map(|()| 0);
+            return crate::fiber::join::discard(id).map(|()| 0);
         }
         check(fiber::set_joinable(id, yes))?;
         Ok(0)
@@ -267,57 +232,49 @@ lua_fn! {
     /// fiber's end; returns `true, results...` (nils kept) or `false, err`
     /// (the very value raised). A timeout gives `false, TimedOut` and the
     /// fiber stays joinable. Not a cancellation point.
-    pub(super) fn fiber_join(l) {
-        // SAFETY: arguments are on `l`.
-        unsafe {
-            let id = to_fiber(l, 1).ok_or_else(|| Raise::illegal("Usage: fiber:join([timeout])"))?;
-            const USAGE: &str = "fiber:join(timeout): bad arguments";
-            if api::to_number(l, 2).is_some_and(|t| t < 0.0) {
-                return Err(Raise::illegal(USAGE));
-            }
-            let timeout = api::opt_timeout(l, 2, USAGE)?;
-            if !matches!(fiber::status(id), Some(Status::Dead) | None) && fiber::current() != Some(id) {
-                lua_fiber::check_switch(l, "fiber:join")?;
-            }
-            ffi::lua_settop(l, 0);
-            lua_fiber::join(l, id, timeout)
+    pub(super) fn fiber_join(s: &mut Stack) {
+        const USAGE: &str = "fiber:join(timeout): bad arguments";
+        let id = to_fiber(s, 1).ok_or_else(|| Raise::illegal("Usage: fiber:join([timeout])"))?;
+        if s.to_number(2).is_some_and(|t| t < 0.0) {
+            return Err(Raise::illegal(USAGE));
         }
+        let timeout = opt_timeout(s, 2, USAGE)?;
+        if !dead(id) && fiber::current() != Some(id) {
+            lua_fiber::check_switch(s, "fiber:join")?;
+        }
+        s.settop(0);
+        lua_fiber::join(s, id, timeout)
     }
 }
 
 lua_fn! {
     /// `f:csw()`: context switches into the fiber so far.
-    pub(super) fn fiber_csw(l) {
-        // SAFETY: arguments are on `l`.
-        let id = unsafe { to_fiber(l, 1) }.or_else(fiber::current)
+    pub(super) fn fiber_csw(s: &mut Stack) {
+        let id = to_fiber(s, 1).or_else(fiber::current)
             .ok_or_else(|| Raise::illegal("Usage: fiber:csw()"))?;
         let n = fiber::csw(id).map_err(error::from_fiber)?;
-        // SAFETY: room for one result.
-        unsafe { ffi::lua_pushinteger(l, n as ffi::lua_Integer) };
+        s.push_int(n as i64);
         Ok(1)
     }
 }
 
 /// Pushes `{name, fid, csw, memory = {used, total}}` for one fiber.
-unsafe fn push_info(l: *mut ffi::lua_State, id: FiberId) -> LResult<()> {
+fn push_info(s: &mut Stack, id: FiberId) -> LResult<()> {
     let csw = fiber::csw(id).map_err(error::from_fiber)?;
     let stack = fiber::stack_size(id).map_err(error::from_fiber)?;
-    // SAFETY: caller's contract: room for 3 values.
-    unsafe {
-        ffi::lua_createtable(l, 0, 4);
-        fiber::with_name(id, |n| api::push_bytes(l, n)).map_err(error::from_fiber)?;
-        ffi::lua_setfield(l, -2, c"name".as_ptr());
-        ffi::lua_pushinteger(l, id.0 as ffi::lua_Integer);
-        ffi::lua_setfield(l, -2, c"fid".as_ptr());
-        ffi::lua_pushinteger(l, csw as ffi::lua_Integer);
-        ffi::lua_setfield(l, -2, c"csw".as_ptr());
-        ffi::lua_createtable(l, 0, 2);
-        ffi::lua_pushinteger(l, 0);
-        ffi::lua_setfield(l, -2, c"used".as_ptr());
-        ffi::lua_pushinteger(l, stack as ffi::lua_Integer);
-        ffi::lua_setfield(l, -2, c"total".as_ptr());
-        ffi::lua_setfield(l, -2, c"memory".as_ptr());
-    }
+    let t = s.new_table(0, 4);
+    fiber::with_name(id, |n| s.push_bytes(n)).map_err(error::from_fiber)?;
+    s.set_field(t, c"name");
+    s.push_int(id.0 as i64);
+    s.set_field(t, c"fid");
+    s.push_int(csw as i64);
+    s.set_field(t, c"csw");
+    let memory = s.new_table(0, 2);
+    s.push_int(0);
+    s.set_field(memory, c"used");
+    s.push_int(stack as i64);
+    s.set_field(memory, c"total");
+    s.set_field(t, c"memory");
     Ok(())
 }
 
@@ -325,24 +282,21 @@ lua_fn! {
     /// `fiber.info()`: `{[fid] = {name, fid, csw, memory = {used, total}}}` for
     /// every fiber; `f:info()`: that fiber's entry. `memory.total` is the
     /// stack size; `used` is 0 (luafiber has no per-fiber region).
-    pub(super) fn fiber_info(l) {
-        // SAFETY: arguments are on `l`.
-        unsafe {
-            if let Some(id) = to_fiber(l, 1) {
-                if matches!(fiber::status(id), Some(Status::Dead) | None) {
-                    return Err(error::from_fiber(fiber::Error::Dead(id)));
-                }
-                push_info(l, id)?;
-                return Ok(1);
+    pub(super) fn fiber_info(s: &mut Stack) {
+        if let Some(id) = to_fiber(s, 1) {
+            if dead(id) {
+                return Err(error::from_fiber(fiber::Error::Dead(id)));
             }
-            ffi::lua_createtable(l, 0, 0);
-            for id in fiber::all() {
-                if matches!(fiber::status(id), Some(Status::Dead) | None) {
-                    continue;
-                }
-                push_info(l, id)?;
-                ffi::lua_rawseti(l, -2, id.0 as ffi::lua_Integer);
+            push_info(s, id)?;
+            return Ok(1);
+        }
+        let all = s.new_table(0, 0);
+        for id in fiber::all() {
+            if dead(id) {
+                continue;
             }
+            push_info(s, id)?;
+            s.rawseti(all, id.0 as i64);
         }
         Ok(1)
     }
@@ -351,9 +305,8 @@ lua_fn! {
 lua_fn! {
     /// `fiber.time()`: the loop's wall-clock time in seconds (a float):
     /// read once, then the same until the fiber yields, as in Tarantool.
-    pub(super) fn fiber_time(l) {
-        // SAFETY: room for one result.
-        unsafe { ffi::lua_pushnumber(l, crate::modules::clock::loop_time()) };
+    pub(super) fn fiber_time(s: &mut Stack) {
+        s.push_number(clock::loop_time());
         Ok(1)
     }
 }
@@ -361,9 +314,8 @@ lua_fn! {
 lua_fn! {
     /// `fiber.time64()`: [`fiber_time`] in microseconds (an integer; Tarantool
     /// gives an `int64` cdata).
-    pub(super) fn fiber_time64(l) {
-        // SAFETY: room for one result.
-        unsafe { ffi::lua_pushinteger(l, crate::modules::clock::loop_time64()) };
+    pub(super) fn fiber_time64(s: &mut Stack) {
+        s.push_int(clock::loop_time64());
         Ok(1)
     }
 }
@@ -371,9 +323,8 @@ lua_fn! {
 lua_fn! {
     /// `fiber.clock()`: the loop's monotonic time in seconds (a float): read
     /// once, then the same until the fiber yields, as in Tarantool.
-    pub(super) fn fiber_clock(l) {
-        // SAFETY: room for one result.
-        unsafe { ffi::lua_pushnumber(l, crate::modules::clock::loop_clock()) };
+    pub(super) fn fiber_clock(s: &mut Stack) {
+        s.push_number(clock::loop_clock());
         Ok(1)
     }
 }
@@ -381,9 +332,8 @@ lua_fn! {
 lua_fn! {
     /// `fiber.clock64()`: [`fiber_clock`] in microseconds (an integer;
     /// Tarantool gives an `int64` cdata).
-    pub(super) fn fiber_clock64(l) {
-        // SAFETY: room for one result.
-        unsafe { ffi::lua_pushinteger(l, crate::modules::clock::loop_clock64()) };
+    pub(super) fn fiber_clock64(s: &mut Stack) {
+        s.push_int(clock::loop_clock64());
         Ok(1)
     }
 }

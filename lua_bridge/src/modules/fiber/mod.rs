@@ -22,9 +22,7 @@ mod wrappers;
 
 use std::ffi::c_int;
 
-use mlua::ffi;
-
-use crate::raw::{api, Reg};
+use crate::raw::{Reg, Stack};
 use life::*;
 
 const MODULE: &[Reg] = &[
@@ -67,34 +65,20 @@ const METHODS: &[Reg] = &[
 ];
 
 /// Makes the metatables of fiber objects, channels and conds.
-///
-/// # Safety
-///
-/// `l` is the cord's main state, at setup.
-pub(crate) unsafe fn init(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract.
-    unsafe {
-        object::init_metatable(l, METHODS);
-        slots::init(l);
-        let (ch, cd) = (channel::init(l), cond::init(l));
-        wrappers::init(l, ch, cd);
-    }
+pub(crate) fn init(s: &mut Stack) {
+    object::init_metatable(s, METHODS);
+    slots::init(s);
+    let (ch, cd) = (channel::init(s), cond::init(s));
+    wrappers::init(s, ch, cd);
 }
 
 /// Pushes the `fiber` module table.
-///
-/// # Safety
-///
-/// `l` is the cord's main state, after [`init`].
-pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract.
-    unsafe {
-        ffi::lua_createtable(l, 0, MODULE.len() as c_int);
-        api::set_funcs(l, MODULE);
-        crate::modules::clock::ffi_loop_clocks(l);
-        ffi::lua_createtable(l, 0, 1);
-        ffi::lua_pushcfunction(l, object::module_index);
-        ffi::lua_setfield(l, -2, c"__index".as_ptr());
-        ffi::lua_setmetatable(l, -2);
-    }
+pub(crate) fn open(s: &mut Stack) {
+    let t = s.new_table(0, MODULE.len() as c_int);
+    s.set_funcs(t, MODULE);
+    crate::modules::clock::ffi_loop_clocks(s);
+    let mt = s.new_table(0, 1);
+    s.push_cfunction(object::module_index);
+    s.set_field(mt, c"__index");
+    s.set_metatable(t);
 }

@@ -12,7 +12,7 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
-use crate::raw::api;
+use crate::raw::Stack;
 
 /// Slots of the value table `VALS`, all in its array part; slots above are
 /// in `OVER`.
@@ -20,7 +20,7 @@ pub(super) const FAST_SLOTS: c_int = 1024;
 
 /// The cord's free value slots (1-based): those of `VALS` (up to
 /// [`FAST_SLOTS`]) and those of `OVER`.
-pub(super) struct Slots {
+struct Slots {
     fast: Vec<c_int>,
     over: Vec<c_int>,
     next: c_int,
@@ -28,7 +28,7 @@ pub(super) struct Slots {
 
 impl Slots {
     /// A free slot of `VALS`, if any is left.
-    pub(super) fn take_fast(&mut self) -> Option<c_int> {
+    fn take_fast(&mut self) -> Option<c_int> {
         if let Some(s) = self.fast.pop() {
             return Some(s);
         }
@@ -39,7 +39,7 @@ impl Slots {
     }
 
     /// A free slot, of `VALS` while one is left.
-    pub(super) fn take(&mut self) -> c_int {
+    fn take(&mut self) -> c_int {
         self.take_fast()
             .or_else(|| self.over.pop())
             .unwrap_or_else(|| {
@@ -48,7 +48,7 @@ impl Slots {
             })
     }
 
-    pub(super) fn give(&mut self, s: c_int) {
+    fn give(&mut self, s: c_int) {
         if s <= FAST_SLOTS {
             self.fast.push(s);
         } else {
@@ -59,7 +59,7 @@ impl Slots {
 
 /// Runs `f` on this thread's free slots.
 #[inline(always)]
-pub(super) fn with_slots<R>(f: impl FnOnce(&mut Slots) -> R) -> R {
+fn with_slots<R>(f: impl FnOnce(&mut Slots) -> R) -> R {
     // Only the address is taken inside `LocalKey::with`, so `f` runs inline
     // (as in the scheduler's `with`).
     let cell: *const RefCell<Slots> = SLOTS.with(|s| s as *const _);
@@ -78,43 +78,38 @@ thread_local! {
 /// The pseudo-index of the value table that holds slot `s`: `put`, `get`
 /// and `__gc` are C closures over `VALS` and `OVER`.
 fn vals(s: c_int) -> c_int {
-    ffi::lua_upvalueindex(if s <= FAST_SLOTS { 1 } else { 2 })
+    Stack::upvalue(if s <= FAST_SLOTS { 1 } else { 2 })
 }
 
-/// Moves the value on top of `l` into a free slot; returns the slot.
+/// Moves the value on top of `st` into a free slot; returns the slot.
 ///
-/// # Safety
+/// # Panics
 ///
-/// Called by one of the closures over the value tables, with a value on
-/// top.
-pub(super) unsafe fn store(l: *mut ffi::lua_State) -> c_int {
+/// Panics when the running C function is no closure over the value tables,
+/// or the stack is empty.
+pub(super) fn store(st: &mut Stack) -> c_int {
     let s = with_slots(Slots::take);
-    // SAFETY: caller's contract. Inside a bridge C function, allocations do
-    // not fail (see `memory`).
-    unsafe { ffi::lua_rawseti(l, vals(s), s.into()) };
+    // A bridge C function's allocation does not fail (raw rule 3).
+    st.rawseti(vals(s), s.into());
     s
 }
 
-/// Pushes the value at slot `s` onto `l` (when `push`) and frees the slot.
+/// Pushes the value at slot `s` (when `push`) and frees the slot.
 ///
-/// # Safety
+/// # Panics
 ///
-/// Called by one of the closures over the value tables, with room for two
-/// values.
-pub(super) unsafe fn release(l: *mut ffi::lua_State, s: c_int, push: bool) {
-    // SAFETY: caller's contract; writing to a key that exists does not
-    // allocate.
-    unsafe {
-        if push {
-            api::rawgeti(l, vals(s), s);
-        }
-        if s <= FAST_SLOTS {
-            ffi::lua_pushboolean(l, 0);
-        } else {
-            ffi::lua_pushnil(l);
-        }
-        ffi::lua_rawseti(l, vals(s), s.into());
+/// Panics when the running C function is no closure over the value tables.
+pub(super) fn release(st: &mut Stack, s: c_int, push: bool) {
+    if push {
+        st.rawgeti(vals(s), s);
     }
+    // Writing to a key that exists does not allocate.
+    if s <= FAST_SLOTS {
+        st.push_bool(false);
+    } else {
+        st.push_nil();
+    }
+    st.rawseti(vals(s), s.into());
     with_slots(|slots| slots.give(s));
 }
 
@@ -131,35 +126,21 @@ pub(super) fn give(s: c_int) {
 }
 
 /// Makes `VALS` and `OVER`; once per state, at setup.
-///
-/// # Safety
-///
-/// `l` is the cord's main state at setup, with room for 2 values.
-pub(super) unsafe fn init(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; a fresh table has no metamethods.
-    let refs = unsafe {
-        ffi::lua_createtable(l, FAST_SLOTS, 0);
-        for s in 1..=FAST_SLOTS {
-            ffi::lua_pushboolean(l, 0);
-            ffi::lua_rawseti(l, -2, s.into());
-        }
-        let vals = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        ffi::lua_createtable(l, 0, 0);
-        (vals, ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX))
-    };
-    TABLES.with(|t| t.set(refs));
+pub(super) fn init(st: &mut Stack) {
+    let vals = st.new_table(FAST_SLOTS, 0);
+    for s in 1..=FAST_SLOTS {
+        st.push_bool(false);
+        st.rawseti(vals, s.into());
+    }
+    let vals = st.make_ref();
+    st.new_table(0, 0);
+    let over = st.make_ref();
+    TABLES.with(|t| t.set((vals, over)));
 }
 
 /// Pushes `VALS` and `OVER`, the upvalues of the closures over them.
-///
-/// # Safety
-///
-/// `l` is a thread of the cord's state with room for 2 values.
-pub(super) unsafe fn push_tables(l: *mut ffi::lua_State) {
+pub(super) fn push_tables(st: &mut Stack) {
     let (vals, over) = TABLES.with(Cell::get);
-    // SAFETY: caller's contract.
-    unsafe {
-        api::push_registry_ref(l, vals);
-        api::push_registry_ref(l, over);
-    }
+    st.push_ref(vals);
+    st.push_ref(over);
 }

@@ -1,6 +1,7 @@
-//! The blocking methods' entry (`fast_entry` on the hot path) refuses a
-//! switch exactly where `spawn::check_switch_slow` does, with its
-//! message; on LuaJIT these calls go through the unchecked C functions.
+//! The blocking methods' entry (the switch guard's fast test on the hot
+//! path, `fiber/guard.rs`) refuses a switch exactly where its slow check
+//! does, with its message; on LuaJIT these calls go through the unchecked C
+//! functions.
 
 use std::cell::Cell;
 use std::rc::Rc;

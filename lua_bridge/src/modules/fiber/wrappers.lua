@@ -1,5 +1,5 @@
 -- The hot methods of fiber.channel and fiber.cond on LuaJIT (see
--- channel_lib.rs).
+-- wrappers.rs).
 --
 -- Each one first tries the case that neither blocks nor fails through an FFI
 -- call that cannot raise, compiled into the caller's trace. Anything else (a

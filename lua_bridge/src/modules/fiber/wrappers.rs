@@ -5,12 +5,12 @@
 //! methods; the FFI primitives they call are here.
 
 use std::ffi::{c_int, c_void};
+use std::rc::Rc;
 
 use luafiber_fiber::{Channel, Cond};
-use mlua::ffi;
 
 use super::slots::{self, FAST_SLOTS};
-use crate::raw::api;
+use crate::raw::Stack;
 
 /// The primitive `try_put` of `wrappers.lua`: puts a free slot `s` of
 /// `VALS` into the channel when that neither blocks nor fails, and returns
@@ -60,8 +60,9 @@ unsafe extern "C" fn try_get(ch: *const Channel<c_int>) -> c_int {
 ///
 /// # Safety
 ///
-/// `c` points to a live cond (the caller checked the metatable).
-unsafe extern "C" fn signal(c: *const Cond) {
+/// `c` points to a live cond object's box (the caller checked the
+/// metatable).
+unsafe extern "C" fn signal(c: *const Rc<Cond>) {
     // SAFETY: caller's contract.
     unsafe { &*c }.signal();
 }
@@ -71,44 +72,36 @@ unsafe extern "C" fn signal(c: *const Cond) {
 /// # Safety
 ///
 /// As [`signal`].
-unsafe extern "C" fn broadcast(c: *const Cond) {
+unsafe extern "C" fn broadcast(c: *const Rc<Cond>) {
     // SAFETY: caller's contract.
     unsafe { &*c }.broadcast();
 }
 
 /// Runs `wrappers.lua` over the channel and cond metatables (registry refs
-/// `ch_mt` and `cond_mt`) on LuaJIT; when it fails, or elsewhere, the C
-/// methods stay as they are.
-///
-/// # Safety
-///
-/// `l` is the cord's main state, at setup, after the metatables are made.
-pub(super) unsafe fn init(l: *mut ffi::lua_State, ch_mt: c_int, cond_mt: c_int) {
+/// `ch_mt` and `cond_mt`) on LuaJIT; when it fails, or elsewhere (or under
+/// `--cfg luafiber_no_fast_paths`), the C methods stay as they are.
+pub(super) fn init(s: &mut Stack, ch_mt: c_int, cond_mt: c_int) {
     const CHUNK: &str = include_str!("wrappers.lua");
     // The wrappers pay only with FFI: on Lua 5.4 a Lua function in front of
     // the C method costs more than it saves.
-    if !cfg!(feature = "luajit") {
+    if !cfg!(feature = "luajit") || cfg!(luafiber_no_fast_paths) {
         return;
     }
-    // SAFETY: caller's contract; the chunk runs under lua_pcall and the
-    // stack is left as it was.
-    unsafe {
-        api::run_setup_chunk(l, CHUNK, c"=fiber.channel", || {
-            api::push_registry_ref(l, ch_mt);
-            api::push_registry_ref(l, cond_mt);
-            slots::push_tables(l);
-            ffi::lua_pushinteger(l, FAST_SLOTS.into());
-            for p in [
-                try_put as *mut c_void,
-                try_get as *mut c_void,
-                signal as *mut c_void,
-                broadcast as *mut c_void,
-            ] {
-                ffi::lua_pushlightuserdata(l, p);
-            }
-            ffi::lua_pushcfunction(l, super::cond::cond_wait_unchecked);
-            super::channel::push_unchecked(l);
-            12
-        });
-    }
+    s.run_setup_chunk(CHUNK, c"=fiber.channel", |s| {
+        s.push_ref(ch_mt);
+        s.push_ref(cond_mt);
+        slots::push_tables(s);
+        s.push_int(FAST_SLOTS.into());
+        for p in [
+            try_put as *mut c_void,
+            try_get as *mut c_void,
+            signal as *mut c_void,
+            broadcast as *mut c_void,
+        ] {
+            s.push_light(p);
+        }
+        s.push_cfunction(super::cond::cond_wait_unchecked);
+        super::channel::push_unchecked(s);
+        12
+    });
 }

@@ -1,7 +1,8 @@
 //! Lua values to JSON text: cjson's `json_append_data` over Tarantool's
 //! `luaL_tofield` and `luaL_convertfield` (`src/lua/serializer.c`).
 //!
-//! Rules the code keeps (raw rule 2 holds through the [`Stack`]):
+//! Rules, cited as "json encode rule N" (raw rule 2 holds through the
+//! [`Stack`]):
 //!
 //! 1. Lua code (a `__serialize` function, `tostring`, the `__serialize`
 //!    lookup of userdata and cdata, which may run `__index`) runs only under
@@ -184,9 +185,9 @@ struct Encoder<'a> {
     /// `encode_key_order`: the keys a map's entries come in first.
     order: &'a [Vec<u8>],
     out: &'a mut Ibuf,
-    /// Lua calls made so far (rule 2).
+    /// Lua calls made so far (json encode rule 2).
     calls: u64,
-    /// `__serialize` functions running (rule 1's chain bound).
+    /// `__serialize` functions running (json encode rule 1's chain bound).
     handovers: u32,
 }
 
@@ -287,7 +288,7 @@ impl Encoder<'_> {
         Ok(())
     }
 
-    /// Makes sure of room for one more table level (rule 3).
+    /// Makes sure of room for one more table level (json encode rule 3).
     fn level(&mut self, s: &mut Stack, depth: u32) -> LResult<()> {
         if luafiber_fiber::stack_left().is_some_and(|n| n < STACK_MARGIN) {
             return Err(Raise::illegal(format!(
@@ -298,7 +299,7 @@ impl Encoder<'_> {
         s.ensure(SLOTS_PER_LEVEL)
     }
 
-    /// Calls the function below the `nargs` values on top (rule 1); leaves
+    /// Calls the function below the `nargs` values on top (json encode rule 1); leaves
     /// its one result in their place.
     fn call(&mut self, s: &mut Stack, nargs: c_int) -> LResult<()> {
         self.calls += 1;
@@ -420,7 +421,7 @@ impl Encoder<'_> {
     }
 
     /// Pops a key and pushes the next key and value of the table at `t`;
-    /// false at the end (rule 2: raw until Lua code ran since `calls`).
+    /// false at the end (json encode rule 2: raw until Lua code ran since `calls`).
     fn next(&mut self, s: &mut Stack, t: c_int, calls: u64) -> LResult<bool> {
         if self.calls == calls || self.sh.next == ffi::LUA_NOREF {
             // SAFETY: the key on top is nil or the one `next` pushed, and
@@ -454,7 +455,7 @@ impl Encoder<'_> {
             10 => {
                 let p = s.to_pointer(k).cast::<u8>();
                 // SAFETY: the payload of a live cdata key on the stack.
-                match self.sh.ctypes.and_then(|ct| unsafe { ct.read(p) }) {
+                match self.sh.ctypes.and_then(|ct| unsafe { ct.read_payload(p) }) {
                     Some(cdata::Scalar::Int(i)) => Num::Int(i),
                     Some(cdata::Scalar::Uint(u)) => Num::Uint(u),
                     _ => return Err(bad()),
@@ -478,7 +479,7 @@ impl Encoder<'_> {
         use cdata::Scalar;
         let p = s.to_pointer(idx).cast::<u8>();
         // SAFETY: the payload of a live cdata on the stack.
-        match self.sh.ctypes.and_then(|ct| unsafe { ct.read(p) }) {
+        match self.sh.ctypes.and_then(|ct| unsafe { ct.read_payload(p) }) {
             Some(Scalar::Nil) => self.put(b"null"),
             Some(Scalar::Bool(b)) => self.put(if b { b"true" } else { b"false" }),
             Some(Scalar::Int(i)) => self.int(i),

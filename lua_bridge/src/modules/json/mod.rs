@@ -12,7 +12,7 @@
 //!   in first); `json.cfg.NAME` reads one.
 //! - `json.new()`: a new serializer with its own options.
 //!
-//! A value is encoded as `msgpack` encodes it ([`serializer`]): the same
+//! A value is encoded as `msgpack` encodes it ([`serializer`](crate::modules::serializer)): the same
 //! `__serialize` hints and functions, the same array-or-map rule, the same
 //! scalar cdata. Numbers print as Tarantool prints them: integral values in
 //! the 64-bit range as integers, others with `%.14g`
@@ -52,8 +52,6 @@ use mlua::ffi;
 use crate::luajit::cdata;
 use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
 use crate::modules::serializer::Config;
-#[cfg(feature = "luajit")]
-use crate::raw::api;
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// What every serializer of the state shares: refs made once at open.
@@ -111,13 +109,27 @@ const KEY_ORDER: &CStr = c"encode_key_order";
 /// The chunk that gives the shared functions.
 const SETUP: &str = "return next, tostring, function(o) return o.__serialize end";
 
-/// Pushes the `json` module table.
+/// Pushes the `json` module table (at setup: this runs Lua code under
+/// `lua_pcall`), after `msgpack` was put into `package.loaded`.
+pub(crate) fn open(s: &mut Stack) {
+    if s.ensure(8).is_err() {
+        panic!("no Lua stack for the json module");
+    }
+    // SAFETY: an idle state outside any `lua_fn` body with room for 8
+    // values; the handle reads the top again after.
+    unsafe {
+        open_raw(s.as_ptr());
+        s.sync();
+    }
+}
+
+/// [`open`] on the C API.
 ///
 /// # Safety
 ///
 /// `l` is a valid state with room for 8 values, not inside a `lua_fn` body
 /// (setup runs Lua code), after `msgpack` was put into `package.loaded`.
-pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
+unsafe fn open_raw(l: *mut ffi::lua_State) {
     // SAFETY: caller's contract: setup on an idle state; raw reads only,
     // the chunk runs under lua_pcall; pushes are balanced.
     unsafe {
@@ -172,9 +184,7 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
         ffi::lua_settop(l, top);
         #[cfg(feature = "luajit")]
         {
-            let (null, ctypes) = cdata::probe(l);
-            api::unref(l, null);
-            shared.ctypes = ctypes;
+            shared.ctypes = crate::luajit::layout().ctypes;
             let types = "local ffi = require('ffi')\n\
                          return ffi.typeof('int'), ffi.typeof('int64_t'), ffi.typeof('uint64_t')";
             if ffi::luaL_loadbuffer(l, types.as_ptr().cast(), types.len(), c"=json".as_ptr()) == 0

@@ -41,7 +41,7 @@ pub use layer::TarantoolLayer;
 use mlua::ffi;
 use tracing::Level;
 
-use crate::raw::{api, lua_fn, Raise, Reg, Stack};
+use crate::raw::{lua_fn, Raise, Reg, Stack};
 
 /// The `tracing` target of Lua's log lines. Not `lua`: `EnvFilter`
 /// matches targets by prefix, and `lua` is one of every `luafiber_*`
@@ -187,11 +187,9 @@ lua_fn! {
 
 /// Pushes the `log` module table.
 ///
-/// # Safety
-///
-/// `l` is a valid state with room for 8 values, not inside a `lua_fn` body
-/// (setup runs Lua code), after `json` was put into `package.loaded`.
-pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
+/// At setup (this runs Lua code under `lua_pcall`), after `json` was put
+/// into `package.loaded`.
+pub(crate) fn open(s: &mut Stack) {
     const FUNCS: &[Reg] = &[
         (c"say", log_say),
         (c"check", log_check),
@@ -200,26 +198,24 @@ pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
         (c"pid", log_pid),
         (c"raise", log_raise),
     ];
-    // SAFETY: caller's contract; the chunk runs under lua_pcall and leaves
-    // one value (the module, or a table in its place).
-    unsafe {
-        let top = ffi::lua_gettop(l);
-        let rc = ffi::luaL_loadbuffer(l, LOG_LUA.as_ptr().cast(), LOG_LUA.len(), c"=log".as_ptr());
-        if rc == 0 {
-            ffi::lua_createtable(l, 0, FUNCS.len() as c_int + 1);
-            api::set_funcs(l, FUNCS);
-            let initial = std::env::var("LUAFIBER_LOG")
-                .ok()
-                .and_then(|v| level_by_name(&v));
-            if let Some(level) = initial {
-                ffi::lua_pushinteger(l, ffi::lua_Integer::from(level));
-                ffi::lua_setfield(l, -2, c"initial_level".as_ptr());
-            }
+    let top = s.top();
+    // The chunk runs under lua_pcall and leaves one value (the module, or
+    // a table in its place).
+    let ok = s.load(LOG_LUA, c"=log").is_ok() && {
+        let t = s.new_table(0, FUNCS.len() as c_int + 1);
+        s.set_funcs(t, FUNCS);
+        let initial = std::env::var("LUAFIBER_LOG")
+            .ok()
+            .and_then(|v| level_by_name(&v));
+        if let Some(level) = initial {
+            s.push_int(i64::from(level));
+            s.set_field(t, c"initial_level");
         }
-        if rc != 0 || ffi::lua_pcall(l, 1, 1, 0) != 0 {
-            eprintln!("luafiber: the log module: {}", api::describe(l, -1));
-            ffi::lua_settop(l, top);
-            ffi::lua_createtable(l, 0, 0);
-        }
+        s.pcall(1, 1).is_ok()
+    };
+    if !ok {
+        eprintln!("luafiber: the log module: {}", s.describe(-1));
+        s.settop(top);
+        s.new_table(0, 0);
     }
 }

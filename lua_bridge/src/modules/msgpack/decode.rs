@@ -1,7 +1,7 @@
 //! MsgPack to Lua values, checked as it goes.
 //!
-//! Rules (cfunc rule 2: no Lua error may cross it; and bad input must never
-//! crash nor make a huge allocation):
+//! Rules, cited as "decode rule N" (raw rule 2: no Lua error may cross
+//! it; and bad input must never crash nor make a huge allocation):
 //!
 //! 1. Every read is bounds-checked; truncated input is a `DecodeError`.
 //! 2. A container's element count is checked against the bytes left (each
@@ -19,9 +19,8 @@ use mlua::ffi;
 use rmp::Marker;
 
 use super::{Config, State};
-use crate::raw::api;
 use crate::raw::error::ErrorKind;
-use crate::raw::{LResult, Raise};
+use crate::raw::{api, LResult, Raise, Stack};
 
 fn error(name: &str, what: &str) -> Raise {
     Raise::Error(
@@ -71,7 +70,7 @@ enum Head<'a> {
     Map(u32),
 }
 
-/// A bounds-checked reader (rule 1).
+/// A bounds-checked reader (decode rule 1).
 struct Reader<'a> {
     data: &'a [u8],
     pos: usize,
@@ -159,7 +158,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// Checks a container's count against the bytes left (rule 2).
+    /// Checks a container's count against the bytes left (decode rule 2).
     #[inline(always)]
     fn check_count(&self, n: u32, per: usize) -> Result<(), Bad> {
         if (n as usize).saturating_mul(per) > self.left() {
@@ -217,43 +216,78 @@ thread_local! {
 }
 
 pub(super) struct Decoder<'a> {
-    l: *mut ffi::lua_State,
     st: &'a State,
     cfg: &'a Config,
     name: &'a str,
 }
 
 impl<'a> Decoder<'a> {
-    pub(super) fn new(
-        l: *mut ffi::lua_State,
-        st: &'a State,
-        cfg: &'a Config,
-        name: &'a str,
-    ) -> Self {
-        Decoder { l, st, cfg, name }
+    pub(super) fn new(st: &'a State, cfg: &'a Config, name: &'a str) -> Self {
+        Decoder { st, cfg, name }
     }
 
-    /// Pushes the value at the start of `data`; returns the bytes it took.
-    /// On error, the stack holds partial results (the caller raises).
-    ///
-    /// # Safety
-    ///
-    /// `l` is the calling state of a `lua_fn` body; `data` stays valid and
-    /// unchanged while the decoder runs (Lua code run by the collector
-    /// cannot reach it).
-    pub(super) unsafe fn decode(&self, data: &[u8]) -> LResult<usize> {
+    /// Pushes the value at the start of `data` onto `s`; returns the bytes
+    /// it took. On error, the stack holds partial results (the caller
+    /// raises).
+    pub(super) fn decode(&self, s: &mut Stack, data: &[u8]) -> LResult<usize> {
         let mut frames = FRAMES.with(Cell::take);
         frames.clear();
-        // SAFETY: caller's contract.
-        let r = unsafe { self.run(data, &mut frames) };
+        // SAFETY: `s` is the running C function's stack; `data` cannot
+        // change while the decoder runs (Lua code run by the collector
+        // cannot reach Rust's memory, nor change a Lua string). After it,
+        // the handle learns what the decoder pushed: the one value, with
+        // room for 3 more left (it checked for 4 before the last push), or,
+        // on error, something it reads again.
+        let r = unsafe {
+            let r = self.run(s.as_ptr(), data, &mut frames);
+            match r {
+                Ok(_) => s.pushed(1, 3),
+                Err(_) => s.sync(),
+            }
+            r
+        };
         FRAMES.with(|f| f.set(frames));
         r
     }
 
-    unsafe fn run(&self, data: &[u8], frames: &mut Vec<Frame>) -> LResult<usize> {
-        let l = self.l;
+    /// [`Decoder::decode`] of the string at argument 1 of `s`, from the
+    /// 1-based byte position `pos`; returns the bytes it took from there.
+    ///
+    /// # Errors
+    ///
+    /// `IllegalParams` when `pos` is not within the string (or argument 1
+    /// is none), and as [`Decoder::decode`].
+    pub(super) fn decode_arg1(&self, s: &mut Stack, pos: f64) -> LResult<usize> {
+        // SAFETY: the string at index 1 is never popped by the decoder (it
+        // only pushes above the top), so its bytes stay put while the
+        // decoder reads them (raw rule 6).
+        let data = unsafe { api::to_str(s.as_ptr(), 1) }.unwrap_or_default();
+        if !(pos >= 1.0 && pos <= data.len() as f64 && pos.fract() == 0.0) {
+            return Err(Raise::illegal(format!(
+                "msgpack.{}: offset is out of bounds",
+                self.name
+            )));
+        }
+        self.decode(s, &data[pos as usize - 1..])
+    }
+
+    /// The decoding loop, on the C API directly: through the [`Stack`]
+    /// handle its per-push accounting cost 5% more instructions per decode
+    /// (the room is checked here once per open container instead).
+    ///
+    /// # Safety
+    ///
+    /// `l` is the stack of the running C function, and no handle on it is
+    /// used meanwhile; `data` does not change while this runs.
+    unsafe fn run(
+        &self,
+        l: *mut ffi::lua_State,
+        data: &[u8],
+        frames: &mut Vec<Frame>,
+    ) -> LResult<usize> {
         let mut r = Reader { data, pos: 0 };
-        // SAFETY: raw pushes and sets on tables this loop made (rule 4);
+        // SAFETY: raw pushes and sets on tables this loop made (decode rule
+        // 4);
         // the stack grows by at most 2 per open container, checked below.
         unsafe {
             if ffi::lua_checkstack(l, 4) == 0 {
@@ -304,12 +338,12 @@ impl<'a> Decoder<'a> {
                     }
                     Head::Array(n) => {
                         r.check_count(n, 1).map_err(|b| b.raise(self.name))?;
-                        self.open(frames, n, 0, false)?;
+                        self.open(l, frames, n, 0, false)?;
                         n > 0
                     }
                     Head::Map(n) => {
                         r.check_count(n, 2).map_err(|b| b.raise(self.name))?;
-                        self.open(frames, 0, n, true)?;
+                        self.open(l, frames, 0, n, true)?;
                         n > 0
                     }
                 };
@@ -345,8 +379,18 @@ impl<'a> Decoder<'a> {
 
     /// Pushes a new table for a container of `narr` elements or `nrec`
     /// pairs, with its kind's metatable; opens a frame when it is not empty.
-    unsafe fn open(&self, frames: &mut Vec<Frame>, narr: u32, nrec: u32, map: bool) -> LResult<()> {
-        let l = self.l;
+    ///
+    /// # Safety
+    ///
+    /// As [`Decoder::run`].
+    unsafe fn open(
+        &self,
+        l: *mut ffi::lua_State,
+        frames: &mut Vec<Frame>,
+        narr: u32,
+        nrec: u32,
+        map: bool,
+    ) -> LResult<()> {
         if frames.len() >= self.cfg.decode_max_depth as usize {
             return Err(error(
                 self.name,
@@ -385,6 +429,10 @@ impl<'a> Decoder<'a> {
 }
 
 /// Pushes an integer: a Lua integer on 5.4, a number on LuaJIT.
+///
+/// # Safety
+///
+/// `l` is a valid state with room for one value.
 unsafe fn push_int(l: *mut ffi::lua_State, i: i64) {
     // SAFETY: caller's contract (room for one value).
     unsafe {

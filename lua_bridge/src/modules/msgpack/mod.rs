@@ -70,15 +70,13 @@ use std::ffi::{c_int, CStr};
 use luafiber_runtime::ibuf;
 use mlua::ffi;
 
-#[cfg(feature = "luajit")]
-use crate::luajit::cdata;
+use crate::luajit::cdata::CTypes;
+use crate::luajit::table::Tables;
 use crate::modules::buffer;
 use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
 pub(crate) use crate::modules::serializer::Config;
-use crate::raw::api;
 use crate::raw::error::ErrorKind;
-use crate::raw::Stack;
-use crate::raw::{lua_fn, LResult, Raise};
+use crate::raw::{api, lua_fn, LResult, Raise, Stack};
 
 /// Most nesting levels the encoder enters, whatever `encode_max_depth` says:
 /// the encoder recurses on the fiber's machine stack.
@@ -101,16 +99,14 @@ pub(crate) struct State {
     pub array_mt: c_int,
     pub map_mt: c_int,
     pub buffer: buffer::Ctx,
-    /// The layout of LuaJIT's tables, when the encoder's fast path checked
-    /// it (`encode::raw`).
-    #[cfg(feature = "luajit")]
-    pub raw: Option<encode::raw::Layout>,
+    /// Tables read in place, when the probe checked LuaJIT's layout (the
+    /// encoder's fast path, `encode::raw`).
+    pub tables: Option<Tables>,
     /// `msgpack.NULL` when it is a cdata (`ffi.cast('void *', 0)`, as in
     /// Tarantool), else `LUA_NOREF` (a light userdata NULL).
     pub null: c_int,
-    /// The scalar C types the encoder reads (`cdata`).
-    #[cfg(feature = "luajit")]
-    pub ctypes: Option<cdata::CTypes>,
+    /// The scalar C types the encoder reads (LuaJIT's cdata).
+    pub ctypes: Option<CTypes>,
 }
 
 impl State {
@@ -131,16 +127,34 @@ impl State {
     }
 }
 
-/// The state a module function sees as upvalue 1.
-unsafe fn state(l: *mut ffi::lua_State) -> *mut State {
+/// The state userdata a module function sees as upvalue 1.
+fn state_ptr(s: &Stack) -> *mut State {
+    let p = s.to_userdata(Stack::upvalue(1)).cast::<State>();
+    assert!(!p.is_null(), "a msgpack function without its state");
+    p
+}
+
+/// The state a module function sees as upvalue 1, by value.
+fn state(s: &Stack) -> State {
     // SAFETY: every function of this module is a closure over the state
-    // userdata (set up in `open`).
-    unsafe { ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)).cast() }
+    // userdata (`open` makes them all), which holds a `State`.
+    unsafe { state_ptr(s).read() }
+}
+
+/// Makes `cfg` the options of the module whose function runs on `s`.
+fn set_config(s: &Stack, cfg: Config) {
+    // SAFETY: as in [`state`]; no reference into the userdata is live (the
+    // state is only read by value).
+    unsafe { (*state_ptr(s)).cfg = cfg };
 }
 
 /// Calls `f(x)` for the encoder: the function and its argument are on the
 /// stack; errors go to the caller's `lua_pcall`. Not under `protect`: it
 /// owns nothing, and a Lua error passes through it.
+///
+/// # Safety
+///
+/// Called by `lua_pcall` with a function and its argument on the stack.
 unsafe extern "C-unwind" fn call_trampoline(l: *mut ffi::lua_State) -> c_int {
     // SAFETY: called by lua_pcall with (f, x).
     unsafe {
@@ -149,102 +163,84 @@ unsafe extern "C-unwind" fn call_trampoline(l: *mut ffi::lua_State) -> c_int {
     1
 }
 
-/// Pushes the `msgpack` module table.
-///
-/// # Safety
-///
-/// `l` is a valid state with room for 8 values, not inside a `lua_fn` body
-/// (setup runs Lua code under `lua_pcall`).
-pub(crate) unsafe fn open(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; every push is balanced.
-    unsafe {
-        let ctx = buffer::init(l);
-        let p = ffi::lua_newuserdata(l, std::mem::size_of::<State>()).cast::<State>();
-        let st_idx = ffi::lua_gettop(l);
-        let mut st = State {
-            cfg: Config::default(),
-            call: ffi::LUA_NOREF,
-            next: ffi::LUA_NOREF,
-            tostring: ffi::LUA_NOREF,
-            serialize_key: ffi::LUA_NOREF,
-            array_mt: ffi::LUA_NOREF,
-            map_mt: ffi::LUA_NOREF,
-            buffer: ctx,
-            #[cfg(feature = "luajit")]
-            raw: None,
-            null: ffi::LUA_NOREF,
-            #[cfg(feature = "luajit")]
-            ctypes: None,
-        };
-        p.write(st);
-        ffi::lua_pushcfunction(l, crate::raw::wide_cfn!(call_trampoline));
-        st.call = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        st.next = global_ref(l, c"next");
-        st.tostring = global_ref(l, c"tostring");
-        ffi::lua_pushstring(l, c"__serialize".as_ptr());
-        st.serialize_key = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        #[cfg(feature = "luajit")]
-        {
-            st.raw = encode::raw::probe(l, st.serialize_key);
-            (st.null, st.ctypes) = cdata::probe(l);
-            if st.ctypes.is_some() && !encode::raw::cdata_ok(l, st.null) {
-                st.raw = None;
-            }
-        }
-        for (kind, slot) in [(c"seq", &mut st.array_mt), (c"map", &mut st.map_mt)] {
-            ffi::lua_createtable(l, 0, 2);
-            ffi::lua_pushstring(l, kind.as_ptr());
-            ffi::lua_setfield(l, -2, c"__serialize".as_ptr());
-            ffi::lua_pushcfunction(l, decoded_newindex);
-            ffi::lua_setfield(l, -2, c"__newindex".as_ptr());
-            *slot = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-        }
-        p.write(st);
-
-        ffi::lua_createtable(l, 0, 8);
-        let funcs: &[(&CStr, ffi::lua_CFunction)] = &[
-            (c"encode", mp_encode),
-            (c"decode", mp_decode),
-            (c"decode_unchecked", mp_decode_unchecked),
-        ];
-        for (name, f) in funcs {
-            ffi::lua_pushvalue(l, st_idx);
-            ffi::lua_pushcclosure(l, *f, 1);
-            ffi::lua_setfield(l, -2, name.as_ptr());
-        }
-        st.push_null(l);
-        ffi::lua_setfield(l, -2, c"NULL".as_ptr());
-        api::push_registry_ref(l, st.array_mt);
-        ffi::lua_setfield(l, -2, c"array_mt".as_ptr());
-        api::push_registry_ref(l, st.map_mt);
-        ffi::lua_setfield(l, -2, c"map_mt".as_ptr());
-        // cfg: a table of the current values, callable to change them.
-        ffi::lua_createtable(l, 0, OPTIONS.len() as c_int);
-        cfg_opts::write_fields(&mut Stack::from_state(l), -1, &st.cfg);
-        ffi::lua_createtable(l, 0, 1);
-        ffi::lua_pushvalue(l, st_idx);
-        ffi::lua_pushcclosure(l, mp_cfg, 1);
-        ffi::lua_setfield(l, -2, c"__call".as_ptr());
-        ffi::lua_setmetatable(l, -2);
-        ffi::lua_setfield(l, -2, c"cfg".as_ptr());
-        ffi::lua_remove(l, st_idx);
+/// Pushes the `msgpack` module table (at setup: this runs Lua code under
+/// `lua_pcall`).
+pub(crate) fn open(s: &mut Stack) {
+    let ctx = buffer::init(s);
+    let layout = crate::luajit::layout();
+    let mut st = State {
+        cfg: Config::default(),
+        call: ffi::LUA_NOREF,
+        next: ffi::LUA_NOREF,
+        tostring: ffi::LUA_NOREF,
+        serialize_key: ffi::LUA_NOREF,
+        array_mt: ffi::LUA_NOREF,
+        map_mt: ffi::LUA_NOREF,
+        buffer: ctx,
+        tables: layout.tables,
+        null: ffi::LUA_NOREF,
+        ctypes: layout.ctypes,
+    };
+    s.push_cfunction(crate::raw::wide_cfn!(call_trampoline));
+    st.call = s.make_ref();
+    st.next = global_ref(s, c"next");
+    st.tostring = global_ref(s, c"tostring");
+    s.push_cstr(c"__serialize");
+    st.serialize_key = s.make_ref();
+    st.null = crate::luajit::cdata::null_ref(s);
+    for (kind, slot) in [(c"seq", &mut st.array_mt), (c"map", &mut st.map_mt)] {
+        let t = s.new_table(0, 2);
+        s.push_cstr(kind);
+        s.set_field(t, c"__serialize");
+        s.push_cfunction(decoded_newindex);
+        s.set_field(t, c"__newindex");
+        *slot = s.make_ref();
     }
+    s.push_userdata(st);
+    let st_idx = s.top();
+
+    let module = s.new_table(0, 8);
+    for (name, f) in [
+        (c"encode", mp_encode),
+        (c"decode", mp_decode),
+        (c"decode_unchecked", mp_decode_unchecked),
+    ] {
+        s.push_value(st_idx);
+        s.push_closure(f, 1);
+        s.set_field(module, name);
+    }
+    if st.null == ffi::LUA_NOREF {
+        s.push_light(std::ptr::null_mut());
+    } else {
+        s.push_ref(st.null);
+    }
+    s.set_field(module, c"NULL");
+    s.push_ref(st.array_mt);
+    s.set_field(module, c"array_mt");
+    s.push_ref(st.map_mt);
+    s.set_field(module, c"map_mt");
+    // cfg: a table of the current values, callable to change them.
+    let cfg = s.new_table(0, OPTIONS.len() as c_int);
+    cfg_opts::write_fields(s, cfg, &st.cfg);
+    let mt = s.new_table(0, 1);
+    s.push_value(st_idx);
+    s.push_closure(mp_cfg, 1);
+    s.set_field(mt, c"__call");
+    s.set_metatable(cfg);
+    s.set_field(module, c"cfg");
+    s.remove(st_idx);
 }
 
 /// A registry ref of the global `name` (read raw), or `LUA_NOREF`.
-unsafe fn global_ref(l: *mut ffi::lua_State, name: &CStr) -> c_int {
-    // SAFETY: caller's contract (room for 2 values); raw reads only.
-    unsafe {
-        ffi::lua_pushglobaltable(l);
-        ffi::lua_pushstring(l, name.as_ptr());
-        ffi::lua_rawget(l, -2);
-        ffi::lua_remove(l, -2);
-        if ffi::lua_type(l, -1) != ffi::LUA_TFUNCTION {
-            ffi::lua_pop(l, 1);
-            return ffi::LUA_NOREF;
-        }
-        ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX)
+fn global_ref(s: &mut Stack, name: &CStr) -> c_int {
+    s.push_globals();
+    s.rawget_field(-1, name);
+    s.remove(-2);
+    if s.type_of(-1) != ffi::LUA_TFUNCTION {
+        s.pop(1);
+        return ffi::LUA_NOREF;
     }
+    s.make_ref()
 }
 
 lua_fn! {
@@ -255,13 +251,9 @@ lua_fn! {
         if s.type_of(2) != ffi::LUA_TTABLE {
             return Err(Raise::illegal("Usage: msgpack.cfg({option = value, ...})"));
         }
-        // SAFETY: a module closure (upvalue 1 is the state); read by value.
-        let st = unsafe { state(s.as_ptr()) };
-        // SAFETY: as above.
-        let mut cfg = unsafe { (*st).cfg };
+        let mut cfg = state(s).cfg;
         cfg_opts::parse(s, 2, &mut cfg, "msgpack.cfg")?;
-        // SAFETY: as above; no Lua code ran since the read.
-        unsafe { (*st).cfg = cfg };
+        set_config(s, cfg);
         if s.type_of(1) == ffi::LUA_TTABLE {
             s.settop(1);
             cfg_opts::write_fields(s, 1, &cfg);
@@ -274,22 +266,19 @@ lua_fn! {
     /// `__newindex` of `array_mt`/`map_mt`: a decoded table that gets a new
     /// key loses its kind hint (Tarantool: `setmetatable(t, nil)` +
     /// `rawset`).
-    fn decoded_newindex(l) {
-        // SAFETY: called by Lua with (table, key, value).
-        unsafe {
-            match ffi::lua_type(l, 2) {
-                ffi::LUA_TNIL => return Err(Raise::illegal("table index is nil")),
-                ffi::LUA_TNUMBER if ffi::lua_tonumber(l, 2).is_nan() => {
-                    return Err(Raise::illegal("table index is NaN"));
-                }
-                _ => {}
+    fn decoded_newindex(s: &mut Stack) {
+        match s.type_of(2) {
+            ffi::LUA_TNIL => return Err(Raise::illegal("table index is nil")),
+            ffi::LUA_TNUMBER if s.to_number(2).is_some_and(f64::is_nan) => {
+                return Err(Raise::illegal("table index is NaN"));
             }
-            if ffi::lua_type(l, 1) == ffi::LUA_TTABLE {
-                ffi::lua_settop(l, 3);
-                ffi::lua_pushnil(l);
-                ffi::lua_setmetatable(l, 1);
-                ffi::lua_rawset(l, 1);
-            }
+            _ => {}
+        }
+        if s.type_of(1) == ffi::LUA_TTABLE {
+            s.settop(3);
+            s.push_nil();
+            s.set_metatable(1);
+            s.rawset(1)?;
         }
         Ok(0)
     }
@@ -297,140 +286,117 @@ lua_fn! {
 
 lua_fn! {
     /// `msgpack.encode(value [, ibuf])`.
-    fn mp_encode(l) {
-        // SAFETY: a module closure called by Lua.
-        unsafe {
-            let st = *state(l);
-            let top = ffi::lua_gettop(l);
-            if top < 1 {
-                return Err(Raise::illegal("msgpack.encode: a Lua object expected"));
-            }
-            let target = if top >= 2 && ffi::lua_type(l, 2) != ffi::LUA_TNIL {
-                let t = buffer::to_ibuf(l, &st.buffer, 2);
-                Some(t.ok_or_else(|| Raise::illegal("msgpack.encode: argument 2 must be of type 'struct ibuf'"))?)
-            } else {
-                None
-            };
-            // The key sits above the arguments (no `lua_settop`: the encoder
-            // is told where the top is).
-            api::push_registry_ref(l, st.serialize_key);
-            let key = top + 1;
-            let result = ibuf::with_cord_scratch(|out| -> LResult<c_int> {
-                encode::Encoder::new(l, &st, out, key).encode(1, key)?;
-                match target {
-                    None => api::push_bytes(l, out.data()),
-                    Some(t) => {
-                        let n = out.used();
-                        buffer::with_ibuf(t, |b| b.extend_from_slice(out.data()))?
-                            .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
-                        ffi::lua_pushinteger(l, n as ffi::lua_Integer);
-                    }
-                }
-                Ok(1)
-            });
-            result.map_err(|e| settle(l, key, e))
+    fn mp_encode(s: &mut Stack) {
+        let st = state(s);
+        let top = s.top();
+        if top < 1 {
+            return Err(Raise::illegal("msgpack.encode: a Lua object expected"));
         }
+        let target = if top >= 2 && s.type_of(2) != ffi::LUA_TNIL {
+            let t = buffer::to_ibuf(s, &st.buffer, 2);
+            Some(t.ok_or_else(|| Raise::illegal("msgpack.encode: argument 2 must be of type 'struct ibuf'"))?)
+        } else {
+            None
+        };
+        // The key sits above the arguments (no `settop`: the encoder is told
+        // where the top is).
+        s.push_ref(st.serialize_key);
+        let key = top + 1;
+        let result = ibuf::with_cord_scratch(|out| -> LResult<c_int> {
+            encode::Encoder::new(&st, out, key).encode(s, 1)?;
+            match &target {
+                None => s.push_bytes(out.data()),
+                Some(t) => {
+                    let n = out.used();
+                    buffer::with_ibuf(t, |b| b.extend_from_slice(out.data()))?
+                        .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
+                    s.push_int(n as i64);
+                }
+            }
+            Ok(1)
+        });
+        result.map_err(|e| settle(s, key, e))
     }
 }
 
 /// Clears what a failed encode or decode left on the stack above `base`
 /// (possibly a deep nest of tables, leaving no room to raise), keeping the
 /// error value for [`Raise::Top`].
-unsafe fn settle(l: *mut ffi::lua_State, base: c_int, e: Raise) -> Raise {
-    // SAFETY: the calling state of a `lua_fn` body (caller); for
-    // `Raise::Top` the error value is on top, above `base`.
-    unsafe {
-        if let Raise::Top = e {
-            if ffi::lua_gettop(l) > base + 1 {
-                ffi::lua_replace(l, base + 1);
-            }
-            ffi::lua_settop(l, base + 1);
-        } else {
-            ffi::lua_settop(l, base);
+fn settle(s: &mut Stack, base: c_int, e: Raise) -> Raise {
+    if let Raise::Top = e {
+        if s.top() > base + 1 {
+            s.replace(base + 1);
         }
+        s.settop(base + 1);
+    } else {
+        s.settop(base);
     }
     e
 }
 
 /// The shared body of `decode` and `decode_unchecked`.
-unsafe fn decode_entry(l: *mut ffi::lua_State, name: &str, size_required: bool) -> LResult<c_int> {
-    // SAFETY: a module closure's state (caller).
-    unsafe {
-        ffi::lua_settop(l, 2);
-        decode_args(l, name, size_required).map_err(|e| settle(l, 2, e))
-    }
+fn decode_entry(s: &mut Stack, name: &str, size_required: bool) -> LResult<c_int> {
+    s.settop(2);
+    decode_args(s, name, size_required).map_err(|e| settle(s, 2, e))
 }
 
 /// [`decode_entry`] on exactly two arguments.
-unsafe fn decode_args(l: *mut ffi::lua_State, name: &str, size_required: bool) -> LResult<c_int> {
-    // SAFETY: a module closure's state (caller).
-    unsafe {
-        let st = *state(l);
-        let cfg = &st.cfg;
-        if ffi::lua_type(l, 1) == ffi::LUA_TSTRING {
-            let s = api::to_str(l, 1).unwrap_or_default();
-            let pos = match ffi::lua_type(l, 2) {
-                ffi::LUA_TNIL => 1.0,
-                _ => api::to_number(l, 2).ok_or_else(|| {
-                    Raise::illegal(format!("msgpack.{name}: offset must be a number"))
-                })?,
-            };
-            if !(pos >= 1.0 && pos <= s.len() as f64 && pos.fract() == 0.0) {
-                return Err(Raise::illegal(format!(
-                    "msgpack.{name}: offset is out of bounds"
-                )));
-            }
-            let start = pos as usize - 1;
-            // The string stays at index 1 while the decoder reads it.
-            let used = decode::Decoder::new(l, &st, cfg, name).decode(&s[start..])?;
-            ffi::lua_pushnumber(l, (start + used + 1) as f64);
-            return Ok(2);
-        }
-        let Some(addr) = buffer::to_pointer(l, &st.buffer, 1)? else {
-            return Err(Raise::illegal(format!(
-                "msgpack.{name}: a Lua string or 'char *' expected"
-            )));
+fn decode_args(s: &mut Stack, name: &str, size_required: bool) -> LResult<c_int> {
+    let st = state(s);
+    let cfg = &st.cfg;
+    if s.type_of(1) == ffi::LUA_TSTRING {
+        let pos = match s.type_of(2) {
+            ffi::LUA_TNIL => 1.0,
+            _ => s.to_number(2).ok_or_else(|| {
+                Raise::illegal(format!("msgpack.{name}: offset must be a number"))
+            })?,
         };
-        let size = match api::to_number(l, 2) {
-            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= usize::MAX as f64 => Some(n as usize),
-            None if !size_required && ffi::lua_type(l, 2) == ffi::LUA_TNIL => None,
-            _ => return Err(Raise::illegal(format!("Usage: msgpack.{name}(ptr, size)"))),
-        };
-        let avail = buffer::readable(addr, size).ok_or_else(|| {
-            Raise::illegal(format!(
-                "msgpack.{name}: the pointer is not inside a live ibuf"
-            ))
-        })?;
-        let len = size.unwrap_or(avail);
-        // SAFETY: `readable` checked that `len` bytes from `addr` are in a
-        // live ibuf's memory, and nothing has run since.
-        let src = std::slice::from_raw_parts(addr as *const u8, len);
-        let used = decode::extent(src, name)?;
-        // Copy the value out: Lua code run by the collector while the
-        // decoder allocates could free or move the ibuf.
-        ibuf::with_cord_scratch(|copy| -> LResult<()> {
-            copy.extend_from_slice(&src[..used])
-                .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
-            decode::Decoder::new(l, &st, cfg, name).decode(copy.data())?;
-            Ok(())
-        })?;
-        buffer::push_pointer(l, &st.buffer, (addr + used) as *const u8)?;
-        Ok(2)
+        let used = decode::Decoder::new(&st, cfg, name).decode_arg1(s, pos)?;
+        s.push_number(pos + used as f64);
+        return Ok(2);
     }
+    let Some(addr) = buffer::to_pointer(s, &st.buffer, 1)? else {
+        return Err(Raise::illegal(format!(
+            "msgpack.{name}: a Lua string or 'char *' expected"
+        )));
+    };
+    let size = match s.to_number(2) {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= usize::MAX as f64 => Some(n as usize),
+        None if !size_required && s.type_of(2) == ffi::LUA_TNIL => None,
+        _ => return Err(Raise::illegal(format!("Usage: msgpack.{name}(ptr, size)"))),
+    };
+    let avail = buffer::readable(addr, size).ok_or_else(|| {
+        Raise::illegal(format!(
+            "msgpack.{name}: the pointer is not inside a live ibuf"
+        ))
+    })?;
+    let len = size.unwrap_or(avail);
+    // SAFETY: `readable` checked that `len` bytes from `addr` are in a live
+    // ibuf's memory, and nothing has run since.
+    let src = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
+    let used = decode::extent(src, name)?;
+    // Copy the value out: Lua code run by the collector while the decoder
+    // allocates could free or move the ibuf.
+    ibuf::with_cord_scratch(|copy| -> LResult<()> {
+        copy.extend_from_slice(&src[..used])
+            .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
+        decode::Decoder::new(&st, cfg, name).decode(s, copy.data())?;
+        Ok(())
+    })?;
+    buffer::push_pointer(s, &st.buffer, (addr + used) as *const u8)?;
+    Ok(2)
 }
 
 lua_fn! {
     /// `msgpack.decode(s [, pos])` / `msgpack.decode(ptr, size)`.
-    fn mp_decode(l) {
-        // SAFETY: a module closure called by Lua.
-        unsafe { decode_entry(l, "decode", true) }
+    fn mp_decode(s: &mut Stack) {
+        decode_entry(s, "decode", true)
     }
 }
 
 lua_fn! {
     /// `msgpack.decode_unchecked(s [, pos])` / `(ptr [, size])`.
-    fn mp_decode_unchecked(l) {
-        // SAFETY: a module closure called by Lua.
-        unsafe { decode_entry(l, "decode_unchecked", false) }
+    fn mp_decode_unchecked(s: &mut Stack) {
+        decode_entry(s, "decode_unchecked", false)
     }
 }

@@ -4,6 +4,7 @@
 
 use std::ffi::c_int;
 
+#[cfg(all(feature = "luajit", not(luafiber_no_fast_paths)))]
 use mlua::ffi;
 
 use crate::LuaRuntime;
@@ -27,24 +28,6 @@ fn runtime_with_stacks(bytes: usize) -> LuaRuntime {
         .stack_size(bytes)
         .build()
         .expect("a runtime");
-    let installed: bool = rt
-        .lua()
-        .load("return package.loaded.msgpack ~= nil")
-        .eval()
-        .unwrap();
-    if !installed {
-        let l = rt.lua().state();
-        // SAFETY: the idle main state of the runtime; balanced pushes.
-        unsafe {
-            ffi::lua_getglobal(l, c"package".as_ptr());
-            ffi::lua_getfield(l, -1, c"loaded".as_ptr());
-            crate::modules::buffer::open(l);
-            ffi::lua_setfield(l, -2, c"buffer".as_ptr());
-            super::open(l);
-            ffi::lua_setfield(l, -2, c"msgpack".as_ptr());
-            ffi::lua_pop(l, 2);
-        }
-    }
     // `hex(s)`: the bytes of `s` as hex digits, for the cases to compare.
     rt.lua()
         .load("function hex(s) return (s:gsub('.', function(c) return ('%02x'):format(c:byte()) end)) end")
@@ -462,29 +445,33 @@ fn mutated_inputs_never_crash() {
 
 /// Sets global `slow_msgpack`: a second `msgpack` module whose encoder never
 /// takes the LuaJIT fast path (`encode::raw`), to compare the two paths.
-#[cfg(feature = "luajit")]
+#[cfg(all(feature = "luajit", not(luafiber_no_fast_paths)))]
 fn open_slow_msgpack(rt: &LuaRuntime) {
-    let l = rt.lua().state();
-    // SAFETY: the idle main state of the runtime; balanced pushes. Upvalue 1
-    // of `encode` is the module's `State` userdata.
+    let s = &mut rt.main_stack();
+    let l = s.as_ptr();
+    super::open(s);
+    s.rawget_field(-1, c"encode");
+    // SAFETY: upvalue 1 of `encode` is the module's `State` userdata; the
+    // stack is told of the push.
     unsafe {
-        super::open(l);
-        assert!(ffi::lua_checkstack(l, 4) != 0);
-        ffi::lua_getfield(l, -1, c"encode".as_ptr());
         assert!(!ffi::lua_getupvalue(l, -1, 1).is_null());
-        let st = ffi::lua_touserdata(l, -1).cast::<super::State>();
-        assert!((*st).raw.is_some(), "the layout probe failed");
-        (*st).raw = None;
-        ffi::lua_pop(l, 2);
-        ffi::lua_setglobal(l, c"slow_msgpack".as_ptr());
+        s.sync();
+        let st = s.to_userdata(-1).cast::<super::State>();
+        assert!((*st).tables.is_some(), "the layout probe failed");
+        (*st).tables = None;
     }
+    s.pop(2);
+    s.push_globals();
+    s.insert(-2);
+    s.set_field(-2, c"slow_msgpack");
+    s.pop(1);
 }
 
 /// The LuaJIT fast path writes what the C API path writes, byte for byte,
 /// or gives up and leaves it to that path: random nested tables of every
 /// key and value kind, hints, holes, sparse arrays, `NULL`, keys in the hash
 /// part, deep nesting, and each under several `cfg` settings.
-#[cfg(feature = "luajit")]
+#[cfg(all(feature = "luajit", not(luafiber_no_fast_paths)))]
 #[test]
 fn fast_path_writes_the_c_api_bytes() {
     let rt = runtime();

@@ -21,13 +21,15 @@
 //! at its limit) panics, which the frame turns into a Lua error (raw
 //! rule 1); [`Stack::ensure`] asks first and reports it as a [`Raise`].
 
+use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 
 use mlua::ffi;
 
-use super::{api, LResult, Raise};
+use super::{LResult, Raise};
 
+mod call;
 mod push;
 mod table;
 
@@ -36,15 +38,18 @@ mod table;
 /// Not `Send`: a Lua state belongs to its thread.
 pub struct Stack<'f> {
     l: *mut ffi::lua_State,
-    /// The index of the top value (0: empty), as the C API would report it.
-    top: c_int,
+    /// The index of the top value (0: empty), as the C API would report it,
+    /// once something needed it (reading it is a call into the engine,
+    /// which a C function that never asks does without); until then
+    /// `-1 - k`, where `k` values are known above the unknown bottom (the
+    /// handle pushed them and has not popped them), so that indices
+    /// `-1..=-k` are valid without asking.
+    top: Cell<c_int>,
     /// Free slots known to be above the top (raw rule 4).
     room: c_int,
     _frame: PhantomData<&'f mut ffi::lua_State>,
 }
 
-// Not all of it has users yet: the C functions move to it one by one.
-#[allow(dead_code)]
 impl<'f> Stack<'f> {
     /// The handle of the C function Lua called with `l`: `LUA_MINSTACK`
     /// free slots, the arguments below them.
@@ -58,8 +63,7 @@ impl<'f> Stack<'f> {
     pub unsafe fn from_frame(l: *mut ffi::lua_State) -> Stack<'f> {
         Stack {
             l,
-            // SAFETY: `l` is a valid state (contract).
-            top: unsafe { ffi::lua_gettop(l) },
+            top: Cell::new(-1),
             room: ffi::LUA_MINSTACK,
             _frame: PhantomData,
         }
@@ -76,8 +80,7 @@ impl<'f> Stack<'f> {
     pub unsafe fn from_state(l: *mut ffi::lua_State) -> Stack<'f> {
         Stack {
             l,
-            // SAFETY: `l` is a valid state (contract).
-            top: unsafe { ffi::lua_gettop(l) },
+            top: Cell::new(-1),
             room: 0,
             _frame: PhantomData,
         }
@@ -98,8 +101,7 @@ impl<'f> Stack<'f> {
     /// The stack is as the C API leaves it (every change was made through
     /// the C API or keeps its invariants).
     pub unsafe fn sync(&mut self) {
-        // SAFETY: `l` is valid (the handle's invariant).
-        self.top = unsafe { ffi::lua_gettop(self.l) };
+        self.top.set(-1);
         self.room = 0;
     }
 
@@ -112,15 +114,28 @@ impl<'f> Stack<'f> {
     /// `n` is at most the room it had.
     #[inline(always)]
     pub unsafe fn assume_pushed(&mut self, n: c_int) {
-        self.top += n;
+        self.bump(n);
         self.room -= n;
+    }
+
+    /// Counts `n` values pushed by `unsafe` code through the C API, after
+    /// which the API left at least `room` free slots (it checked them).
+    ///
+    /// # Safety
+    ///
+    /// `n` values were pushed since the last operation of the handle, and
+    /// `room` slots are free above them.
+    #[inline(always)]
+    pub unsafe fn pushed(&mut self, n: c_int, room: c_int) {
+        self.bump(n);
+        self.room = room;
     }
 
     /// The index of the top value: the number of values on the stack (at
     /// the start of a C function, its argument count).
     #[inline(always)]
     pub fn top(&self) -> c_int {
-        self.top
+        self.t()
     }
 
     /// The free slots known above the top.
@@ -149,6 +164,46 @@ impl<'f> Stack<'f> {
         Ok(())
     }
 
+    /// The top, read from the engine the first time it is needed.
+    #[inline(always)]
+    fn t(&self) -> c_int {
+        let t = self.top.get();
+        if t >= 0 {
+            t
+        } else {
+            self.load_top()
+        }
+    }
+
+    /// Whether at least `n` values are on the stack; asks the engine only
+    /// when the values the handle knows of are not enough.
+    #[inline(always)]
+    fn has(&self, n: c_int) -> bool {
+        let t = self.top.get();
+        if t >= 0 {
+            n <= t
+        } else {
+            n <= -1 - t || n <= self.load_top()
+        }
+    }
+
+    #[inline(never)]
+    fn load_top(&self) -> c_int {
+        // SAFETY: `l` is valid (the handle's invariant).
+        let t = unsafe { ffi::lua_gettop(self.l) };
+        self.top.set(t);
+        t
+    }
+
+    /// Moves the known top by `d`; an unknown top stays unknown, with `d`
+    /// more values known above its bottom (none after a pop past them,
+    /// which the callers check first).
+    #[inline(always)]
+    fn bump(&self, d: c_int) {
+        let t = self.top.get();
+        self.top.set(if t >= 0 { t + d } else { (t - d).min(-1) });
+    }
+
     /// Takes one slot for a push.
     #[inline(always)]
     fn slot(&mut self) {
@@ -156,7 +211,7 @@ impl<'f> Stack<'f> {
             self.grow();
         }
         self.room -= 1;
-        self.top += 1;
+        self.bump(1);
     }
 
     #[cold]
@@ -171,16 +226,16 @@ impl<'f> Stack<'f> {
     /// positive index past the top reads as none.
     #[inline(always)]
     fn readable(&self, idx: c_int) -> bool {
-        idx > 0 || (idx < 0 && -idx <= self.top) || idx <= ffi::LUA_REGISTRYINDEX
+        idx > 0 || idx <= ffi::LUA_REGISTRYINDEX || (idx < 0 && self.has(-idx))
     }
 
     /// `idx` as an absolute index of a value on the stack, if it is one.
     #[inline(always)]
     fn on_stack(&self, idx: c_int) -> Option<c_int> {
-        if idx > 0 && idx <= self.top {
+        if idx > 0 && idx <= self.t() {
             Some(idx)
-        } else if idx < 0 && -idx <= self.top {
-            Some(self.top + idx + 1)
+        } else if idx < 0 && -idx <= self.t() {
+            Some(self.t() + idx + 1)
         } else {
             None
         }
@@ -202,15 +257,46 @@ impl<'f> Stack<'f> {
         }
     }
 
+    /// Runs the C API read `f` of the value at `idx`, when `idx` is
+    /// acceptable.
+    #[inline(always)]
+    fn read<R>(
+        &self,
+        idx: c_int,
+        f: unsafe extern "C-unwind" fn(*mut ffi::lua_State, c_int) -> R,
+    ) -> Option<R> {
+        if !self.readable(idx) {
+            return None;
+        }
+        // SAFETY: an acceptable index (raw rule 5); each `f` given here
+        // (`lua_type`, `lua_toboolean`, `lua_touserdata`, `lua_topointer`,
+        // `lua_tothread`) only reads the value there.
+        Some(unsafe { f(self.l, idx) })
+    }
+
+    /// The bytes of the string at `idx`, or of the number there converted
+    /// to a string in place.
+    ///
+    /// # Safety
+    ///
+    /// The value at `idx` is a string or a number; the slice is used only
+    /// while it stays on the stack (raw rule 6).
+    #[inline(always)]
+    unsafe fn tolstring<'s>(&self, idx: c_int) -> &'s [u8] {
+        let mut len = 0;
+        // SAFETY: caller's contract; `lua_tolstring` of a string or number
+        // runs no metamethod and returns `len` bytes.
+        unsafe {
+            let p = ffi::lua_tolstring(self.l, idx, &mut len);
+            std::slice::from_raw_parts(p.cast(), len)
+        }
+    }
+
     /// The Lua type of the value at `idx` (`LUA_TNONE` for an index past
     /// the top or an invalid one).
     #[inline(always)]
     pub fn type_of(&self, idx: c_int) -> c_int {
-        if !self.readable(idx) {
-            return ffi::LUA_TNONE;
-        }
-        // SAFETY: `idx` is acceptable (raw rule 5).
-        unsafe { ffi::lua_type(self.l, idx) }
+        self.read(idx, ffi::lua_type).unwrap_or(ffi::LUA_TNONE)
     }
 
     /// Whether the value at `idx` is nil or absent.
@@ -225,9 +311,9 @@ impl<'f> Stack<'f> {
         if self.type_of(idx) != ffi::LUA_TSTRING {
             return None;
         }
-        // SAFETY: a string at an acceptable index; it stays on the stack
-        // while `&self` is borrowed (raw rule 6: popping takes `&mut`).
-        unsafe { api::to_str(self.l, idx) }
+        // SAFETY: a string; it stays on the stack while `&self` is borrowed
+        // (raw rule 6: popping takes `&mut`).
+        Some(unsafe { self.tolstring(idx) })
     }
 
     /// The number at `idx` (strings are not converted).
@@ -253,6 +339,17 @@ impl<'f> Stack<'f> {
         (exact != 0).then_some(i as i64)
     }
 
+    /// The bytes of the string or number at `idx`, a number converted to a
+    /// string in place (`lua_tolstring`, which runs no metamethod).
+    pub fn coerce_str(&mut self, idx: c_int) -> Option<&[u8]> {
+        if !matches!(self.type_of(idx), ffi::LUA_TSTRING | ffi::LUA_TNUMBER) {
+            return None;
+        }
+        // SAFETY: a string or number; the string stays on the stack while
+        // `self` is borrowed (raw rule 6).
+        Some(unsafe { self.tolstring(idx) })
+    }
+
     /// Whether the value at `idx` is an integer (Lua 5.4's integer subtype;
     /// on LuaJIT, a number with an integral value).
     pub fn is_integer(&self, idx: c_int) -> bool {
@@ -263,32 +360,30 @@ impl<'f> Stack<'f> {
     /// The truth of the value at `idx`: false for nil, `false` and none.
     #[inline]
     pub fn to_bool(&self, idx: c_int) -> bool {
-        // SAFETY: an acceptable index (checked).
-        self.readable(idx) && unsafe { ffi::lua_toboolean(self.l, idx) } != 0
+        self.read(idx, ffi::lua_toboolean).is_some_and(|b| b != 0)
     }
 
     /// The address of the (full or light) userdata at `idx`, or null.
     #[inline]
     pub fn to_userdata(&self, idx: c_int) -> *mut c_void {
-        if !self.readable(idx) {
-            return std::ptr::null_mut();
-        }
-        // SAFETY: an acceptable index.
-        unsafe { ffi::lua_touserdata(self.l, idx) }
+        self.read(idx, ffi::lua_touserdata)
+            .unwrap_or(std::ptr::null_mut())
     }
 
     /// The identity of the value at `idx` (`lua_topointer`), or null.
     #[inline]
     pub fn to_pointer(&self, idx: c_int) -> *const c_void {
-        if !self.readable(idx) {
-            return std::ptr::null();
-        }
-        // SAFETY: an acceptable index.
-        unsafe { ffi::lua_topointer(self.l, idx) }
+        self.read(idx, ffi::lua_topointer)
+            .unwrap_or(std::ptr::null())
     }
 
     /// The block of the userdata at `idx` when its metatable is the table at
-    /// address `mt` (see [`api::udata_with_mt`]).
+    /// address `mt`, else `None`.
+    ///
+    /// A light userdata is not told apart from a full one, which only
+    /// matters when the debug library gave light userdata one of the
+    /// bridge's metatables (which can break memory safety in other ways
+    /// too).
     #[inline]
     pub fn udata_with_mt(&mut self, idx: c_int, mt: *const c_void) -> Option<*mut c_void> {
         if !self.readable(idx) {
@@ -297,9 +392,17 @@ impl<'f> Stack<'f> {
         if self.room < 1 {
             self.grow();
         }
-        // SAFETY: an acceptable index, a free slot for the metatable, which
-        // is popped again.
-        unsafe { api::udata_with_mt(self.l, idx, mt) }
+        // SAFETY: an acceptable index (raw rule 5) and a free slot for the
+        // metatable, which is popped at once (the handle's count stays).
+        unsafe {
+            let p = ffi::lua_touserdata(self.l, idx);
+            if p.is_null() || ffi::lua_getmetatable(self.l, idx) == 0 {
+                return None;
+            }
+            let same = ffi::lua_topointer(self.l, -1) == mt;
+            ffi::lua_settop(self.l, -2);
+            same.then_some(p)
+        }
     }
 
     /// Sets the top to `idx` (absolute, or negative from the top): pops the
@@ -310,26 +413,44 @@ impl<'f> Stack<'f> {
     /// Panics when a negative `idx` reaches below the bottom.
     #[inline]
     pub fn settop(&mut self, idx: c_int) {
-        let new = if idx >= 0 {
-            idx
+        if idx < 0 {
+            // Pops `n`: known without the top when the handle pushed them.
+            let n = -idx - 1;
+            assert!(self.has(n), "settop({idx}) below the bottom");
+            self.bump(-n);
+            self.room += n;
+        } else if self.top.get() < 0 {
+            // The top is unknown: count the room as if the stack were
+            // empty (the most pushing `settop` may do), without asking.
+            if self.room < idx && self.ensure(idx).is_err() {
+                panic!("the Lua stack is full");
+            }
+            self.room -= idx;
+            self.top.set(idx);
         } else {
-            assert!(-idx - 1 <= self.top, "settop({idx}) below the bottom");
-            self.top + idx + 1
-        };
-        if new > self.top && self.ensure(new - self.top).is_err() {
-            panic!("the Lua stack is full");
+            let t = self.t();
+            if idx > t && self.ensure(idx - t).is_err() {
+                panic!("the Lua stack is full");
+            }
+            self.room += t - idx;
+            self.top.set(idx);
         }
-        self.room += self.top - new;
-        self.top = new;
-        // SAFETY: `new` is at most the top, or within the room ensured.
-        unsafe { ffi::lua_settop(self.l, new) }
+        // SAFETY: a pop of values on the stack, or pushes of nils within
+        // the room ensured.
+        unsafe { ffi::lua_settop(self.l, idx) }
     }
 
     /// Pops `n` values (all, when fewer are there).
     #[inline]
     pub fn pop(&mut self, n: c_int) {
-        let new = self.top - n.clamp(0, self.top);
-        self.settop(new);
+        let n = if n <= 0 {
+            return;
+        } else if self.has(n) {
+            n
+        } else {
+            self.t()
+        };
+        self.settop(-n - 1);
     }
 
     /// Pops the top value into `idx`.
@@ -339,7 +460,7 @@ impl<'f> Stack<'f> {
     /// Panics when `idx` is not on the stack.
     pub fn replace(&mut self, idx: c_int) {
         let idx = self.abs(idx);
-        self.top -= 1;
+        self.bump(-1);
         self.room += 1;
         // SAFETY: a valid index with a value on top.
         unsafe { ffi::lua_replace(self.l, idx) }
@@ -354,7 +475,7 @@ impl<'f> Stack<'f> {
         let Some(idx) = self.on_stack(idx) else {
             invalid(idx);
         };
-        self.top -= 1;
+        self.bump(-1);
         self.room += 1;
         // SAFETY: a value on the stack.
         unsafe { ffi::lua_remove(self.l, idx) }
@@ -371,31 +492,6 @@ impl<'f> Stack<'f> {
         };
         // SAFETY: a value on the stack.
         unsafe { ffi::lua_insert(self.l, idx) }
-    }
-
-    /// Calls the function below the `nargs` values on top with them, in
-    /// protected mode: `Ok` with `nresults` results (all of them for
-    /// `LUA_MULTRET`) in their place, or `Err` with the error value there.
-    ///
-    /// The function may run any Lua code, which may switch fibers.
-    ///
-    /// # Panics
-    ///
-    /// Panics when fewer than `nargs + 1` values are on the stack.
-    pub fn pcall(&mut self, nargs: c_int, nresults: c_int) -> Result<(), ()> {
-        assert!(nargs >= 0 && nargs < self.top, "pcall: {nargs} arguments");
-        // SAFETY: a function and its arguments on top; every Lua error is
-        // caught by lua_pcall (raw rule 2).
-        let rc = unsafe { ffi::lua_pcall(self.l, nargs, nresults, 0) };
-        // SAFETY: `l` is valid. The room above the new top is unknown after
-        // Lua code ran (a collection may shrink the stack).
-        self.top = unsafe { ffi::lua_gettop(self.l) };
-        self.room = 0;
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(())
-        }
     }
 
     /// `lua_upvalueindex(i)`.

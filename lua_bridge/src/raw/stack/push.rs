@@ -7,8 +7,6 @@ use mlua::ffi;
 use super::{invalid, Stack};
 use crate::raw::api;
 
-// See the note on the main `impl`.
-#[allow(dead_code)]
 impl Stack<'_> {
     /// Pushes nil.
     #[inline]
@@ -18,28 +16,33 @@ impl Stack<'_> {
         unsafe { ffi::lua_pushnil(self.l) }
     }
 
+    /// Takes a slot and runs the C API push `f` of `a`.
+    #[inline(always)]
+    fn push_with<A>(&mut self, f: unsafe extern "C-unwind" fn(*mut ffi::lua_State, A), a: A) {
+        self.slot();
+        // SAFETY: a free slot (raw rule 4); each `f` given here pushes one
+        // value made of `a` (`lua_pushboolean`, `lua_pushinteger`,
+        // `lua_pushnumber`, `lua_pushlightuserdata`: any `a`;
+        // `lua_pushvalue`: an index its caller checked).
+        unsafe { f(self.l, a) }
+    }
+
     /// Pushes a boolean.
     #[inline]
     pub fn push_bool(&mut self, b: bool) {
-        self.slot();
-        // SAFETY: a free slot.
-        unsafe { ffi::lua_pushboolean(self.l, c_int::from(b)) }
+        self.push_with(ffi::lua_pushboolean, c_int::from(b));
     }
 
     /// Pushes an integer (a number on LuaJIT).
     #[inline]
     pub fn push_int(&mut self, i: i64) {
-        self.slot();
-        // SAFETY: a free slot.
-        unsafe { ffi::lua_pushinteger(self.l, i as ffi::lua_Integer) }
+        self.push_with(ffi::lua_pushinteger, i as ffi::lua_Integer);
     }
 
     /// Pushes a float.
     #[inline]
     pub fn push_number(&mut self, n: f64) {
-        self.slot();
-        // SAFETY: a free slot.
-        unsafe { ffi::lua_pushnumber(self.l, n) }
+        self.push_with(ffi::lua_pushnumber, n);
     }
 
     /// Pushes a string with these bytes.
@@ -66,9 +69,7 @@ impl Stack<'_> {
     /// Pushes a light userdata.
     #[inline]
     pub fn push_light(&mut self, p: *mut c_void) {
-        self.slot();
-        // SAFETY: a free slot.
-        unsafe { ffi::lua_pushlightuserdata(self.l, p) }
+        self.push_with(ffi::lua_pushlightuserdata, p);
     }
 
     /// Pushes a C function (no upvalues).
@@ -83,11 +84,11 @@ impl Stack<'_> {
     ///
     /// Panics when fewer than `n` values are on the stack.
     pub fn push_closure(&mut self, f: ffi::lua_CFunction, n: c_int) {
-        assert!((0..=self.top).contains(&n), "push_closure: {n} upvalues");
+        assert!((0..=self.t()).contains(&n), "push_closure: {n} upvalues");
         if n == 0 {
             self.slot();
         } else {
-            self.top -= n - 1;
+            self.bump(-(n - 1));
             self.room += n - 1;
         }
         // SAFETY: `n` values are on the stack, or a free slot for `n == 0`.
@@ -100,10 +101,8 @@ impl Stack<'_> {
         if !self.readable(idx) {
             invalid(idx);
         }
-        self.slot();
-        // SAFETY: an acceptable index (checked before the push moved the
-        // top), a free slot.
-        unsafe { ffi::lua_pushvalue(self.l, idx) }
+        // An acceptable index (checked before the push moves the top).
+        self.push_with(ffi::lua_pushvalue, idx);
     }
 
     /// Pushes the value a registry ref holds.
@@ -121,7 +120,7 @@ impl Stack<'_> {
         self.slot();
         // SAFETY: a free slot.
         unsafe { ffi::lua_createtable(self.l, narr.max(0), nrec.max(0)) };
-        self.top
+        self.t()
     }
 
     /// Pushes a new full userdata holding `v`; returns its address, which
@@ -142,5 +141,35 @@ impl Stack<'_> {
             p.write(v);
             p
         }
+    }
+
+    /// Pushes a new full userdata holding `v` (as [`Stack::push_userdata`])
+    /// whose metatable is the table the registry ref `mt` holds (none for a
+    /// ref of nil); returns its address.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `mt` holds neither a table nor nil (`v` is not dropped).
+    #[inline(always)]
+    pub fn push_userdata_with<T>(&mut self, v: T, mt: c_int) -> *mut T {
+        let p = self.push_userdata(v);
+        self.push_ref(mt);
+        self.set_metatable(-2);
+        p
+    }
+
+    /// Pushes the table of globals.
+    pub fn push_globals(&mut self) {
+        self.slot();
+        // SAFETY: a free slot.
+        unsafe { ffi::lua_pushglobaltable(self.l) };
+    }
+
+    /// Pushes a new Lua thread of this state; returns it.
+    pub fn push_new_thread(&mut self) -> *mut ffi::lua_State {
+        self.slot();
+        // SAFETY: a free slot; the allocation does not fail on the limit in
+        // a body (raw rule 3).
+        unsafe { ffi::lua_newthread(self.l) }
     }
 }

@@ -8,8 +8,6 @@ use mlua::ffi;
 use super::{not_a_table, Stack};
 use crate::raw::{api, LResult, Raise};
 
-// See the note on the main `impl`.
-#[allow(dead_code)]
 impl Stack<'_> {
     /// Whether the value at `idx` is a table.
     #[inline(always)]
@@ -33,7 +31,7 @@ impl Stack<'_> {
     #[inline]
     pub fn rawget(&mut self, t: c_int) {
         self.table(t);
-        assert!(self.top >= 1, "rawget: no key");
+        assert!(self.has(1), "rawget: no key");
         // SAFETY: a table at `t` and a key on top; replaces the key.
         unsafe { api::rawget(self.l, t) }
     }
@@ -46,9 +44,21 @@ impl Stack<'_> {
     #[inline]
     pub fn rawgeti(&mut self, t: c_int, n: c_int) -> c_int {
         self.table(t);
+        // SAFETY: a table at `t` (checked).
+        unsafe { self.rawgeti_unchecked(t, n) }
+    }
+
+    /// [`Stack::rawgeti`] without checking that `t` is a table (a hot loop
+    /// over an array checked once).
+    ///
+    /// # Safety
+    ///
+    /// `t` holds a table.
+    #[inline(always)]
+    pub unsafe fn rawgeti_unchecked(&mut self, t: c_int, n: c_int) -> c_int {
+        debug_assert!(self.is_table(t));
         self.slot();
-        // SAFETY: a table at `t` (checked before the top moved), a free
-        // slot.
+        // SAFETY: a table at `t` (contract), a free slot.
         unsafe { api::rawgeti_type(self.l, t, n) }
     }
 
@@ -77,7 +87,7 @@ impl Stack<'_> {
     /// stack.
     pub fn rawset(&mut self, t: c_int) -> LResult<()> {
         self.table(t);
-        assert!(self.top >= 2, "rawset: no key and value");
+        assert!(self.has(2), "rawset: no key and value");
         let bad = match self.type_of(-2) {
             ffi::LUA_TNIL => Some("table index is nil"),
             ffi::LUA_TNUMBER if self.to_number(-2).is_some_and(f64::is_nan) => {
@@ -89,7 +99,7 @@ impl Stack<'_> {
             self.pop(2);
             return Err(Raise::illegal(bad));
         }
-        self.top -= 2;
+        self.bump(-2);
         self.room += 2;
         // SAFETY: a table at `t`, a key that is neither nil nor NaN (so
         // the raw set cannot raise) and a value on top.
@@ -105,8 +115,8 @@ impl Stack<'_> {
     #[inline]
     pub fn rawseti(&mut self, t: c_int, n: i64) {
         self.table(t);
-        assert!(self.top >= 1, "rawseti: no value");
-        self.top -= 1;
+        assert!(self.has(1), "rawseti: no value");
+        self.bump(-1);
         self.room += 1;
         // SAFETY: a table at `t` and a value on top.
         unsafe { ffi::lua_rawseti(self.l, t, n as ffi::lua_Integer) }
@@ -119,7 +129,7 @@ impl Stack<'_> {
     /// Panics when `t` is not a table or the stack is empty.
     pub fn set_field(&mut self, t: c_int, name: &CStr) {
         let t = self.abs(t);
-        assert!(self.top >= 1, "set_field: no value");
+        assert!(self.has(1), "set_field: no value");
         self.push_cstr(name);
         self.insert(-2);
         // A string key is neither nil nor NaN.
@@ -132,13 +142,20 @@ impl Stack<'_> {
     /// # Panics
     ///
     /// Panics when the top is not a table or nil, or `idx` is invalid.
+    #[inline(always)]
     pub fn set_metatable(&mut self, idx: c_int) {
-        let idx = self.abs(idx);
+        // A relative index the handle knows of stays relative: the
+        // metatable on top is popped after `idx` is resolved.
+        let idx = if idx < -1 && idx > ffi::LUA_REGISTRYINDEX && self.has(-idx) {
+            idx
+        } else {
+            self.abs(idx)
+        };
         assert!(
             matches!(self.type_of(-1), ffi::LUA_TTABLE | ffi::LUA_TNIL),
             "set_metatable: not a table"
         );
-        self.top -= 1;
+        self.bump(-1);
         self.room += 1;
         // SAFETY: a valid index and a table or nil on top.
         unsafe { ffi::lua_setmetatable(self.l, idx) };
@@ -155,7 +172,7 @@ impl Stack<'_> {
         // SAFETY: an acceptable index, a free slot.
         let has = unsafe { ffi::lua_getmetatable(self.l, idx) } != 0;
         if has {
-            self.top += 1;
+            self.bump(1);
             self.room -= 1;
         }
         has
@@ -175,7 +192,7 @@ impl Stack<'_> {
     /// Panics when `t` is not a table or the stack is empty.
     pub unsafe fn next(&mut self, t: c_int) -> bool {
         self.table(t);
-        assert!(self.top >= 1, "next: no key");
+        assert!(self.has(1), "next: no key");
         // SAFETY: a table at `t`, a key on top that `lua_next` finds
         // (contract); one free slot more is needed for the value.
         if self.room < 1 {
@@ -184,10 +201,10 @@ impl Stack<'_> {
         // SAFETY: as above.
         let more = unsafe { ffi::lua_next(self.l, t) } != 0;
         if more {
-            self.top += 1;
+            self.bump(1);
             self.room -= 1;
         } else {
-            self.top -= 1;
+            self.bump(-1);
             self.room += 1;
         }
         more
@@ -200,14 +217,14 @@ impl Stack<'_> {
     /// Panics when the top `n` values are not all strings or numbers (their
     /// `__concat` metamethods could raise).
     pub fn concat(&mut self, n: c_int) {
-        assert!(n >= 1 && n <= self.top, "concat: {n} values");
+        assert!(n >= 1 && n <= self.t(), "concat: {n} values");
         for i in 0..n {
             assert!(
                 matches!(self.type_of(-1 - i), ffi::LUA_TSTRING | ffi::LUA_TNUMBER),
                 "concat: not a string"
             );
         }
-        self.top -= n - 1;
+        self.bump(-(n - 1));
         self.room += n - 1;
         // SAFETY: `n` strings or numbers on top: no metamethod runs; the
         // allocation does not fail on the limit in a body (raw rule 3).
@@ -218,5 +235,45 @@ impl Stack<'_> {
     pub fn rawequal(&self, a: c_int, b: c_int) -> bool {
         // SAFETY: acceptable indices (checked).
         self.readable(a) && self.readable(b) && unsafe { ffi::lua_rawequal(self.l, a, b) } != 0
+    }
+
+    /// Sets each `(name, f)` of `funcs` as `t[name] = f`, raw.
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table.
+    pub fn set_funcs(&mut self, t: c_int, funcs: &[crate::raw::Reg]) {
+        let t = self.abs(t);
+        for (name, f) in funcs {
+            self.push_cfunction(*f);
+            self.set_field(t, name);
+        }
+    }
+
+    /// Makes a metatable named `name` with `__index` = a table of `methods`,
+    /// the metamethods `meta`, and `__metatable` = itself; returns its
+    /// registry ref and address.
+    ///
+    /// `__metatable` makes `getmetatable` give the metatable itself, as
+    /// without the field, but found at a known place (a LuaJIT trace then
+    /// looks it up by its slot, not by walking a hash chain that the string
+    /// seed changes).
+    pub fn make_metatable(
+        &mut self,
+        name: &CStr,
+        methods: &[crate::raw::Reg],
+        meta: &[crate::raw::Reg],
+    ) -> (c_int, *const std::ffi::c_void) {
+        let mt = self.new_table(0, meta.len() as c_int + 3);
+        self.set_funcs(mt, meta);
+        let index = self.new_table(0, methods.len() as c_int);
+        self.set_funcs(index, methods);
+        self.set_field(mt, c"__index");
+        self.push_cstr(name);
+        self.set_field(mt, c"__name");
+        self.push_value(mt);
+        self.set_field(mt, c"__metatable");
+        let p = self.to_pointer(mt);
+        (self.make_ref(), p)
     }
 }

@@ -1,6 +1,7 @@
 //! Lua values to MsgPack, as Tarantool's `luamp_encode_r` + `luaL_tofield`.
 //!
-//! Rules the code keeps (cfunc rule 2: no Lua error may cross it):
+//! Rules the code keeps, cited as "encode rule N" (raw rule 2: no Lua
+//! error may cross it):
 //!
 //! 1. Only raw accesses (`lua_rawget`, `lua_rawgeti`, `lua_next`), which run
 //!    no metamethod.
@@ -10,9 +11,9 @@
 //!    through the base library's `next` under `lua_pcall`: that code may have
 //!    changed the table, and a raw `lua_next` would then raise.
 //! 4. The encoder knows the stack top without asking (each function gets
-//!    it as `top`) and the stack room it checked (`Encoder::room`): Lua
-//!    stacks only shrink in a collection, which only Lua code or an
-//!    allocation starts, so the room is checked again after Lua code ran.
+//!    it as `top`); the stack handle counts the room it checked, and
+//!    forgets it once Lua code ran (Lua stacks only shrink in a collection,
+//!    which only Lua code or an allocation starts).
 //!
 //! The calls into Lua are the cost here (an encode is mostly C API calls),
 //! so each value takes as few as it can: its type once, then its contents.
@@ -23,16 +24,14 @@ use luafiber_runtime::ibuf::Ibuf;
 use mlua::ffi;
 use rmp::encode as mp;
 
-#[cfg(feature = "luajit")]
 pub(crate) mod raw;
 mod table;
 
-#[cfg(feature = "luajit")]
-use super::MAX_NESTING;
-use super::{Config, State};
-use crate::raw::api;
+use super::{Config, State, MAX_NESTING};
+use crate::luajit::cdata::Scalar;
+use crate::luajit::obj::LUA_TCDATA;
 use crate::raw::error::ErrorKind;
-use crate::raw::{LResult as LuaResult, Raise};
+use crate::raw::{LResult as LuaResult, Raise, Stack};
 
 /// 2^63 as a float.
 const TWO_63: f64 = 9_223_372_036_854_775_808.0;
@@ -45,8 +44,8 @@ const MAX_HANDOVERS: u32 = 64;
 /// key, value, and a call's function and argument.
 const SLOTS_PER_LEVEL: c_int = 8;
 
-/// Stack slots checked at once (rule 4), so that `lua_checkstack` runs
-/// once per encode, not once per table.
+/// Stack slots checked at once (encode rule 4), so that `lua_checkstack`
+/// runs once per encode, not once per table.
 const SLOTS_AT_ONCE: c_int = 16 * SLOTS_PER_LEVEL;
 
 /// Bytes of the longest MsgPack head of a scalar: a marker and 8 bytes.
@@ -99,139 +98,116 @@ fn no_stack(level: u32) -> Fail {
 }
 
 pub(super) struct Encoder<'a> {
-    l: *mut ffi::lua_State,
     st: &'a State,
     cfg: Config,
     out: &'a mut Ibuf,
     /// Stack index of the string `"__serialize"`.
     key: c_int,
-    /// Lua calls made so far (rule 3).
+    /// Lua calls made so far (encode rule 3).
     calls: u64,
-    /// The highest stack index known to be available (rule 4; 0 once Lua
-    /// code ran).
-    room: c_int,
 }
 
 impl<'a> Encoder<'a> {
     /// An encoder writing to `out`; `key` is the stack index of the string
     /// `"__serialize"`.
-    pub(super) fn new(
-        l: *mut ffi::lua_State,
-        st: &'a State,
-        out: &'a mut Ibuf,
-        key: c_int,
-    ) -> Self {
+    pub(super) fn new(st: &'a State, out: &'a mut Ibuf, key: c_int) -> Self {
         Encoder {
-            l,
             st,
             cfg: st.cfg,
             out,
             key,
             calls: 0,
-            room: 0,
         }
     }
 
-    /// Encodes the value at `idx` (an absolute index); `top` is the stack
-    /// top.
+    /// Encodes the value at `idx` of `s`, the running C function's stack,
+    /// whose top is the `"__serialize"` key; the stack is as it was after.
     ///
-    /// # Safety
+    /// # Panics
     ///
-    /// `l` is the calling state of a `lua_fn` body; `idx` is valid and at
-    /// most `top`.
-    pub(super) unsafe fn encode(&mut self, idx: c_int, top: c_int) -> LuaResult<()> {
-        #[cfg(feature = "luajit")]
-        if let Some(layout) = self.st.raw {
-            // SAFETY: caller's contract; nothing runs in between.
-            let done = unsafe {
-                ffi::lua_type(self.l, idx) == ffi::LUA_TTABLE && self.raw_root(&layout, idx)
-            };
-            if done {
+    /// Panics when `idx` is not on the stack.
+    pub(super) fn encode(&mut self, s: &mut Stack, idx: c_int) -> LuaResult<()> {
+        let idx = s.abs(idx);
+        if let Some(root) = self.st.tables.as_ref().and_then(|t| t.root(s, idx)) {
+            if self.raw_root(root) {
                 return Ok(());
             }
         }
-        // SAFETY: caller's contract.
-        unsafe { self.value_at(idx, top, 0, 0) }.map_err(|f| *f.0)
+        let top = s.top();
+        self.value_at(s, idx, top, 0, 0).map_err(|f| *f.0)
     }
 
     /// [`Encoder::value`] of a value whose type is not known yet.
     #[inline(always)]
-    unsafe fn value_at(
+    fn value_at(
         &mut self,
+        s: &mut Stack,
         idx: c_int,
         top: c_int,
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
-        // SAFETY: `idx` is valid (callers).
-        let t = unsafe { ffi::lua_type(self.l, idx) };
-        // SAFETY: as above; `t` is its type.
-        unsafe { self.value(idx, top, t, level, handovers) }
+        let t = s.type_of(idx);
+        self.value(s, idx, top, t, level, handovers)
     }
 
     /// Encodes the value at `idx`, of Lua type `t`; `top` is the stack top
-    /// (rule 4). Numbers and strings are written here, in the caller's
-    /// loop; the rest costs a call.
+    /// (encode rule 4). Numbers and strings are written here, in the
+    /// caller's loop; the rest costs a call.
     #[inline(always)]
-    unsafe fn value(
+    fn value(
         &mut self,
+        s: &mut Stack,
         idx: c_int,
         top: c_int,
         t: c_int,
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
-        // SAFETY: `idx` is a valid absolute index of type `t` (callers).
-        unsafe {
-            match t {
-                ffi::LUA_TNUMBER => self.number(idx),
-                ffi::LUA_TSTRING => {
-                    let mut len = 0;
-                    let p = ffi::lua_tolstring(self.l, idx, &mut len);
-                    self.str(std::slice::from_raw_parts(p.cast(), len))
-                }
-                _ => self.other(idx, top, t, level, handovers),
-            }
+        match t {
+            ffi::LUA_TNUMBER => self.number(s, idx),
+            ffi::LUA_TSTRING => self.str(s.to_str(idx).unwrap_or_default()),
+            _ => self.other(s, idx, top, t, level, handovers),
         }
     }
 
     /// [`Encoder::value`] of the types that are not numbers or strings.
     #[inline(never)]
-    unsafe fn other(
+    fn other(
         &mut self,
+        s: &mut Stack,
         idx: c_int,
         top: c_int,
         t: c_int,
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
-        let l = self.l;
-        // SAFETY: `idx` is a valid absolute index of type `t` (callers);
-        // raw reads only.
-        unsafe {
-            match t {
-                ffi::LUA_TTABLE => self.table(idx, top, level, handovers),
-                ffi::LUA_TNIL => self.head(|w| mp::write_nil(w)),
-                ffi::LUA_TBOOLEAN => {
-                    let b = ffi::lua_toboolean(l, idx) != 0;
-                    self.head(|w| mp::write_bool(w, b))
-                }
-                ffi::LUA_TLIGHTUSERDATA if ffi::lua_touserdata(l, idx).is_null() => {
-                    self.head(|w| mp::write_nil(w))
-                }
-                ffi::LUA_TUSERDATA | ffi::LUA_TLIGHTUSERDATA => {
-                    self.object(idx, top, level, handovers)
-                }
-                #[cfg(feature = "luajit")]
-                10 => {
-                    let payload = ffi::lua_topointer(l, idx).cast::<u8>();
-                    match self.st.ctypes.and_then(|ct| ct.read(payload)) {
-                        Some(s) => self.scalar(s),
-                        None => self.object(idx, top, level, handovers),
-                    }
-                }
-                _ => self.unsupported(idx, top),
+        match t {
+            ffi::LUA_TTABLE => self.table(s, idx, top, level, handovers),
+            ffi::LUA_TNIL => self.head(|w| mp::write_nil(w)),
+            ffi::LUA_TBOOLEAN => {
+                let b = s.to_bool(idx);
+                self.head(|w| mp::write_bool(w, b))
             }
+            ffi::LUA_TLIGHTUSERDATA if s.to_userdata(idx).is_null() => {
+                self.head(|w| mp::write_nil(w))
+            }
+            ffi::LUA_TUSERDATA | ffi::LUA_TLIGHTUSERDATA => {
+                self.object(s, idx, top, level, handovers)
+            }
+            LUA_TCDATA => {
+                let payload = s.to_pointer(idx).cast::<u8>();
+                let read = |ct: crate::luajit::cdata::CTypes| {
+                    // SAFETY: a cdata's `lua_topointer` is its payload,
+                    // alive on the stack meanwhile.
+                    unsafe { ct.read_payload(payload) }
+                };
+                match self.st.ctypes.and_then(read) {
+                    Some(sc) => self.scalar(sc),
+                    None => self.object(s, idx, top, level, handovers),
+                }
+            }
+            _ => self.unsupported(s, idx, top),
         }
     }
 
@@ -251,7 +227,7 @@ impl<'a> Encoder<'a> {
     }
 
     #[inline(always)]
-    unsafe fn str(&mut self, s: &[u8]) -> LResult<()> {
+    fn str(&mut self, s: &[u8]) -> LResult<()> {
         let len =
             u32::try_from(s.len()).map_err(|_| illegal("msgpack.encode: string is too long"))?;
         let room = self.out.try_reserve(5 + s.len()).map_err(oom)?;
@@ -273,20 +249,14 @@ impl<'a> Encoder<'a> {
     }
 
     #[inline(always)]
-    unsafe fn number(&mut self, idx: c_int) -> LResult<()> {
-        let l = self.l;
+    fn number(&mut self, s: &Stack, idx: c_int) -> LResult<()> {
+        // An integral float in the int64 range converts too on Lua 5.4:
+        // Tarantool's rule makes it an integer.
         #[cfg(not(feature = "luajit"))]
-        // SAFETY: `idx` holds a number (caller). An integral float in the
-        // int64 range converts too: Tarantool's rule makes it an integer.
-        unsafe {
-            let mut exact = 0;
-            let i = ffi::lua_tointegerx(l, idx, &mut exact);
-            if exact != 0 {
-                return self.int(i);
-            }
+        if let Some(i) = s.to_integer(idx) {
+            return self.int(i);
         }
-        // SAFETY: as above.
-        self.float(unsafe { ffi::lua_tonumber(l, idx) })
+        self.float(s.to_number(idx).unwrap_or_default())
     }
 
     /// A Lua number `n` (a float).
@@ -315,9 +285,7 @@ impl<'a> Encoder<'a> {
 
     /// A scalar cdata, as Tarantool's `luaL_tofield`: integers in their
     /// shortest form, `float` and `double` as such, `bool`, NULL as nil.
-    #[cfg(feature = "luajit")]
-    fn scalar(&mut self, s: super::cdata::Scalar) -> LResult<()> {
-        use super::cdata::Scalar;
+    fn scalar(&mut self, s: Scalar) -> LResult<()> {
         match s {
             Scalar::Nil => self.head(|w| mp::write_nil(w)),
             Scalar::Bool(b) => self.head(|w| mp::write_bool(w, b)),
@@ -349,92 +317,80 @@ impl<'a> Encoder<'a> {
 
     /// A type MsgPack has no form for: its `tostring` or nil when the
     /// config says so, else an error.
-    unsafe fn unsupported(&mut self, idx: c_int, top: c_int) -> LResult<()> {
-        let l = self.l;
-        // SAFETY: `idx` is valid (caller); `tostring` runs under lua_pcall.
-        unsafe {
-            if self.cfg.encode_use_tostring && self.st.tostring != ffi::LUA_NOREF {
-                api::push_registry_ref(l, self.st.call);
-                api::push_registry_ref(l, self.st.tostring);
-                ffi::lua_pushvalue(l, idx);
-                self.call()?;
-                let r = match api::to_str(l, top + 1) {
-                    Some(s) => self.str(s),
-                    None => Err(illegal("msgpack.encode: tostring did not return a string")),
-                };
-                ffi::lua_settop(l, top);
-                return r;
-            }
-            if self.cfg.encode_invalid_as_nil {
-                return self.head(|w| mp::write_nil(w));
-            }
-            let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, ffi::lua_type(l, idx)));
-            Err(illegal(format!(
-                "unsupported Lua type '{}'",
-                name.to_string_lossy()
-            )))
+    fn unsupported(&mut self, s: &mut Stack, idx: c_int, top: c_int) -> LResult<()> {
+        if self.cfg.encode_use_tostring && self.st.tostring != ffi::LUA_NOREF {
+            s.push_ref(self.st.call);
+            s.push_ref(self.st.tostring);
+            s.push_value(idx);
+            self.call(s)?;
+            let r = match s.to_str(top + 1) {
+                Some(b) => self.str(b),
+                None => Err(illegal("msgpack.encode: tostring did not return a string")),
+            };
+            s.settop(top);
+            return r;
         }
+        if self.cfg.encode_invalid_as_nil {
+            return self.head(|w| mp::write_nil(w));
+        }
+        Err(illegal(format!(
+            "unsupported Lua type '{}'",
+            crate::raw::error::type_name(s.type_of(idx)).to_string_lossy()
+        )))
     }
 
-    /// Calls `f(x)` through the trampoline (rule 2): the trampoline, `f`
-    /// and `x` are the top three values; leaves the result in their place.
-    unsafe fn call(&mut self) -> LResult<()> {
+    /// Calls `f(x)` through the trampoline (encode rule 2): the trampoline,
+    /// `f` and `x` are the top three values; leaves the result in their
+    /// place.
+    fn call(&mut self, s: &mut Stack) -> LResult<()> {
         self.calls += 1;
-        self.room = 0;
-        // SAFETY: (trampoline, f, x) are on top; the trampoline runs under
-        // lua_pcall.
-        unsafe {
-            if ffi::lua_pcall(self.l, 2, 1, 0) != 0 {
-                return Err(Raise::Top.into());
-            }
-        }
-        Ok(())
+        s.pcall(2, 1).map_err(|()| Raise::Top.into())
     }
 
     /// Userdata, light userdata and cdata: encoded through a `__serialize`
     /// function in their metatable, else unsupported.
-    unsafe fn object(&mut self, idx: c_int, top: c_int, level: u32, handovers: u32) -> LResult<()> {
-        let l = self.l;
-        // SAFETY: `idx` is valid; raw reads only, Lua code under pcall.
-        unsafe {
-            if !self.cfg.encode_load_metatables || ffi::lua_getmetatable(l, idx) == 0 {
-                return self.unsupported(idx, top);
-            }
-            ffi::lua_pushvalue(l, self.key);
-            api::rawget(l, top + 1);
-            if ffi::lua_type(l, top + 2) != ffi::LUA_TFUNCTION {
-                ffi::lua_settop(l, top);
-                return self.unsupported(idx, top);
-            }
-            self.hand_over(idx, top, level, handovers)
-        }
-    }
-
-    /// With the metatable and its `__serialize` function at `top + 1` and
-    /// `top + 2`: calls the function with the value at `idx` and encodes its
-    /// result instead.
-    unsafe fn hand_over(
+    fn object(
         &mut self,
+        s: &mut Stack,
         idx: c_int,
         top: c_int,
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
-        let l = self.l;
+        if !self.cfg.encode_load_metatables || !s.get_metatable(idx) {
+            return self.unsupported(s, idx, top);
+        }
+        s.push_value(self.key);
+        s.rawget(top + 1);
+        if s.type_of(top + 2) != ffi::LUA_TFUNCTION {
+            s.settop(top);
+            return self.unsupported(s, idx, top);
+        }
+        self.hand_over(s, idx, top, level, handovers)
+    }
+
+    /// With the metatable and its `__serialize` function at `top + 1` and
+    /// `top + 2`: calls the function with the value at `idx` and encodes its
+    /// result instead.
+    fn hand_over(
+        &mut self,
+        s: &mut Stack,
+        idx: c_int,
+        top: c_int,
+        level: u32,
+        handovers: u32,
+    ) -> LResult<()> {
         if handovers >= MAX_HANDOVERS {
             return Err(illegal(
                 "msgpack.encode: __serialize functions nest too deep",
             ));
         }
-        // SAFETY: the metatable and function are on top; `idx` is valid.
-        unsafe {
-            api::push_registry_ref(l, self.st.call);
-            ffi::lua_replace(l, top + 1);
-            ffi::lua_pushvalue(l, idx);
-            self.call()?;
-            let r = self.value_at(top + 1, top + 1, level, handovers + 1);
-            ffi::lua_settop(l, top);
-            r
-        }
+        s.push_ref(self.st.call);
+        s.replace(top + 1);
+        s.push_value(idx);
+        self.call(s)?;
+        let r = self.value_at(s, top + 1, top + 1, level, handovers + 1);
+        s.settop(top);
+        r
     }
 }

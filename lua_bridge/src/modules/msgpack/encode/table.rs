@@ -10,280 +10,252 @@ use super::{illegal, no_stack, oom, stack_ok, too_deep, Encoder, LResult};
 use super::{SLOTS_AT_ONCE, SLOTS_PER_LEVEL};
 use crate::modules::msgpack::MAX_NESTING;
 use crate::modules::serializer::{self, Hint, Shape};
-use crate::raw::{api, Raise, Stack};
+use crate::raw::{Raise, Stack};
 
 impl Encoder<'_> {
-    /// Makes sure of [`SLOTS_PER_LEVEL`] stack slots above `top` (rule 4).
+    /// Makes sure of [`SLOTS_PER_LEVEL`] stack slots above the top (encode
+    /// rule 4): [`SLOTS_AT_ONCE`] when it can, so that `lua_checkstack`
+    /// runs once per encode.
     #[cold]
-    pub(super) unsafe fn reserve_stack(&mut self, top: c_int, level: u32) -> LResult<()> {
-        // SAFETY: the calling state of a `lua_fn` body.
-        unsafe {
-            for n in [SLOTS_AT_ONCE, SLOTS_PER_LEVEL] {
-                if ffi::lua_checkstack(self.l, n) != 0 {
-                    self.room = top + n;
-                    return Ok(());
-                }
-            }
+    fn reserve_stack(&mut self, s: &mut Stack, level: u32) -> LResult<()> {
+        if s.ensure(SLOTS_AT_ONCE).is_ok() || s.ensure(SLOTS_PER_LEVEL).is_ok() {
+            return Ok(());
         }
         Err(too_deep(level))
     }
 
     #[inline(never)]
-    pub(super) unsafe fn table(
+    pub(super) fn table(
         &mut self,
+        s: &mut Stack,
         idx: c_int,
         top: c_int,
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
-        let l = self.l;
-        // SAFETY: `idx` holds a table; raw reads only (rule 1), Lua code
-        // under pcall (rule 2), room checked (rule 4).
-        unsafe {
-            if !stack_ok() {
-                return Err(no_stack(level));
+        if !stack_ok() {
+            return Err(no_stack(level));
+        }
+        if s.room() < SLOTS_PER_LEVEL {
+            self.reserve_stack(s, level)?;
+        }
+        let mut hint = None;
+        if self.cfg.encode_load_metatables && s.get_metatable(idx) {
+            s.push_value(self.key);
+            s.rawget(top + 1);
+            // The string first: a hint is the usual `__serialize`. A number
+            // becomes a string here, then fails as an unknown hint, as in
+            // Tarantool (`lua_isstring`).
+            match s.coerce_str(top + 2).map(serializer::hint) {
+                None => match s.type_of(top + 2) {
+                    ffi::LUA_TNIL => {}
+                    ffi::LUA_TFUNCTION => return self.hand_over(s, idx, top, level, handovers),
+                    _ => return Err(illegal(serializer::BAD_SERIALIZE)),
+                },
+                Some(Some(Hint::Array)) => hint = Some(Shape::Array(self.max_key(s, idx))),
+                Some(Some(Hint::Map)) => hint = Some(Shape::Map),
+                Some(None) => return Err(illegal(serializer::BAD_SERIALIZE)),
             }
-            if top + SLOTS_PER_LEVEL > self.room {
-                self.reserve_stack(top, level)?;
+            s.settop(top);
+        }
+        if level >= self.cfg.encode_max_depth.min(MAX_NESTING) {
+            if self.cfg.encode_deep_as_nil && level < MAX_NESTING {
+                return self.head(|w| mp::write_nil(w));
             }
-            let mut hint = None;
-            if self.cfg.encode_load_metatables && ffi::lua_getmetatable(l, idx) != 0 {
-                ffi::lua_pushvalue(l, self.key);
-                api::rawget(l, top + 1);
-                // The string first: a hint is the usual `__serialize`. A
-                // number becomes a string here, then fails as an unknown
-                // hint, as in Tarantool (`lua_isstring`).
-                let mut len = 0;
-                let p = ffi::lua_tolstring(l, top + 2, &mut len);
-                if p.is_null() {
-                    match ffi::lua_type(l, top + 2) {
-                        ffi::LUA_TNIL => {}
-                        ffi::LUA_TFUNCTION => return self.hand_over(idx, top, level, handovers),
-                        _ => return Err(illegal(serializer::BAD_SERIALIZE)),
-                    }
-                } else {
-                    hint = match serializer::hint(std::slice::from_raw_parts(p.cast(), len)) {
-                        Some(Hint::Array) => Some(Shape::Array(self.max_key(idx))),
-                        Some(Hint::Map) => Some(Shape::Map),
-                        None => return Err(illegal(serializer::BAD_SERIALIZE)),
-                    };
-                }
-                ffi::lua_settop(l, top);
+            return Err(too_deep(level));
+        }
+        match hint {
+            Some(Shape::Array(n)) => {
+                let n =
+                    u32::try_from(n).map_err(|_| illegal("msgpack.encode: array is too long"))?;
+                self.head(|w| mp::write_array_len(w, n).map(drop))?;
+                self.elements(s, idx, top, 1, n, level)
             }
-            if level >= self.cfg.encode_max_depth.min(MAX_NESTING) {
-                if self.cfg.encode_deep_as_nil && level < MAX_NESTING {
-                    return self.head(|w| mp::write_nil(w));
-                }
-                return Err(too_deep(level));
+            Some(Shape::Map) => {
+                let start = self.begin_container()?;
+                let n = self.entries(s, idx, top, level, 0)?;
+                self.end_container(start, n, true)
             }
-            match hint {
-                Some(Shape::Array(n)) => {
-                    let n = u32::try_from(n)
-                        .map_err(|_| illegal("msgpack.encode: array is too long"))?;
-                    self.head(|w| mp::write_array_len(w, n).map(drop))?;
-                    self.elements(idx, top, 1, n, level)
-                }
-                Some(Shape::Map) => {
-                    let start = self.begin_container()?;
-                    let n = self.entries(idx, top, level, 0)?;
-                    self.end_container(start, n, true)
-                }
-                None => self.plain(idx, top, level),
-            }
+            None => self.plain(s, idx, top, level),
         }
     }
 
     /// Array elements `from..=to` of the table at `idx` (`lua_rawgeti`).
-    pub(super) unsafe fn elements(
+    pub(super) fn elements(
         &mut self,
+        s: &mut Stack,
         idx: c_int,
         top: c_int,
         from: u32,
         to: u32,
         level: u32,
     ) -> LResult<()> {
-        let l = self.l;
-        // SAFETY: `idx` holds a table (caller); raw reads only; `top` is the
-        // top (rule 4).
-        unsafe {
-            for i in from..=to {
-                let t = match c_int::try_from(i) {
-                    Ok(i) => api::rawgeti_type(l, idx, i),
-                    Err(_) => {
-                        ffi::lua_pushnumber(l, f64::from(i));
-                        api::rawget(l, idx);
-                        ffi::lua_type(l, top + 1)
-                    }
-                };
-                self.value(top + 1, top + 1, t, level + 1, 0)?;
-                ffi::lua_settop(l, top);
-            }
+        for i in from..=to {
+            let t = match c_int::try_from(i) {
+                // SAFETY: `idx` holds a table (the caller's value of type
+                // table), which its elements' encoding never pops.
+                Ok(i) => unsafe { s.rawgeti_unchecked(idx, i) },
+                Err(_) => {
+                    s.push_number(f64::from(i));
+                    s.rawget(idx);
+                    s.type_of(top + 1)
+                }
+            };
+            self.value(s, top + 1, top + 1, t, level + 1, 0)?;
+            s.settop(top);
         }
         Ok(())
+    }
+
+    /// The next key and value of the table at `idx` after the key on top:
+    /// raw while no Lua code ran since `calls` (and `raw` allows it), else
+    /// through [`Encoder::pnext`] (encode rule 3).
+    #[inline(always)]
+    fn next(&mut self, s: &mut Stack, idx: c_int, calls: u64, raw: bool) -> LResult<bool> {
+        if raw && self.calls == calls {
+            // SAFETY: no Lua code ran since this traversal began, so the
+            // key on top is nil or the one `next` gave, and no key of the
+            // table was assigned (encode rules 1 and 3).
+            return Ok(unsafe { s.next(idx) });
+        }
+        self.pnext(s, idx)
     }
 
     /// A table without a `__serialize` hint, in one traversal when its keys
     /// come as 1, 2, 3, ... (an array): Tarantool's rule needs no second look
     /// then. Other tables go to [`Encoder::inspect`] and a second traversal.
-    pub(super) unsafe fn plain(&mut self, idx: c_int, top: c_int, level: u32) -> LResult<()> {
-        let l = self.l;
+    pub(super) fn plain(
+        &mut self,
+        s: &mut Stack,
+        idx: c_int,
+        top: c_int,
+        level: u32,
+    ) -> LResult<()> {
         let start = self.begin_container()?;
         let calls = self.calls;
         let mut n: u32 = 0;
-        // SAFETY: `idx` holds a table; rules 1-4.
-        unsafe {
-            ffi::lua_pushnil(l);
-            let key = top + 1;
-            loop {
-                let more = if self.calls == calls {
-                    ffi::lua_next(l, idx) != 0
-                } else {
-                    self.pnext(idx)?
-                };
-                if !more {
-                    return self.end_container(start, n, false);
-                }
-                let is_num = ffi::lua_type(l, key) == ffi::LUA_TNUMBER;
-                let k = if is_num {
-                    ffi::lua_tonumber(l, key)
-                } else {
-                    f64::NAN
-                };
-                if k == f64::from(n) + 1.0 {
-                    self.value_at(key + 1, key + 1, level + 1, 0)?;
-                    n += 1;
-                    ffi::lua_settop(l, key);
-                    continue;
-                }
-                ffi::lua_settop(l, top);
-                let surely_map = !(k >= 1.0 && k.floor() == k);
-                if self.calls == calls {
-                    // Nothing ran that a second traversal would repeat:
-                    // start over with the shape known.
-                    self.out.truncate(start);
-                    let shape = if surely_map {
-                        Shape::Map
-                    } else {
-                        self.inspect(idx)?
-                    };
-                    return match shape {
-                        Shape::Array(max) => {
-                            let max = u32::try_from(max)
-                                .map_err(|_| illegal("msgpack.encode: array is too long"))?;
-                            self.head(|w| mp::write_array_len(w, max).map(drop))?;
-                            self.elements(idx, top, 1, max, level)
-                        }
-                        Shape::Map => {
-                            let start = self.begin_container()?;
-                            let count = self.entries(idx, top, level, 0)?;
-                            self.end_container(start, count, true)
-                        }
-                    };
-                }
-                // Lua code ran for elements 1..=n: keep them, never run it
-                // twice.
+        s.push_nil();
+        let key = top + 1;
+        loop {
+            if !self.next(s, idx, calls, true)? {
+                return self.end_container(start, n, false);
+            }
+            let k = s.to_number(key).unwrap_or(f64::NAN);
+            if k == f64::from(n) + 1.0 {
+                self.value_at(s, key + 1, key + 1, level + 1, 0)?;
+                n += 1;
+                s.settop(key);
+                continue;
+            }
+            s.settop(top);
+            let surely_map = !(k >= 1.0 && k.floor() == k);
+            if self.calls == calls {
+                // Nothing ran that a second traversal would repeat: start
+                // over with the shape known.
+                self.out.truncate(start);
                 let shape = if surely_map {
                     Shape::Map
                 } else {
-                    self.inspect(idx)?
+                    self.inspect(s, idx)?
                 };
                 return match shape {
                     Shape::Array(max) => {
                         let max = u32::try_from(max)
                             .map_err(|_| illegal("msgpack.encode: array is too long"))?;
-                        self.elements(idx, top, n + 1, max, level)?;
-                        self.end_container(start, max.max(n), false)
+                        self.head(|w| mp::write_array_len(w, max).map(drop))?;
+                        self.elements(s, idx, top, 1, max, level)
                     }
                     Shape::Map => {
-                        self.elements_to_pairs(start + 1, n)?;
-                        let count = self.entries(idx, top, level, n)?;
-                        self.end_container(start, n + count, true)
+                        let start = self.begin_container()?;
+                        let count = self.entries(s, idx, top, level, 0)?;
+                        self.end_container(start, count, true)
                     }
                 };
             }
+            // Lua code ran for elements 1..=n: keep them, never run it twice.
+            let shape = if surely_map {
+                Shape::Map
+            } else {
+                self.inspect(s, idx)?
+            };
+            return match shape {
+                Shape::Array(max) => {
+                    let max = u32::try_from(max)
+                        .map_err(|_| illegal("msgpack.encode: array is too long"))?;
+                    self.elements(s, idx, top, n + 1, max, level)?;
+                    self.end_container(start, max.max(n), false)
+                }
+                Shape::Map => {
+                    self.elements_to_pairs(start + 1, n)?;
+                    let count = self.entries(s, idx, top, level, n)?;
+                    self.end_container(start, n + count, true)
+                }
+            };
         }
     }
 
     /// Tarantool's default rule for the table at `idx`
-    /// ([`serializer::inspect`]).
-    pub(super) unsafe fn inspect(&mut self, idx: c_int) -> LResult<Shape> {
-        // SAFETY: the calling state of a `lua_fn` body; no Lua code runs
-        // while the handle lives.
-        let mut s = unsafe { Stack::from_state(self.l) };
-        serializer::inspect(&mut s, idx, &self.cfg).map_err(illegal)
+    /// ([`serializer::inspect`]: no Lua code runs in its traversal, so the
+    /// raw `next` of encode rule 3).
+    pub(super) fn inspect(&mut self, s: &mut Stack, idx: c_int) -> LResult<Shape> {
+        serializer::inspect(s, idx, &self.cfg).map_err(illegal)
     }
 
     /// The length of an array by `__serialize` ([`serializer::max_key`]).
-    pub(super) unsafe fn max_key(&mut self, idx: c_int) -> u64 {
-        // SAFETY: as in `inspect`.
-        let mut s = unsafe { Stack::from_state(self.l) };
-        serializer::max_key(&mut s, idx)
+    pub(super) fn max_key(&mut self, s: &mut Stack, idx: c_int) -> u64 {
+        serializer::max_key(s, idx)
     }
 
     /// Every key and value of the table at `idx`, but the integer keys
     /// `1..=skip`; returns how many pairs it wrote.
-    pub(super) unsafe fn entries(
+    pub(super) fn entries(
         &mut self,
+        s: &mut Stack,
         idx: c_int,
         top: c_int,
         level: u32,
         skip: u32,
     ) -> LResult<u32> {
-        let l = self.l;
         let calls = self.calls;
         let mut count: u32 = 0;
-        // SAFETY: `idx` holds a table; rules 1-4.
-        unsafe {
-            ffi::lua_pushnil(l);
-            let key = top + 1;
-            loop {
-                let more = if self.calls == calls && skip == 0 {
-                    ffi::lua_next(l, idx) != 0
-                } else {
-                    self.pnext(idx)?
-                };
-                if !more {
-                    break;
-                }
-                if skip > 0 && ffi::lua_type(l, key) == ffi::LUA_TNUMBER {
-                    let k = ffi::lua_tonumber(l, key);
+        s.push_nil();
+        let key = top + 1;
+        while self.next(s, idx, calls, skip == 0)? {
+            if skip > 0 {
+                if let Some(k) = s.to_number(key) {
                     if k >= 1.0 && k <= f64::from(skip) && k.floor() == k {
-                        ffi::lua_settop(l, key);
+                        s.settop(key);
                         continue;
                     }
                 }
-                count = count
-                    .checked_add(1)
-                    .ok_or_else(|| illegal("msgpack.encode: map is too big"))?;
-                self.value_at(key, key + 1, level + 1, 0)?;
-                self.value_at(key + 1, key + 1, level + 1, 0)?;
-                ffi::lua_settop(l, key);
             }
+            count = count
+                .checked_add(1)
+                .ok_or_else(|| illegal("msgpack.encode: map is too big"))?;
+            self.value_at(s, key, key + 1, level + 1, 0)?;
+            self.value_at(s, key + 1, key + 1, level + 1, 0)?;
+            s.settop(key);
         }
         Ok(count)
     }
 
-    /// `lua_next` through the base library's `next` under `lua_pcall` (rule
-    /// 3): pops the key; pushes the next key and value, or nothing at the end.
-    pub(super) unsafe fn pnext(&mut self, idx: c_int) -> LResult<bool> {
-        let l = self.l;
-        self.room = 0;
-        // SAFETY: a key is on top and `idx` holds a table.
-        unsafe {
-            if self.st.next == ffi::LUA_NOREF {
-                return Ok(ffi::lua_next(l, idx) != 0);
-            }
-            api::push_registry_ref(l, self.st.next);
-            ffi::lua_pushvalue(l, idx);
-            ffi::lua_pushvalue(l, -3);
-            if ffi::lua_pcall(l, 2, 2, 0) != 0 {
-                return Err(Raise::Top.into());
-            }
-            ffi::lua_remove(l, -3);
-            if ffi::lua_type(l, -2) == ffi::LUA_TNIL {
-                ffi::lua_settop(l, -3);
-                return Ok(false);
-            }
+    /// `lua_next` through the base library's `next` under `lua_pcall`
+    /// (encode rule 3): pops the key; pushes the next key and value, or
+    /// nothing at the end.
+    pub(super) fn pnext(&mut self, s: &mut Stack, idx: c_int) -> LResult<bool> {
+        if self.st.next == ffi::LUA_NOREF {
+            return Err(illegal(
+                "msgpack.encode: no base library `next` to go on with a table after Lua code ran",
+            ));
+        }
+        s.push_ref(self.st.next);
+        s.push_value(idx);
+        s.push_value(-3);
+        s.pcall(2, 2).map_err(|()| Raise::Top)?;
+        s.remove(-3);
+        if s.type_of(-2) == ffi::LUA_TNIL {
+            s.pop(2);
+            return Ok(false);
         }
         Ok(true)
     }

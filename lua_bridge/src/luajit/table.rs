@@ -1,0 +1,214 @@
+//! Tables read in place: a table is its array part and its node array, a
+//! value its tagged word, with no C API call per key or value.
+//!
+//! A [`Table`] borrows the [`Stack`] its root table is on (luajit rule 3):
+//! while it lives nothing can pop the root, run Lua code or allocate a Lua
+//! object (each of those takes the stack `&mut`), so no collection can
+//! start and no table reachable from the root can change. Every value read
+//! from it ([`Tv`]) carries the same lifetime.
+
+use std::ffi::c_int;
+use std::marker::PhantomData;
+
+use mlua::ffi;
+
+use super::obj::{
+    gcptr, itype, GcCdata, GcStr, GcTab, Node, Word, CDATA, ISNUM, NIL_WORD, STR, TAB,
+};
+use crate::raw::Stack;
+
+#[cfg(feature = "luajit")]
+extern "C" {
+    /// The value of string key `key` in `t`, or null (`lj_tab.c`, in the
+    /// vendored static library): a raw lookup that allocates nothing.
+    fn lj_tab_getstr(t: *const GcTab, key: *const GcStr) -> *const Word;
+}
+
+/// What the probe learnt of tables: the token the in-place table readers
+/// need. Only the probe makes one (luajit rule 1).
+#[derive(Clone, Copy)]
+pub(crate) struct Tables {
+    /// The word of a light userdata NULL (`msgpack.NULL` on Lua 5.4 terms).
+    pub(super) null: Word,
+    /// The interned string `"__serialize"`, anchored by a registry ref the
+    /// probe keeps for the state's life.
+    pub(super) serialize: *const GcStr,
+}
+
+/// A tagged value read from a live table (see the module doc).
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(transparent)]
+pub(crate) struct Tv<'a>(Word, PhantomData<&'a GcTab>);
+
+/// A slot of a table's hash part.
+#[repr(transparent)]
+pub(crate) struct Slot<'a>(Node, PhantomData<&'a GcTab>);
+
+/// A live table, read in place (see the module doc).
+#[derive(Clone, Copy)]
+pub(crate) struct Table<'a> {
+    t: &'a GcTab,
+    tables: &'a Tables,
+}
+
+impl Tables {
+    /// The table at `idx` of `s`, read in place while `s` is borrowed; `None`
+    /// when the value is not a table.
+    #[inline]
+    pub(crate) fn root<'a>(&'a self, s: &'a Stack, idx: c_int) -> Option<Table<'a>> {
+        if s.type_of(idx) != ffi::LUA_TTABLE {
+            return None;
+        }
+        let t = s.to_pointer(idx).cast::<GcTab>();
+        // SAFETY: a table's `lua_topointer` is its `GCtab`, of the layout the
+        // probe checked (luajit rule 1); it lives while `s` is borrowed.
+        let t = unsafe { &*t };
+        Some(Table { t, tables: self })
+    }
+
+    /// Whether `v` is a light userdata NULL.
+    #[inline(always)]
+    pub(crate) fn is_null(&self, v: Tv<'_>) -> bool {
+        v.0 == self.null
+    }
+}
+
+impl<'a> Tv<'a> {
+    /// The word, as `lj_obj.h` has it.
+    #[inline(always)]
+    pub(crate) fn word(self) -> Word {
+        self.0
+    }
+
+    /// Its tag (`itype`).
+    #[inline(always)]
+    pub(crate) fn tag(self) -> u32 {
+        itype(self.0)
+    }
+
+    /// Whether it is nil (an empty slot).
+    #[inline(always)]
+    pub(crate) fn is_nil(self) -> bool {
+        self.0 == NIL_WORD
+    }
+
+    /// The number it holds.
+    #[inline(always)]
+    pub(crate) fn number(self) -> Option<f64> {
+        (itype(self.0) <= ISNUM).then(|| f64::from_bits(self.0))
+    }
+
+    /// The bytes of the string it holds.
+    #[inline(always)]
+    pub(crate) fn str(self) -> Option<&'a [u8]> {
+        if itype(self.0) != STR {
+            return None;
+        }
+        let s = gcptr::<GcStr>(self.0);
+        // SAFETY: a live string (the module doc) of the checked layout: its
+        // `len` bytes follow the head.
+        Some(unsafe { std::slice::from_raw_parts(s.add(1).cast::<u8>(), (*s).len as usize) })
+    }
+
+    /// The payload of the cdata it holds (it follows the `GCcdata` head).
+    #[inline(always)]
+    pub(crate) fn cdata(self) -> Option<*const u8> {
+        (itype(self.0) == CDATA).then(|| gcptr::<GcCdata>(self.0).wrapping_add(1).cast::<u8>())
+    }
+}
+
+impl<'a> Slot<'a> {
+    /// Its key.
+    #[inline(always)]
+    pub(crate) fn key(&self) -> Tv<'a> {
+        Tv(self.0.key, PhantomData)
+    }
+
+    /// Its value (nil for a free slot).
+    #[inline(always)]
+    pub(crate) fn val(&self) -> Tv<'a> {
+        Tv(self.0.val, PhantomData)
+    }
+}
+
+impl<'a> Table<'a> {
+    /// The table `v` holds, if it holds one.
+    #[inline(always)]
+    pub(crate) fn child(&self, v: Tv<'a>) -> Option<Table<'a>> {
+        (itype(v.0) == TAB).then(|| Table {
+            // SAFETY: a live table (the module doc) of the checked layout.
+            t: unsafe { &*gcptr::<GcTab>(v.0) },
+            tables: self.tables,
+        })
+    }
+
+    /// The array part: the values of keys `0..asize`.
+    #[inline(always)]
+    pub(crate) fn array(&self) -> &'a [Tv<'a>] {
+        if self.t.asize == 0 {
+            return &[];
+        }
+        // SAFETY: LuaJIT keeps `asize` values at `array` (luajit rule 1);
+        // `Tv` is a transparent word.
+        unsafe { std::slice::from_raw_parts(self.t.array.cast(), self.t.asize as usize) }
+    }
+
+    /// The hash part (a table without one points at a shared dummy node).
+    #[inline(always)]
+    pub(crate) fn slots(&self) -> &'a [Slot<'a>] {
+        // SAFETY: LuaJIT keeps `hmask + 1` nodes at `node`; `Slot` is a
+        // transparent node.
+        unsafe { std::slice::from_raw_parts(self.t.node.cast(), self.t.hmask as usize + 1) }
+    }
+
+    /// The size of the array part and the hash mask (the table's room).
+    #[inline(always)]
+    pub(crate) fn sizes(&self) -> (u32, u32) {
+        (self.t.asize, self.t.hmask)
+    }
+
+    /// Its metatable.
+    #[inline(always)]
+    pub(crate) fn metatable(&self) -> Option<Table<'a>> {
+        let mt = self.t.metatable;
+        if mt.is_null() {
+            return None;
+        }
+        // SAFETY: a live table's metatable is a live table or null.
+        let t = unsafe { &*mt };
+        Some(Table {
+            t,
+            tables: self.tables,
+        })
+    }
+
+    /// `t.__serialize`, raw (nil when absent).
+    #[inline]
+    pub(crate) fn serialize_field(&self) -> Tv<'a> {
+        #[cfg(feature = "luajit")]
+        {
+            // SAFETY: a raw lookup in a live table, with the interned string
+            // the probe anchored; it allocates nothing.
+            let v = unsafe { lj_tab_getstr(self.t, self.tables.serialize) };
+            if v.is_null() {
+                return Tv(NIL_WORD, PhantomData);
+            }
+            // SAFETY: a value slot of the live table.
+            Tv(unsafe { *v }, PhantomData)
+        }
+        #[cfg(not(feature = "luajit"))]
+        Tv(NIL_WORD, PhantomData)
+    }
+
+    /// Whether `other` is the same table.
+    #[inline(always)]
+    pub(crate) fn same(&self, other: &Table<'_>) -> bool {
+        std::ptr::eq(self.t, other.t)
+    }
+
+    /// The token this table was read with.
+    #[inline(always)]
+    pub(crate) fn tables(&self) -> &'a Tables {
+        self.tables
+    }
+}

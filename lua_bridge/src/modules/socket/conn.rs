@@ -1,0 +1,232 @@
+//! The methods that set a socket up or take it down: `bind`, `listen`,
+//! `accept`, `sysconnect` and `connect`, `shutdown`, `name`, `peer`.
+
+use std::ffi::c_int;
+use std::os::fd::RawFd;
+
+use luafiber_runtime::io::Interest;
+use socket2::SockAddr;
+
+use super::addr;
+use super::sock::{self, last_errno, push_outcome, this};
+use super::wait::{failed, opt_timeout};
+use crate::raw::{lua_fn, LResult, Stack};
+
+/// The address of arguments 2 (host) and 3 (port), as Tarantool's
+/// `tostring(host)`, `tostring(port)` and `lbox_socket_local_resolve`.
+fn addr_args(s: &Stack) -> Result<SockAddr, c_int> {
+    match (addr::arg_text(s, 2), addr::arg_text(s, 3)) {
+        (Some(h), Some(p)) => addr::resolve(&h, &p),
+        _ => Err(libc::EINVAL),
+    }
+}
+
+/// `bind(2)` or `connect(2)` of `fd` to `a`.
+fn sys_addr(fd: RawFd, a: &SockAddr, connect: bool) -> Result<(), c_int> {
+    // SAFETY: `a` is a whole address of `a.len()` bytes.
+    let rc = unsafe {
+        match connect {
+            true => libc::connect(fd, a.as_ptr().cast(), a.len()),
+            false => libc::bind(fd, a.as_ptr().cast(), a.len()),
+        }
+    };
+    match rc {
+        0 => Ok(()),
+        _ => Err(last_errno()),
+    }
+}
+
+lua_fn! {
+    /// `s:bind(host, port)`: binds to a literal address (`'unix/'` and a
+    /// path); true, or false with `s:errno()`.
+    pub(super) fn sock_bind(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        let r = addr_args(s).and_then(|a| sys_addr(sock.raw(), &a, false));
+        push_outcome(s, sock, r)
+    }
+}
+
+lua_fn! {
+    /// `s:sysconnect(host, port)`: one `connect(2)` to a literal address;
+    /// true, or false with `s:errno()` (`EINPROGRESS` while a non-blocking
+    /// connect goes on).
+    pub(super) fn sock_sysconnect(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        let r = addr_args(s).and_then(|a| sys_addr(sock.raw(), &a, true));
+        push_outcome(s, sock, r)
+    }
+}
+
+lua_fn! {
+    /// `s:connect(host, port[, timeout])`: connects to a literal address,
+    /// parking until the connection is made or fails: true, or nil with
+    /// `s:errno()` (`ETIMEDOUT`, `ECONNREFUSED`, ...). What
+    /// `socket.tcp_connect` does for each address (Tarantool's internal
+    /// `socket_tcp_connect`; Tarantool has no such method).
+    pub(super) fn sock_connect(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        let timeout = opt_timeout(s, 4, "Usage: s:connect(host, port[, timeout])")?;
+        sock.ok();
+        let r = addr_args(s).and_then(|a| sys_addr(sock.raw(), &a, true));
+        let e = match r {
+            Ok(()) => 0,
+            Err(libc::EINPROGRESS) => {
+                if timeout != Some(std::time::Duration::ZERO) {
+                    crate::fiber::check_switch(s, "socket.connect")?;
+                }
+                match sock.wait(Interest::WRITABLE, timeout) {
+                    Ok(_) => addr::so_error(sock.raw()),
+                    Err(e) => failed(e)?,
+                }
+            }
+            Err(e) => e,
+        };
+        match e {
+            0 => s.push_bool(true),
+            e => {
+                sock.fail(e);
+                s.push_nil();
+            }
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `s:listen([backlog])`: true, or false with `s:errno()`; the backlog
+    /// is 256 by default.
+    pub(super) fn sock_listen(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        let backlog = match s.is_none_or_nil(2) {
+            true => 256,
+            false => s.to_integer(2).unwrap_or(256).clamp(0, i64::from(c_int::MAX)) as c_int,
+        };
+        // SAFETY: listen takes an fd and an int.
+        let r = match unsafe { libc::listen(sock.raw(), backlog) } {
+            0 => Ok(()),
+            _ => Err(last_errno()),
+        };
+        push_outcome(s, sock, r)
+    }
+}
+
+lua_fn! {
+    /// `s:accept()`: a connection waiting on a listening socket (never
+    /// waits): the new socket (non-blocking, close-on-exec) and the peer's
+    /// address `{family, host, port}`; nil with `s:errno()` (`EAGAIN` when
+    /// none waits).
+    pub(super) fn sock_accept(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        // SAFETY: `try_init` gives storage for the peer's address and its
+        // length, which accept4 fills.
+        let got = unsafe {
+            SockAddr::try_init(|storage, len| {
+                match libc::accept4(sock.raw(), storage.cast(), len, libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) {
+                    -1 => Err(std::io::Error::last_os_error()),
+                    fd => Ok(fd),
+                }
+            })
+        };
+        let (fd, from) = match got {
+            Ok(v) => v,
+            Err(e) => {
+                let e = e.raw_os_error().unwrap_or(libc::EIO);
+                if e == libc::EAGAIN {
+                    sock.would_block(Interest::READABLE);
+                }
+                sock.fail(e);
+                s.push_nil();
+                return Ok(1);
+            }
+        };
+        s.ensure(4)?;
+        if let Err(e) = sock::push_new(s, fd, sock.itype, sock.tcp) {
+            sock.fail(e);
+            s.push_nil();
+            return Ok(1);
+        }
+        sock.ok();
+        addr::push_addr(s, &from);
+        Ok(2)
+    }
+}
+
+lua_fn! {
+    /// `s:shutdown([how])`: `'R'`/`'READ'`/`'receive'`/0,
+    /// `'W'`/`'WRITE'`/`'send'`/1, anything else both ways; true, or false
+    /// with `s:errno()`.
+    pub(super) fn sock_shutdown(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        let how = match (s.to_integer(2), s.to_str(2)) {
+            (Some(0), _) => libc::SHUT_RD,
+            (Some(1), _) => libc::SHUT_WR,
+            (_, Some(b"R" | b"READ" | b"receive")) => libc::SHUT_RD,
+            (_, Some(b"W" | b"WRITE" | b"send")) => libc::SHUT_WR,
+            _ => libc::SHUT_RDWR,
+        };
+        // SAFETY: shutdown takes an fd and an int.
+        let r = match unsafe { libc::shutdown(sock.raw(), how) } {
+            0 => Ok(()),
+            _ => Err(last_errno()),
+        };
+        push_outcome(s, sock, r)
+    }
+}
+
+/// `s:name()` and `s:peer()`: the address table, or nil with the errno.
+fn name(s: &mut Stack, peer: bool) -> LResult {
+    let sock = this(s, 1)?;
+    s.ensure(4)?;
+    match addr::push_name(s, sock.raw(), peer) {
+        Ok(()) => sock.ok(),
+        Err(e) => {
+            sock.fail(e);
+            s.push_nil();
+        }
+    }
+    Ok(1)
+}
+
+lua_fn! {
+    /// `s:name()`: `{family, host, port, type, protocol}` of the local
+    /// end, or nil with `s:errno()`.
+    pub(super) fn sock_name(s: &mut Stack) {
+        name(s, false)
+    }
+}
+
+lua_fn! {
+    /// `s:peer()`: as `name()`, for the remote end.
+    pub(super) fn sock_peer(s: &mut Stack) {
+        name(s, true)
+    }
+}
+
+/// `"host:port"` of the local (or remote) end of `fd`, if it has one.
+fn end_text(fd: c_int, peer: bool) -> Option<String> {
+    let a = addr::end_addr(fd, peer).ok()?;
+    if let Some(sa) = a.as_socket() {
+        return Some(format!("{}:{}", sa.ip(), sa.port()));
+    }
+    let path = a.as_unix()?.as_pathname().map(|p| p.display().to_string());
+    Some(format!("unix/:{}", path.unwrap_or_default()))
+}
+
+lua_fn! {
+    /// `__tostring`: `"fd 5, aka 127.0.0.1:8080, peer 127.0.0.1:55610"`
+    /// (`s:errno()` untouched).
+    pub(super) fn sock_tostring(s: &mut Stack) {
+        let fd = this(s, 1)?.raw();
+        let mut text = format!("fd {fd}");
+        if let Some(aka) = end_text(fd, false) {
+            text.push_str(", aka ");
+            text.push_str(&aka);
+        }
+        if let Some(peer) = end_text(fd, true) {
+            text.push_str(", peer ");
+            text.push_str(&peer);
+        }
+        s.push_str(&text);
+        Ok(1)
+    }
+}

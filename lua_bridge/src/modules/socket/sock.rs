@@ -1,0 +1,522 @@
+//! Socket objects: a userdata holding a [`Sock`], whose methods are C
+//! functions in the metatable's `__index` table (some replaced by Lua
+//! functions in `socket.lua`).
+//!
+//! A socket made here (`socket()`, `s:accept()`, `socketpair()`) owns an
+//! [`Fd`] registered with the cord's event loop, so a wait costs no
+//! `epoll_ctl`; one made by `socket.from_fd(n)` wraps a number the caller
+//! gave (it may be anything, even closed), waits with
+//! [`io::wait_fd`](luafiber_runtime::io::wait_fd) and never registers.
+//!
+//! Fibers share a socket: every field is a `Cell` or a `RefCell` borrowed
+//! only between two switches, and a fiber parked in a method holds nothing
+//! but `&Sock` (the userdata stays on its stack, so it lives). `close()`
+//! keeps the [`Fd`] in place (closed, its waiters woken with `EBADF`); it is
+//! dropped only by `__gc`, which closes an fd still open without a switch.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_int, c_void};
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+use luafiber_runtime::io::{self as rio, Fd, Interest, Ready};
+use mlua::ffi;
+
+use super::rbuf::ReadBuf;
+use crate::modules::errno;
+use crate::raw::error::ErrorKind;
+use crate::raw::{lua_fn, LResult, Raise, Stack};
+
+thread_local! {
+    /// The socket metatable: its registry ref and address.
+    static SOCK_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
+    /// The block of the socket userdata whose metatable [`any`] checked
+    /// last (null for none): a method call on it checks one address, not
+    /// the metatable (a fiber reads and writes one socket in turn). Reset
+    /// by that socket's `__gc`, before its block can be freed and reused,
+    /// and when a state makes the module.
+    static LAST: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// The payload of a socket userdata.
+pub(crate) struct Sock {
+    /// The fd; -1 once closed or detached.
+    fd: Cell<RawFd>,
+    /// The registration that owns `fd` (`None` for `from_fd`).
+    reg: Option<Fd>,
+    /// `SOCK_STREAM`, `SOCK_DGRAM`, ... (0 when unknown).
+    pub itype: c_int,
+    /// `s:errno()`; 0 for none.
+    errno: Cell<c_int>,
+    /// A stream socket registered here: a read that comes back short means
+    /// the socket is drained ([`Fd::drained`]). Off once `SO_PASSCRED` is
+    /// set (a Unix socket's read then stops where the sender changes).
+    pub stream: Cell<bool>,
+    /// A TCP socket: `s:write()` passes `MSG_MORE` while the read-ahead
+    /// buffer holds bytes (see [`write`](super::write)).
+    pub tcp: bool,
+    /// A `MSG_MORE` write may wait in the kernel for the next one.
+    corked: Cell<bool>,
+    /// The read-ahead buffer of `s:read()`.
+    pub rbuf: RefCell<ReadBuf>,
+}
+
+impl Sock {
+    /// A socket over `fd` (non-blocking; of an IP family when `ip`),
+    /// registered with the cord's event loop.
+    ///
+    /// # Errors
+    ///
+    /// The registration's (the fd is closed then).
+    pub fn registered(fd: OwnedFd, itype: c_int, ip: bool) -> io::Result<Sock> {
+        let reg = Fd::from_nonblocking(fd)?;
+        let raw = std::os::fd::AsRawFd::as_raw_fd(&reg);
+        Ok(Sock {
+            fd: Cell::new(raw),
+            reg: Some(reg),
+            itype,
+            errno: Cell::new(0),
+            stream: Cell::new(itype == libc::SOCK_STREAM),
+            tcp: ip && itype == libc::SOCK_STREAM,
+            corked: Cell::new(false),
+            rbuf: RefCell::default(),
+        })
+    }
+
+    /// A socket over an fd number of the caller's (`socket.from_fd`).
+    pub fn foreign(fd: RawFd, itype: c_int) -> Sock {
+        Sock {
+            fd: Cell::new(fd),
+            reg: None,
+            itype,
+            errno: Cell::new(0),
+            stream: Cell::new(false),
+            tcp: false,
+            corked: Cell::new(false),
+            rbuf: RefCell::default(),
+        }
+    }
+
+    /// The fd, or -1 when closed.
+    #[inline]
+    pub fn raw(&self) -> RawFd {
+        self.fd.get()
+    }
+
+    /// Whether `close()` or `detach()` was called.
+    #[inline]
+    pub fn is_closed(&self) -> bool {
+        self.fd.get() < 0
+    }
+
+    /// `s:errno()`: 0 for none.
+    pub fn errno(&self) -> c_int {
+        self.errno.get()
+    }
+
+    /// Sets `s:errno()` and the Lua `errno()` (a failed call).
+    #[inline]
+    pub fn fail(&self, e: c_int) {
+        self.errno.set(e);
+        errno::set(e);
+    }
+
+    /// Clears `s:errno()` (a call that went well).
+    #[inline]
+    pub fn ok(&self) {
+        self.errno.set(0);
+    }
+
+    /// Closes the fd (deregistered first); the errno of `close(2)` on
+    /// failure. Never switches.
+    pub fn close(&self) -> Result<(), c_int> {
+        let fd = self.fd.replace(-1);
+        match &self.reg {
+            Some(reg) if !reg.is_closed() => reg.close().map_err(os_errno),
+            // A registration closed behind this socket: another socket over
+            // the same fd (`from_fd`) closed it.
+            Some(_) => Err(libc::EBADF),
+            // SAFETY: the caller's fd, which it gave this socket to close.
+            None => match unsafe { libc::close(fd) } {
+                0 => Ok(()),
+                _ => Err(io::Error::last_os_error()
+                    .raw_os_error()
+                    .unwrap_or(libc::EBADF)),
+            },
+        }
+    }
+
+    /// Forgets the fd without closing it (`s:detach()`).
+    pub fn detach(&self) {
+        self.fd.set(-1);
+        if let Some(reg) = &self.reg {
+            let _ = reg.detach();
+        }
+    }
+
+    /// The flags of an `s:write()`: `MSG_MORE` while a TCP socket's
+    /// read-ahead buffer holds bytes (see [`write`](super::write)).
+    #[inline]
+    pub fn more_flag(&self) -> c_int {
+        match self.tcp && self.rbuf.borrow().len() > 0 {
+            true => libc::MSG_MORE,
+            false => 0,
+        }
+    }
+
+    /// Records whether the last `s:write()` passed `MSG_MORE`.
+    #[inline]
+    pub fn set_corked(&self, corked: bool) {
+        self.corked.set(corked);
+    }
+
+    /// Sends what `MSG_MORE` writes left in the kernel (before a wait for
+    /// input: the peer may be waiting for it). Clearing `TCP_CORK`, which
+    /// is not set, pushes the pending frames as Nagle's rule allows.
+    #[inline]
+    pub fn uncork(&self) {
+        if self.corked.replace(false) {
+            let off: c_int = 0;
+            // SAFETY: TCP_CORK reads one int.
+            unsafe {
+                libc::setsockopt(
+                    self.raw(),
+                    libc::IPPROTO_TCP,
+                    libc::TCP_CORK,
+                    (&raw const off).cast(),
+                    std::mem::size_of::<c_int>() as libc::socklen_t,
+                )
+            };
+        }
+    }
+
+    /// Whether a read may find data without a wait (always, unregistered).
+    #[inline]
+    pub fn may_read(&self) -> bool {
+        self.reg
+            .as_ref()
+            .is_none_or(|r| r.is_ready(Interest::READABLE))
+    }
+
+    /// A read got `got` of the `asked` bytes: a short one drains a stream
+    /// socket.
+    #[inline]
+    pub fn read_got(&self, got: usize, asked: usize) {
+        if got < asked && self.stream.get() {
+            if let Some(reg) = &self.reg {
+                reg.drained(Interest::READABLE);
+            }
+        }
+    }
+
+    /// A syscall said `EAGAIN` for `interest`.
+    #[inline]
+    pub fn would_block(&self, interest: Interest) {
+        if let Some(reg) = &self.reg {
+            reg.clear_ready(interest);
+        }
+    }
+
+    /// Parks until an event says the socket is ready for `interest` (at
+    /// once when nothing said it is not), at most `timeout`.
+    pub fn park(&self, interest: Interest, timeout: Option<Duration>) -> io::Result<Ready> {
+        match &self.reg {
+            Some(reg) => reg.park(interest, timeout),
+            None => rio::wait_fd(self.raw(), interest, timeout),
+        }
+    }
+
+    /// Waits until `poll(2)` or an event says the socket is ready for
+    /// `interest`, at most `timeout` (`s:readable()`).
+    pub fn wait(&self, interest: Interest, timeout: Option<Duration>) -> io::Result<Ready> {
+        match &self.reg {
+            Some(reg) => reg.wait(interest, timeout),
+            None => rio::wait_fd(self.raw(), interest, timeout),
+        }
+    }
+}
+
+/// Pushes `true`, or `false` with the errno set.
+pub(super) fn push_outcome(s: &mut Stack, sock: &Sock, r: Result<(), c_int>) -> LResult {
+    match r {
+        Ok(()) => {
+            sock.ok();
+            s.push_bool(true);
+        }
+        Err(e) => {
+            sock.fail(e);
+            s.push_bool(false);
+        }
+    }
+    Ok(1)
+}
+
+/// A flags argument of `send`/`recv`, which `socket.lua` made a number
+/// (nil: 0).
+pub(super) fn flags_arg(s: &Stack, idx: c_int) -> LResult<c_int> {
+    if s.is_none_or_nil(idx) {
+        return Ok(0);
+    }
+    s.to_integer(idx)
+        .and_then(|n| c_int::try_from(n).ok())
+        .ok_or_else(|| Raise::illegal("socket: flags must be a number"))
+}
+
+/// The errno of the last failed syscall (read right after it).
+#[inline]
+pub(super) fn last_errno() -> c_int {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// The errno of an error of the runtime's I/O: its OS error, `ETIMEDOUT`
+/// for a timeout, `EBADF` for a closed fd.
+pub(super) fn os_errno(e: io::Error) -> c_int {
+    match (e.raw_os_error(), e.kind()) {
+        (Some(n), _) => n,
+        (None, io::ErrorKind::TimedOut) => libc::ETIMEDOUT,
+        _ => libc::EIO,
+    }
+}
+
+/// The error of a method called on a closed socket.
+pub(super) fn closed() -> Raise {
+    Raise::illegal("attempt to use closed socket")
+}
+
+/// The socket at `idx`, open: Tarantool's `check_socket`.
+///
+/// # Errors
+///
+/// "Usage: socket:method()" (with ", called with non-socket" when the
+/// value is not nil) or "attempt to use closed socket".
+#[inline]
+pub(super) fn this<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
+    let sock = any(s, idx)?;
+    match sock.is_closed() {
+        true => Err(closed()),
+        false => Ok(sock),
+    }
+}
+
+/// The socket at `idx`, closed or not.
+#[inline]
+pub(super) fn any<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
+    let p = s.to_userdata(idx);
+    if !p.is_null() && p == LAST.with(Cell::get) {
+        // SAFETY: `p` is the block of a socket userdata that is alive (its
+        // `__gc`, which drops the `Sock`, resets LAST first); it is on the
+        // calling C function's stack (raw rule 6). A light userdata with
+        // that address reaches the same live `Sock`.
+        return Ok(unsafe { &*p.cast::<Sock>() });
+    }
+    any_checked(s, idx)
+}
+
+/// [`any`] when the value is not the last socket checked.
+#[inline(never)]
+fn any_checked<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
+    match s.udata_with_mt(idx, SOCK_MT.with(Cell::get).1) {
+        Some(p) => {
+            LAST.with(|l| l.set(p));
+            // SAFETY: a userdata with the socket metatable holds a live
+            // `Sock` (`push` wrote it, `__gc` takes the metatable away when
+            // it drops it); the userdata is a value of the calling C
+            // function's stack, which keeps it alive for the call (raw rule
+            // 6), and the caller uses the reference no longer.
+            Ok(unsafe { &*p.cast::<Sock>() })
+        }
+        None => Err(not_a_socket(s, idx)),
+    }
+}
+
+#[cold]
+fn not_a_socket(s: &Stack, idx: c_int) -> Raise {
+    match s.is_none_or_nil(idx) {
+        true => Raise::illegal("Usage: socket:method()"),
+        false => Raise::illegal("Usage: socket:method(), called with non-socket"),
+    }
+}
+
+/// Pushes a new socket object holding `sock`.
+pub(super) fn push(s: &mut Stack, sock: Sock) {
+    s.push_userdata(sock);
+    s.push_ref(SOCK_MT.with(Cell::get).0);
+    s.set_metatable(-2);
+}
+
+/// Pushes a socket over a new non-blocking `fd` (of an IP family when
+/// `ip`), registered; on failure pushes nothing and gives the errno.
+pub(super) fn push_new(s: &mut Stack, fd: RawFd, itype: c_int, ip: bool) -> Result<(), c_int> {
+    // SAFETY: `fd` is a new fd the caller owns and gives away here.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    let sock = Sock::registered(owned, itype, ip).map_err(os_errno)?;
+    push(s, sock);
+    Ok(())
+}
+
+lua_fn! {
+    /// `__gc`: closes the fd if still open (no switch) and drops the socket.
+    fn sock_gc(s: &mut Stack) {
+        let mt = SOCK_MT.with(Cell::get).1;
+        if let Some(p) = s.udata_with_mt(1, mt) {
+            LAST.with(|l| {
+                if l.get() == p {
+                    l.set(std::ptr::null_mut());
+                }
+            });
+            s.push_nil();
+            s.set_metatable(1);
+            // SAFETY: a live `Sock` (the metatable said so) that nothing
+            // uses again: the metatable is gone, and no fiber waits on it
+            // (a waiter's stack would keep the userdata alive).
+            unsafe {
+                let sock = &*p.cast::<Sock>();
+                if !sock.is_closed() {
+                    let _ = sock.close();
+                }
+                std::ptr::drop_in_place(p.cast::<Sock>());
+            }
+        }
+        Ok(0)
+    }
+}
+
+/// Makes the socket metatable (`__index` = `methods`, `__gc`); returns the
+/// index of its methods table, left on the stack above the metatable.
+pub(super) fn init_metatable(
+    s: &mut Stack,
+    methods: &[crate::raw::Reg],
+) -> LResult<(c_int, c_int)> {
+    s.ensure(4)?;
+    let mt = s.new_table(0, 4);
+    let m = s.new_table(0, methods.len() as c_int + 8);
+    for (name, f) in methods {
+        s.push_cfunction(*f);
+        s.set_field(m, name);
+    }
+    // `read` looks its options up by the names it holds as upvalues.
+    for key in super::read::READ_KEYS {
+        s.push_cstr(key);
+    }
+    s.push_closure(
+        super::read::sock_read,
+        super::read::READ_KEYS.len() as c_int,
+    );
+    s.set_field(m, c"read");
+    s.push_value(m);
+    s.set_field(mt, c"__index");
+    s.push_cfunction(sock_gc);
+    s.set_field(mt, c"__gc");
+    s.push_cfunction(super::conn::sock_tostring);
+    s.set_field(mt, c"__tostring");
+    s.push_cstr(c"socket");
+    s.set_field(mt, c"__name");
+    s.push_value(mt);
+    s.set_field(mt, c"__metatable");
+    s.push_value(mt);
+    // SAFETY: a value on top to take a ref of; `luaL_ref` pops it and does
+    // a raw set on the registry (it allocates at most, which does not
+    // fail in a body: raw rule 3).
+    let r = unsafe { ffi::luaL_ref(s.as_ptr(), ffi::LUA_REGISTRYINDEX) };
+    // SAFETY: `luaL_ref` popped the value, through the C API.
+    unsafe { s.sync() };
+    SOCK_MT.with(|c| c.set((r, s.to_pointer(mt))));
+    LAST.with(|l| l.set(std::ptr::null_mut()));
+    Ok((mt, m))
+}
+
+lua_fn! {
+    /// `s:fd()`: the fd number.
+    pub(super) fn sock_fd(s: &mut Stack) {
+        let fd = this(s, 1)?.raw();
+        s.push_int(fd.into());
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `s:errno()`: the errno of the last failed call, 0 for none.
+    pub(super) fn sock_errno(s: &mut Stack) {
+        let e = this(s, 1)?.errno();
+        s.push_int(e.into());
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `s:error()`: the message of `s:errno()`, nil for none.
+    pub(super) fn sock_error(s: &mut Stack) {
+        match this(s, 1)?.errno() {
+            0 => s.push_nil(),
+            e => s.push_str(&errno::strerror(e)),
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `s:close()`: true, or false with `s:errno()` set.
+    pub(super) fn sock_close(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        sock.ok();
+        match sock.close() {
+            Ok(()) => s.push_bool(true),
+            Err(e) => {
+                sock.fail(e);
+                s.push_bool(false);
+            }
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `s:detach()`: forgets the fd without closing it.
+    pub(super) fn sock_detach(s: &mut Stack) {
+        let sock = this(s, 1)?;
+        sock.ok();
+        sock.detach();
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `socket.internal.is_closed(s)`: whether `s` is closed (for the
+    /// accept loop of `socket.lua`).
+    pub(super) fn sock_is_closed(s: &mut Stack) {
+        let closed = any(s, 1)?.is_closed();
+        s.push_bool(closed);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `socket.internal.itype(s)`: the socket type number (Tarantool's
+    /// `s.itype`), 0 when unknown.
+    pub(super) fn sock_itype(s: &mut Stack) {
+        let t = any(s, 1)?.itype;
+        s.push_int(t.into());
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `socket.internal.set_errno(s, e)`: sets `s:errno()` (and `errno()`,
+    /// unless `e` is 0), for the methods written in Lua.
+    pub(super) fn sock_set_errno(s: &mut Stack) {
+        let sock = any(s, 1)?;
+        match s.to_integer(2).and_then(|e| c_int::try_from(e).ok()) {
+            Some(0) | None => sock.ok(),
+            Some(e) => sock.fail(e),
+        }
+        Ok(0)
+    }
+}
+
+/// Raises `IllegalParams` with `msg` (for the Lua half's usage errors).
+pub(super) fn usage(msg: impl Into<String>) -> Raise {
+    Raise::Error(ErrorKind::IllegalParams, msg.into())
+}
