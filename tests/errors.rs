@@ -400,7 +400,7 @@ fn error_report_uses_tostring() {
     assert!(stderr.contains("custom text"), "stderr: {stderr}");
     let rt = LuaRuntime::new().unwrap();
     match rt.eval(&format!("error({CUSTOM})"), vec![]) {
-        Err(Error::Runtime(msg)) => assert!(msg.contains("custom text"), "{msg}"),
+        Err(Error::Fiber(e)) => assert!(e.to_string().contains("custom text"), "{e}"),
         other => panic!("expected the error, got {other:?}"),
     }
 }
