@@ -123,8 +123,13 @@ impl LuaRuntime {
                 s.push_str(a);
             }
         }
-        let id = lua_fiber::spawn_main(s, top + 1, prelude as c_int, Builder::new().name_bytes(name))
-            .map_err(|e| Error::Runtime(format!("{e:?}")))?;
+        let id = lua_fiber::spawn_main(
+            s,
+            top + 1,
+            prelude as c_int,
+            Builder::new().name_bytes(name),
+        )
+        .map_err(|e| Error::Runtime(format!("{e:?}")))?;
         fiber::run();
         if fiber::status(id) == Some(fiber::Status::Suspended) {
             return Err(Error::Runtime(lua_fiber::blocked::report(s, id)));

@@ -63,7 +63,9 @@ fn traceback(s: &mut Stack, thread: *mut ffi::lua_State) -> Option<String> {
     // luaL_traceback runs under the pcall, so its out-of-memory error is
     // caught there.
     let tb = match s.pcall(1, 1) {
-        Ok(()) => s.to_str(-1).map(|b| String::from_utf8_lossy(b).into_owned()),
+        Ok(()) => s
+            .to_str(-1)
+            .map(|b| String::from_utf8_lossy(b).into_owned()),
         Err(()) => None,
     };
     s.settop(top);
