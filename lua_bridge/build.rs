@@ -1,7 +1,10 @@
 //! Compiles the C half of the C module API (`src/capi/shim.c`): the
 //! variadic `fiber_start` and the call of a `fiber_func`, which take C's
-//! `...` and `va_list`; and tells the crate whether the vendored Lua engine
-//! is built with `-fstack-clash-protection` (`STACK_CLASH_PROTECTION`).
+//! `...` and `va_list`; on LuaJIT, the wrappers of `lua_call` and
+//! `lua_pcall` that check the fiber's C stack (`src/luajit/cstack.c`), with
+//! which this crate's own tests are linked (`--wrap`); and tells the crate
+//! whether the vendored Lua engine is built with `-fstack-clash-protection`
+//! (`STACK_CLASH_PROTECTION`).
 
 /// Whether the C flags the `cc` crate gives every C build of this cargo
 /// run, the vendored Lua engine's included (mlua's build script compiles it
@@ -48,4 +51,18 @@ fn main() {
         .file("src/capi/shim.c")
         .warnings(true)
         .compile("luafiber_capi");
+    if std::env::var_os("CARGO_FEATURE_LUAJIT").is_some() {
+        println!("cargo:rerun-if-changed=src/luajit/cstack.c");
+        cc::Build::new()
+            .file("src/luajit/cstack.c")
+            .warnings(true)
+            // LuaJIT's errors unwind through the wrappers' frames.
+            .flag("-funwind-tables")
+            .compile("luafiber_cstack");
+        let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+        if os != "macos" && os != "ios" && os != "windows" {
+            // The crate's only linked targets are its unit tests.
+            println!("cargo:rustc-link-arg=-Wl,--wrap=lua_call,--wrap=lua_pcall");
+        }
+    }
 }

@@ -297,33 +297,6 @@ fn chunk_that_detaches_itself_still_succeeds() {
     assert!(r.is_ok(), "a chunk that raised nothing failed: {r:?}");
 }
 
-#[test]
-fn a_stack_overflow_names_the_fiber_by_its_latest_name() {
-    // Recursion through `string.gsub` callbacks: LuaJIT has no C call limit
-    // for it, so it runs into the fiber's stack guard (Lua 5.4 raises a
-    // catchable error instead, which the chunk lets through).
-    let (code, _, err) = luafiber_e(
-        r#"
-        local fiber = require('fiber')
-        local f = fiber.new(function()
-            fiber.self():name('renamed-before-overflow')
-            local function rec(s) return (s:gsub('.', function(c) return rec(c) end)) end
-            rec('x')
-        end)
-        f:set_joinable(true)
-        local ok = f:join()
-        os.exit(ok and 0 or 3)
-        "#,
-    );
-    assert_ne!(code, 0, "stderr: {err}");
-    if cfg!(feature = "luajit") {
-        assert!(
-            err.contains("(renamed-before-overflow): stack overflow"),
-            "stderr: {err}"
-        );
-    }
-}
-
 /// Issue 13, item 11: a cancel needs no traceback, so a cancelled call's
 /// error is the message alone (building one cost 30 µs a fiber).
 #[test]

@@ -15,17 +15,22 @@
 use std::cell::Cell;
 
 /// What the overflow handler (and [`current_ext`]) needs to know about a
-/// fiber while it runs, and its [`fiber_word`]; kept in its slot.
+/// fiber while it runs, and its [`fiber_word`]; kept in its slot (the
+/// words every C function of the bridge reads first, next to the slot's
+/// switch fields: `repr(C)`).
+#[repr(C)]
 pub(crate) struct Running {
-    /// Guard start and end addresses.
-    pub guard: (usize, usize),
-    pub fid: u64,
-    /// The name's bytes (kept in step with the slot's name by `set_name`).
-    pub name: (*const u8, usize),
     /// The embedder's word.
     pub ext: usize,
     /// The fiber's [`fiber_word`].
     pub word: Cell<usize>,
+    /// Guard start and end addresses.
+    pub guard: (usize, usize),
+    /// Usable stack bytes above the guard.
+    pub stack_size: usize,
+    pub fid: u64,
+    /// The name's bytes (kept in step with the slot's name by `set_name`).
+    pub name: (*const u8, usize),
 }
 
 thread_local! {

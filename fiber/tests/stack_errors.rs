@@ -1,10 +1,14 @@
 //! Why a stack could not be made: each cause has its own error and message
 //! (a size no address space holds, the kernel out of memory, the memory map
 //! limit), so a huge `stack_size` is not blamed on `vm.max_map_count`.
+//!
+//! The map limit is reached by two-map stacks only: those tests run in a
+//! child process with stack arenas switched off (`LUAFIBER_STACK_ARENAS=0`),
+//! as on a kernel without `MADV_GUARD_INSTALL`.
 
 use std::sync::Mutex;
 
-use luafiber_fiber::stack::{live_stacks, max_map_count, GUARD_SIZE};
+use luafiber_fiber::stack::{arena, live_stacks, max_map_count, GUARD_SIZE};
 use luafiber_fiber::{self as fiber, Builder, Error, FiberStack, StackError};
 
 #[path = "support/child.rs"]
@@ -22,8 +26,9 @@ fn page() -> usize {
 #[test]
 fn a_size_past_the_address_space_is_too_large() {
     let _one = ONE_AT_A_TIME.lock();
-    // The smallest size whose mapping (guard included) passes isize::MAX.
-    let first_too_large = isize::MAX as usize - GUARD_SIZE + 1;
+    // A size whose memory (guard and a page of colour room included)
+    // passes isize::MAX.
+    let first_too_large = isize::MAX as usize - GUARD_SIZE - page() + 1;
     for size in [usize::MAX / 2, first_too_large, usize::MAX - 1, usize::MAX] {
         match FiberStack::new(size).err() {
             Some(StackError::TooLarge { size: s }) => assert_eq!(s, size),
@@ -51,9 +56,10 @@ fn a_size_the_kernel_cannot_map_is_out_of_memory() {
     let before = live_stacks();
     // Fits in an address space's `isize`, but in no real one (x86-64 and
     // AArch64 map at most 2^57 bytes): `mmap` fails with ENOMEM.
-    for size in [1 << 60, isize::MAX as usize - GUARD_SIZE - page() + 1] {
+    // The largest size whose memory fits in an `isize`.
+    for size in [1 << 60, isize::MAX as usize - GUARD_SIZE - 2 * page() + 1] {
         let err = FiberStack::new(size).err().expect("no stack");
-        let bytes = size.next_multiple_of(page()) + GUARD_SIZE;
+        let bytes = size.next_multiple_of(page()) + GUARD_SIZE + page();
         assert!(
             matches!(err, StackError::OutOfMemory { bytes: b } if b == bytes),
             "{size}: {err:?}"
@@ -65,14 +71,27 @@ fn a_size_the_kernel_cannot_map_is_out_of_memory() {
     assert_eq!(live_stacks(), before, "a failed stack is not counted");
 }
 
+/// Arenas switched off, as on a kernel without `MADV_GUARD_INSTALL`.
+const NO_ARENAS: &[(&str, &str)] = &[(arena::ARENAS_ENV, "0")];
+
 #[test]
 fn stacks_past_the_map_reserve_are_refused_with_the_map_limit() {
-    let _one = ONE_AT_A_TIME.lock();
+    const TEST: &str = "stacks_past_the_map_reserve_are_refused_with_the_map_limit";
     let max = max_map_count();
     if max > 1 << 20 {
         eprintln!("skipped: vm.max_map_count = {max} takes too many stacks to reach");
         return;
     }
+    if !child::is_child(TEST) {
+        let _one = ONE_AT_A_TIME.lock();
+        child::assert_passed(&child::run_alone_with(TEST, NO_ARENAS));
+        return;
+    }
+    assert!(
+        !arena::enabled(),
+        "{} switches arenas off",
+        arena::ARENAS_ENV
+    );
     let mut stacks = Vec::new();
     let err = loop {
         match FiberStack::new(0) {
@@ -95,23 +114,40 @@ fn stacks_past_the_map_reserve_are_refused_with_the_map_limit() {
 
 #[test]
 fn the_kernel_refusing_a_map_at_the_limit_is_the_map_limit() {
-    const TEST: &str = "the_kernel_refusing_a_map_at_the_limit_is_the_map_limit";
+    refused_at_the_limit(
+        "the_kernel_refusing_a_map_at_the_limit_is_the_map_limit",
+        NO_ARENAS,
+    );
+}
+
+#[test]
+fn the_kernel_refusing_a_new_arena_at_the_limit_is_the_map_limit() {
+    if !arena::enabled() {
+        eprintln!("skipped: this kernel has no MADV_GUARD_INSTALL, so no arenas");
+        return;
+    }
+    refused_at_the_limit(
+        "the_kernel_refusing_a_new_arena_at_the_limit_is_the_map_limit",
+        &[],
+    );
+}
+
+/// The test `test`, in a child with `env`: the process's memory maps are
+/// filled up to the kernel's limit, then a stack (a two-map one, or the
+/// first arena's) is refused with [`StackError::MapLimit`].
+fn refused_at_the_limit(test: &str, env: &[(&str, &str)]) {
     let max = max_map_count();
     if max > 1 << 20 {
         eprintln!("skipped: vm.max_map_count = {max} takes too many maps to reach");
         return;
     }
-    if !child::is_child(TEST) {
+    if !child::is_child(test) {
         let _one = ONE_AT_A_TIME.lock();
-        let out = child::run_alone(TEST);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && stdout.contains("1 passed"),
-            "stdout: {stdout}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        child::assert_passed(&child::run_alone_with(test, env));
         return;
     }
+    // Probed before the maps run out, so the probe does not decide.
+    assert_eq!(arena::enabled(), env.is_empty());
     // Alone in this process: fill its memory maps with one-page maps of
     // alternating protection (so no two merge), until the kernel refuses
     // one. Nothing allocates until they are unmapped again.
@@ -157,4 +193,7 @@ fn the_kernel_refusing_a_map_at_the_limit_is_the_map_limit() {
         "{err:?}"
     );
     assert!(err.to_string().contains("vm.max_map_count"), "{err}");
+    // Stacks can be made again.
+    let stack = FiberStack::new(0).unwrap();
+    assert_eq!(stack.in_arena(), env.is_empty());
 }

@@ -114,9 +114,9 @@ impl Builder {
                     wait: 0,
                     joiner: None,
                     csw: 0,
-                    stack_size,
                     running: Running {
                         guard,
+                        stack_size,
                         fid,
                         name: name_bytes,
                         ext: self.ext,

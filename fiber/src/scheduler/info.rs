@@ -65,7 +65,7 @@ pub fn csw(id: FiberId) -> Result<u64, Error> {
 ///
 /// [`Error::Dead`].
 pub fn stack_size(id: FiberId) -> Result<usize, Error> {
-    with(|s| s.live(id).map(|(_, slot)| slot.stack_size))
+    with(|s| s.live(id).map(|(_, slot)| slot.running.stack_size))
 }
 
 /// Whether the fiber is joinable.

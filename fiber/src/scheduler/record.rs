@@ -61,36 +61,54 @@ impl Status {
 }
 
 /// One fiber's slot in the scheduler's `Slots`.
+///
+/// Laid out for the switch (`repr(C)`; the assertions below keep it so): in
+/// its entry, which starts on a cache line, the first line holds the id,
+/// the status and flags, the resumer, the switch count, the yielder and the
+/// running record's embedder word and fiber word (what switching and the
+/// bridge's C functions read and write); the coroutine (whose stack pointer
+/// and stack top `resume` reads) fills the third line. A switch touches two
+/// lines of the slot, wherever the rest of the fiber's state lies.
+#[repr(C)]
 pub(crate) struct Slot {
     pub status: Status,
-    /// State rule 1. `None` once the fiber has ended.
-    pub coro: Option<Coro>,
-    /// Who resumed the fiber while it runs: the fiber that called
-    /// `spawn_now`, or `None` for the scheduler loop.
-    pub resumer: Option<Handle>,
-    /// State rule 2.
-    pub yielder: *const FiberYielder,
-    pub name: Cow<'static, [u8]>,
     /// Set by `cancel`, never cleared (the flag is sticky).
     pub cancelled: bool,
     /// Set and cleared by `set_joinable`; read when the function returns.
     pub joinable: bool,
     /// Set when a timer made the fiber ready; cleared when it blocks again.
     pub timed_out: bool,
-    /// State rule 4.
-    pub wait: u64,
-    /// The fiber blocked in `join` on this one, if any.
-    pub joiner: Option<Handle>,
+    /// Who resumed the fiber while it runs: the fiber that called
+    /// `spawn_now`, or `None` for the scheduler loop.
+    pub resumer: Option<Handle>,
     /// Context switches into this fiber.
     pub csw: u64,
-    /// Usable stack size.
-    pub stack_size: usize,
+    /// State rule 2.
+    pub yielder: *const FiberYielder,
     /// The fiber's id (also the generation tag of handles to this slot),
     /// what the stack overflow handler reports, and the embedder's word
     /// (`ext`; the Lua bridge keeps its index there): the thread-local
     /// record of the running fiber points here (state rule 7).
     pub running: Running,
+    /// The fiber blocked in `join` on this one, if any.
+    pub joiner: Option<Handle>,
+    /// State rule 1. `None` once the fiber has ended.
+    pub coro: Option<Coro>,
+    /// State rule 4.
+    pub wait: u64,
+    pub name: Cow<'static, [u8]>,
 }
+
+// The layout the doc of `Slot` describes, with the entry's 8-byte id in
+// front (`Slots`' entries are cache-line aligned).
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<Option<Slot>>() == size_of::<Slot>());
+    assert!(8 + offset_of!(Slot, running) + offset_of!(Running, word) + 8 <= 64);
+    assert!(8 + offset_of!(Slot, yielder) + 8 <= 64);
+    assert!((8 + offset_of!(Slot, coro)) % 64 == 0);
+    assert!(size_of::<Option<Coro>>() == 64);
+};
 
 /// A fiber's handle: its slot's entry, tagged with the fiber id (see
 /// [`super::slots`]).

@@ -25,17 +25,21 @@ use std::ptr::NonNull;
 /// Entries per chunk.
 const CHUNK: usize = 64;
 
-/// A place for one value.
+/// A place for one value: on a cache line of its own (`align(64)`), the id
+/// first and the value right after it (`repr(C)`), so the value's layout
+/// decides which of its fields share the id's line (the scheduler's slot
+/// puts what a switch touches there).
+#[repr(C, align(64))]
 pub(crate) struct Entry<T> {
     /// The id of the value in `value`, or 0 while it is free (so no handle
     /// matches a free entry: ids are above 0).
     id: u64,
+    /// `Some` exactly while `id` is not 0.
+    value: Option<T>,
     /// This entry's key.
     key: u32,
     /// While free: the next free key, or `u32::MAX`.
     next_free: u32,
-    /// `Some` exactly while `id` is not 0.
-    value: Option<T>,
 }
 
 /// A value's entry with the value's id as its generation tag: the entry is

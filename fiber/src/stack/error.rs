@@ -10,10 +10,10 @@ use super::GUARD_SIZE;
 /// Why a stack could not be made.
 #[derive(Debug)]
 pub enum StackError {
-    /// The process is at its limit of memory maps: another stack (two maps)
+    /// The process is at its limit of memory maps: another two-map stack
     /// would leave fewer than a reserve under `vm.max_map_count`, or the
-    /// kernel refused a map because the process has `vm.max_map_count` of
-    /// them.
+    /// kernel refused a map (a stack's, or a new arena's) because the
+    /// process has `vm.max_map_count` of them.
     MapLimit {
         /// The system's `vm.max_map_count`.
         max_map_count: usize,
@@ -47,8 +47,8 @@ impl fmt::Display for StackError {
             } => write!(
                 f,
                 "cannot allocate a fiber stack: the process is at its limit of memory maps, \
-                 vm.max_map_count = {max_map_count} ({live_stacks} live fiber stacks use 2 \
-                 each; raise it with `sysctl vm.max_map_count=N`)"
+                 vm.max_map_count = {max_map_count} ({live_stacks} live fiber stacks, 2 maps \
+                 each without stack arenas; raise it with `sysctl vm.max_map_count=N`)"
             ),
             StackError::TooLarge { size } => write!(
                 f,

@@ -1,37 +1,53 @@
-//! Fiber stacks: one `mmap` each, with a `PROT_NONE` guard below the usable part.
+//! Fiber stacks: a usable read/write part above a guard of [`GUARD_SIZE`]
+//! bytes that faults when touched.
 //!
 //! Layout of one stack, addresses growing to the right:
 //!
 //! ```text
-//! | guard (PROT_NONE, >= 64 KiB) | usable (read/write, `size` bytes) |
-//! ^ limit() (mapping start)      ^ guard().end                      ^ base()
+//! | guard (>= 64 KiB) | usable (`size` bytes, and the colour room) |
+//! ^ limit()           ^ guard().end                      base() ^ ^ end
 //! ```
 //!
 //! The stack grows down from `base()`. `limit()` includes the guard, as
 //! corosensei's `Stack` trait requires. A frame that runs past the usable
-//! part faults in the guard; the guard is wide enough that LuaJIT's 8.8 KiB `gsub` frames
-//! cannot jump over it (the vendored Lua is also built with
+//! part faults in the guard; the guard is wide enough that LuaJIT's 8.8 KiB
+//! `gsub` frames cannot jump over it (the vendored Lua is also built with
 //! `-fstack-clash-protection`, so every large frame probes each page).
 //!
-//! Every stack costs two memory maps (guard and usable part). Creation refuses
-//! to go past `vm.max_map_count` (less a reserve for the allocator) with
-//! [`StackError::MapLimit`], so the process never reaches the limit where
-//! `malloc` itself fails and aborts. The other ways creation fails are told
-//! apart: a size that no address space holds ([`StackError::TooLarge`]), and
-//! the kernel out of memory ([`StackError::OutOfMemory`]).
+//! Where a stack's memory comes from:
+//!
+//! - [`arena`]: a slot of a large mapping shared by up to 1,024 stacks,
+//!   its guard made by `madvise(MADV_GUARD_INSTALL)` (Linux 6.13+): no
+//!   memory map of its own, so `vm.max_map_count` does not cap the number
+//!   of live fibers. Every size up to 8 MiB, for the first 64 sizes.
+//! - `mapped`: a mapping of its own with a `PROT_NONE` guard, two memory
+//!   maps. Used for every stack where the kernel has no guard install (or
+//!   arenas are switched off, [`arena::ARENAS_ENV`]), and for the sizes
+//!   arenas do not serve. Creation refuses to go past `vm.max_map_count`
+//!   (less a reserve) with [`StackError::MapLimit`]; the other ways
+//!   creation fails are told apart: a size that no address space holds
+//!   ([`StackError::TooLarge`]), and the kernel out of memory
+//!   ([`StackError::OutOfMemory`]).
+//!
+//! Colour: every stack's top, `base()`, is set [`COLOUR_STEP`] times a
+//! number from 0 to [`COLOURS`] - 1 below the end of its memory (the number
+//! follows the stack's address, so neighbours differ), in a room of one page
+//! above the usable size. Without it every fiber's hottest frames would sit
+//! at the same offset in a page, and so in the same few sets of the caches,
+//! evicting each other as soon as more than a few fibers take turns.
 
-use std::io::{self, Read};
 use std::mem::ManuallyDrop;
 use std::num::NonZeroUsize;
 use std::ops::Range;
-use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::ptr::NonNull;
 use std::sync::OnceLock;
 
 use corosensei::stack::valgrind::ValgrindStackRegistration;
 use corosensei::stack::{Stack, StackPointer};
 
+pub mod arena;
 mod error;
+mod mapped;
 pub(crate) mod overflow;
 pub mod pool;
 
@@ -41,14 +57,12 @@ pub use error::StackError;
 pub const DEFAULT_STACK_SIZE: usize = 512 * 1024;
 /// Smallest usable stack size accepted: 16 KiB, as in Tarantool.
 pub const MIN_STACK_SIZE: usize = 16 * 1024;
-/// Size of the `PROT_NONE` guard below every stack: 64 KiB.
+/// Size of the guard below every stack: 64 KiB.
 pub const GUARD_SIZE: usize = 64 * 1024;
-/// Memory maps kept free for the allocator and the Lua heap when counting
-/// stacks against `vm.max_map_count`.
-const MAP_RESERVE: usize = 2048;
-
-/// Stacks alive in this process (all threads), two memory maps each.
-static LIVE_STACKS: AtomicUsize = AtomicUsize::new(0);
+/// Bytes between two colours of stack tops: a cache line.
+pub const COLOUR_STEP: usize = 64;
+/// Distinct colours of stack tops.
+pub const COLOURS: usize = 32;
 
 fn page_size() -> usize {
     static PAGE: OnceLock<usize> = OnceLock::new();
@@ -77,74 +91,63 @@ pub fn usable_size(size: usize) -> usize {
         .unwrap_or(usize::MAX / page * page)
 }
 
-/// The usable size and the mapping's length (guard included) of a stack
-/// asked for with `size` bytes, or `None` when the mapping would be larger
-/// than an address space holds (`isize::MAX` bytes, as for any Rust
-/// allocation).
+/// The usable size and the memory's length (guard and colour room
+/// included) of a stack asked for with `size` bytes, or `None` when the
+/// memory would be larger than an address space holds (`isize::MAX`
+/// bytes, as for any Rust allocation).
 fn layout(size: usize) -> Option<(usize, usize)> {
-    let usable = size
-        .max(MIN_STACK_SIZE)
-        .checked_next_multiple_of(page_size())?;
-    let map_len = usable.checked_add(GUARD_SIZE)?;
-    (map_len <= isize::MAX as usize).then_some((usable, map_len))
+    let page = page_size();
+    let usable = size.max(MIN_STACK_SIZE).checked_next_multiple_of(page)?;
+    let len = usable.checked_add(GUARD_SIZE + page)?;
+    (len <= isize::MAX as usize).then_some((usable, len))
 }
 
-/// The memory maps of this process now (the lines of `/proc/self/maps`),
-/// read without allocating, since it runs when maps may have run out.
-fn maps_in_use() -> Option<usize> {
-    let mut maps = std::fs::File::open("/proc/self/maps").ok()?;
-    let mut buf = [0u8; 4096];
-    let mut lines = 0;
-    loop {
-        match maps.read(&mut buf) {
-            Ok(0) => return Some(lines),
-            Ok(n) => lines += buf[..n].iter().filter(|&&b| b == b'\n').count(),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-}
-
-/// What a failed `mmap` or `mprotect` of a `map_len`-byte stack means, with
-/// `live` other stacks alive: `ENOMEM` is the map limit when the process
-/// has (nearly) `vm.max_map_count` maps, else the kernel out of memory.
-#[cold]
-fn map_error(err: io::Error, map_len: usize, live: usize) -> StackError {
-    if err.raw_os_error() != Some(libc::ENOMEM) {
-        return StackError::Os(err);
-    }
-    let max = max_map_count();
-    match maps_in_use() {
-        Some(maps) if maps + 2 > max => StackError::MapLimit {
-            max_map_count: max,
-            live_stacks: live,
-        },
-        _ => StackError::OutOfMemory { bytes: map_len },
-    }
+/// How far below the end of its memory a stack at `start`, `len` bytes
+/// long, has its top.
+fn colour(start: usize, len: usize) -> usize {
+    (start / len) % COLOURS * COLOUR_STEP
 }
 
 /// Number of fiber stacks alive in the process, pooled ones included.
 pub fn live_stacks() -> usize {
-    LIVE_STACKS.load(Ordering::Relaxed)
+    arena::live() + mapped::live()
 }
 
-/// A guarded, `mmap`'d fiber stack; unmapped on drop.
+/// Where a stack's memory comes from.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// A slot of an arena of this class.
+    Arena(u32),
+    /// A mapping of its own.
+    Mapped,
+}
+
+/// A guarded fiber stack, in an arena or a mapping of its own; given back
+/// on drop.
 pub struct FiberStack {
-    /// Start of the mapping (the guard's lowest address).
-    map: *mut u8,
-    /// Length of the whole mapping, guard included.
-    map_len: usize,
-    /// Usable bytes above the guard.
-    size: usize,
-    /// The mapping registered as a stack with Valgrind (a no-op elsewhere),
-    /// so that it takes a switch onto this stack for one, not for wild
-    /// accesses: dropped (deregistered) before the unmap.
+    /// The guard's lowest address: the start of the stack's memory.
+    start: NonNull<u8>,
+    /// Length of the stack's memory, guard and colour room included.
+    /// Its usable bytes, above the guard (what was asked for, rounded up
+    /// to pages), are `len` less the guard and the colour room of one page
+    /// ([`layout`]): not kept, so that the stack fits the slot's line with
+    /// the Valgrind registration.
+    len: usize,
+    /// `base()`: below the end of the memory by the colour.
+    base: NonZeroUsize,
+    origin: Origin,
+    /// The stack's memory registered as a stack with Valgrind (a no-op
+    /// elsewhere), so that it takes a switch onto this stack for one, not
+    /// for wild accesses: dropped (deregistered) before the memory is given
+    /// back.
     valgrind: ManuallyDrop<ValgrindStackRegistration>,
 }
 
 impl FiberStack {
-    /// Maps a stack with `size` usable bytes (rounded up to whole pages, at
-    /// least [`MIN_STACK_SIZE`]) above a [`GUARD_SIZE`] guard.
+    /// Makes a stack with `size` usable bytes (rounded up to whole pages, at
+    /// least [`MIN_STACK_SIZE`]) above a [`GUARD_SIZE`] guard: a slot of
+    /// an arena where the kernel and the size allow, else a mapping of its
+    /// own.
     ///
     /// Only the pages the fiber touches become resident.
     ///
@@ -155,70 +158,49 @@ impl FiberStack {
     /// that limit; [`StackError::TooLarge`] when the size with the guard
     /// is more than `isize::MAX` bytes; [`StackError::OutOfMemory`] when the
     /// kernel has no memory or address space for it; [`StackError::Os`]
-    /// when `mmap` or `mprotect` fails otherwise.
+    /// when `mmap`, `mprotect` or `madvise` fails otherwise.
     pub fn new(size: usize) -> Result<FiberStack, StackError> {
-        let Some((size, map_len)) = layout(size) else {
+        let Some((size, len)) = layout(size) else {
             return Err(StackError::TooLarge { size });
         };
-        let max = max_map_count();
-        let live = LIVE_STACKS.fetch_add(1, Ordering::Relaxed);
-        if (live + 1) * 2 + MAP_RESERVE > max {
-            LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
-            return Err(StackError::MapLimit {
-                max_map_count: max,
-                live_stacks: live,
-            });
-        }
-        // SAFETY: an anonymous private mapping at an address of the kernel's
-        // choice aliases nothing.
-        let map = unsafe {
-            libc::mmap(
-                ptr::null_mut(),
-                map_len,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
+        let (start, origin) = match arena::take(size, len, GUARD_SIZE) {
+            Some(slot) => {
+                let (start, class) = slot?;
+                (start, Origin::Arena(class))
+            }
+            None => (mapped::map(len - GUARD_SIZE, len)?, Origin::Mapped),
         };
-        if map == libc::MAP_FAILED {
-            LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
-            return Err(map_error(io::Error::last_os_error(), map_len, live));
-        }
-        let map = map.cast::<u8>();
-        // SAFETY: `map + GUARD_SIZE .. map + map_len` lies inside the mapping
-        // made above, which nothing else uses yet.
-        let rc = unsafe {
-            libc::mprotect(
-                map.add(GUARD_SIZE).cast(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-            )
-        };
-        let stack = FiberStack {
-            map,
-            map_len,
-            size,
-            valgrind: ManuallyDrop::new(ValgrindStackRegistration::new(map, map_len)),
-        };
-        if rc != 0 {
-            // Told apart before the unmap changes the count of maps.
-            let err = map_error(io::Error::last_os_error(), map_len, live);
-            drop(stack);
-            return Err(err);
-        }
-        Ok(stack)
+        let end = start.as_ptr() as usize + len;
+        let base = NonZeroUsize::new(end - colour(start.as_ptr() as usize, len))
+            .expect("stacks are not at 0");
+        Ok(FiberStack {
+            start,
+            len,
+            base,
+            origin,
+            valgrind: ManuallyDrop::new(ValgrindStackRegistration::new(start.as_ptr(), len)),
+        })
     }
 
-    /// Usable bytes (the guard excluded).
+    /// Usable bytes (the guard excluded): at least what was asked for.
     pub fn size(&self) -> usize {
-        self.size
+        self.len - GUARD_SIZE - page_size()
+    }
+
+    /// Whether this stack is a slot of an arena (else a mapping of its own).
+    pub fn in_arena(&self) -> bool {
+        matches!(self.origin, Origin::Arena(_))
+    }
+
+    /// The end of the stack's memory, at or above `base()`.
+    fn end(&self) -> usize {
+        self.start.as_ptr() as usize + self.len
     }
 
     /// The addresses of this stack's guard: from [`Stack::limit`] up to
     /// the lowest usable byte.
     pub fn guard(&self) -> Range<usize> {
-        let start = self.map as usize;
+        let start = self.start.as_ptr() as usize;
         start..start + GUARD_SIZE
     }
 
@@ -227,29 +209,30 @@ impl FiberStack {
         self.guard().contains(&addr)
     }
 
-    /// Whether the fiber wrote just below the top `keep` bytes: a cheap
-    /// guess (64 bytes read) that it went deeper than `keep`. Reading a page
-    /// that was never written maps the shared zero page and costs no memory.
+    /// Whether the fiber wrote just below the top `keep` bytes of the
+    /// stack's memory: a cheap guess (64 bytes read) that it went deeper
+    /// than `keep`. Reading a page that was never written maps the shared
+    /// zero page and costs no memory.
     pub fn touched_below(&self, keep: usize) -> bool {
         let page = page_size();
         let keep = keep.div_ceil(page) * page;
-        if keep >= self.size {
+        if keep >= self.len - GUARD_SIZE {
             return false;
         }
-        let top = self.map as usize + self.map_len;
-        let probe = (top - keep - 64) as *const u64;
+        let probe = (self.end() - keep - 64) as *const u64;
         // SAFETY: the 64 bytes lie inside the usable, readable part of this
-        // stack (keep < size), which no coroutine uses while pooled.
+        // stack (keep is less than it), which no coroutine uses while pooled.
         (0..8).any(|i| unsafe { probe.add(i).read_volatile() } != 0)
     }
 
     /// Gives back to the kernel every page more than `keep` bytes below the
-    /// top (`madvise(MADV_DONTNEED)`): they read as zero and cost no memory
-    /// until touched again.
+    /// end of the stack's memory (`madvise(MADV_DONTNEED)`): they read as
+    /// zero and cost no memory until touched again.
     pub fn release_deep_pages(&mut self, keep: usize) {
         let page = page_size();
         let keep = keep.div_ceil(page) * page;
-        if keep >= self.size {
+        let usable = self.len - GUARD_SIZE;
+        if keep >= usable {
             return;
         }
         // SAFETY: the range is the usable part of this stack below its top
@@ -257,8 +240,8 @@ impl FiberStack {
         // pooled), so dropping its contents is allowed.
         unsafe {
             libc::madvise(
-                self.map.add(GUARD_SIZE).cast(),
-                self.size - keep,
+                self.start.as_ptr().add(GUARD_SIZE).cast(),
+                usable - keep,
                 libc::MADV_DONTNEED,
             );
         }
@@ -267,29 +250,32 @@ impl FiberStack {
 
 impl Drop for FiberStack {
     fn drop(&mut self) {
-        // SAFETY: `valgrind` is dropped once, here, before the unmap;
-        // `map`/`map_len` describe the mapping made in `new`, which no
-        // coroutine uses any more (the stack is owned here).
-        unsafe {
-            ManuallyDrop::drop(&mut self.valgrind);
-            libc::munmap(self.map.cast(), self.map_len);
+        // SAFETY: dropped once, here, before the memory is given back.
+        unsafe { ManuallyDrop::drop(&mut self.valgrind) };
+        match self.origin {
+            // SAFETY: the slot `new` took from the arenas with this length
+            // and guard; no coroutine uses it any more (the stack is owned
+            // here).
+            Origin::Arena(class) => unsafe { arena::free(self.start, class, self.len, GUARD_SIZE) },
+            // SAFETY: the mapping `new` made; no coroutine uses it any more.
+            Origin::Mapped => unsafe { mapped::unmap(self.start.as_ptr(), self.len) },
         }
-        LIVE_STACKS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
-// SAFETY: `base()` is the top of a read/write region of `size` bytes (a
-// whole number of pages, at least MIN_STACK_SIZE, so 16-byte aligned and
-// more than corosensei's minimum), a guard of GUARD_SIZE bytes lies right
-// below that region, and `limit()` is the bottom of the guard: it includes
-// the guard pages, as the trait requires.
+// SAFETY: `base()` is the top of a read/write region of at least `size`
+// bytes (a whole number of pages, at least MIN_STACK_SIZE, so more than
+// corosensei's minimum; the colour is a multiple of 64 below a page
+// boundary, so `base()` is 16-byte aligned), a guard of GUARD_SIZE bytes
+// lies right below that region, and `limit()` is the bottom of the guard:
+// it includes the guard pages, as the trait requires.
 unsafe impl Stack for FiberStack {
     fn base(&self) -> StackPointer {
-        NonZeroUsize::new(self.map as usize + self.map_len).expect("mapping is not at 0")
+        self.base
     }
 
     fn limit(&self) -> StackPointer {
-        NonZeroUsize::new(self.map as usize).expect("mapping is not at 0")
+        NonZeroUsize::new(self.start.as_ptr() as usize).expect("stacks are not at 0")
     }
 }
 
@@ -306,7 +292,9 @@ mod tests {
         assert_eq!(s.size() % page_size(), 0);
         assert!(s.size() > MIN_STACK_SIZE);
         // `limit()` includes the guard, as corosensei's `Stack` requires.
-        assert_eq!(s.base().get() - s.limit().get(), s.size() + GUARD_SIZE);
+        let top = s.limit().get() + s.size() + GUARD_SIZE;
+        assert!(s.base().get() >= top && s.base().get() <= top + page_size());
+        assert_eq!(s.base().get() % 16, 0);
         assert_eq!(s.guard(), s.limit().get()..s.limit().get() + GUARD_SIZE);
         assert!(s.guard_contains(s.limit().get()));
         assert!(s.guard_contains(s.guard().end - 1));

@@ -31,6 +31,19 @@ pub fn stack_left() -> Option<usize> {
     Some((std::ptr::addr_of!(here) as usize).saturating_sub(end))
 }
 
+/// [`stack_left`] and the running fiber's usable stack size, in bytes, or
+/// `None` outside fibers: for a check whose margin depends on the size
+/// (a quarter of a small stack, a fixed amount of a large one).
+#[inline]
+pub fn stack_left_and_size() -> Option<(usize, usize)> {
+    let r = running()?;
+    let here = 0u8;
+    Some((
+        (std::ptr::addr_of!(here) as usize).saturating_sub(r.guard.1),
+        r.stack_size,
+    ))
+}
+
 /// Installs the handler (once per process) and this thread's alternate
 /// signal stack (once per thread).
 pub(crate) fn install() {

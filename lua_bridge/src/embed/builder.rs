@@ -125,7 +125,14 @@ fn setup(s: &mut Stack) {
     cord::threads::init(s);
     crate::fiber::entry::init(s);
     super::handlers::init(s);
+    #[cfg(feature = "luajit")]
+    crate::luajit::cstack::install(s);
     crate::modules::init(s);
+    #[cfg(feature = "luajit")]
+    tracing::debug!(
+        active = crate::luajit::cstack::active(),
+        "C stack check of lua_call and lua_pcall"
+    );
 }
 
 /// Logs once per process that the Lua engine was built without

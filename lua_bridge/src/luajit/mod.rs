@@ -10,7 +10,10 @@
 //!   switch guard's facts, read and written in place ([`Entry`]);
 //! - [`table`]: tables walked in place for the msgpack encoder
 //!   ([`Tables`](table::Tables));
-//! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes)).
+//! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes));
+//! - [`cstack`]: "C stack overflow" for calls into Lua from C with too
+//!   little machine stack left (wrappers of `lua_call` and `lua_pcall`),
+//!   the C stack check LuaJIT lacks.
 //!
 //! On Lua 5.4 (and under `--cfg luafiber_no_fast_paths`, for the fast
 //! paths) the probe finds nothing and every caller takes its C API path.
@@ -46,6 +49,8 @@ compile_error!(
 );
 
 pub(crate) mod cdata;
+#[cfg(feature = "luajit")]
+pub mod cstack;
 pub(crate) mod entry;
 pub(crate) mod obj;
 pub(crate) mod probe;

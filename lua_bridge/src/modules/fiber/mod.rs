@@ -6,6 +6,8 @@
 //!
 //! - [`object`]: fiber objects, `fiber.storage`;
 //! - [`life`]: the module's functions over fibers;
+//! - [`ex`]: luafiber's own `fiber.new_ex` and `fiber.create_ex` (options
+//!   first: the stack size and the name);
 //! - [`channel`] and [`cond`]: `fiber.channel()` and `fiber.cond()`, whose
 //!   values in flight live in [`slots`];
 //! - [`wrappers`]: on LuaJIT, the hot channel and cond methods as Lua
@@ -13,6 +15,7 @@
 
 mod channel;
 mod cond;
+mod ex;
 mod life;
 mod object;
 mod slots;
@@ -28,6 +31,8 @@ use life::*;
 const MODULE: &[Reg] = &[
     (c"create", fiber_create),
     (c"new", fiber_new),
+    (c"create_ex", ex::fiber_create_ex),
+    (c"new_ex", ex::fiber_new_ex),
     (c"yield", fiber_yield),
     (c"sleep", fiber_sleep),
     (c"self", fiber_self),
