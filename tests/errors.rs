@@ -320,6 +320,61 @@ fn cancelled_fiber_builds_no_traceback() {
     }
 }
 
+/// Issue 13, item 11: a cancelled Lua fiber's error is read by no one, so
+/// its message handler builds no traceback: cancelling deep fibers grows the
+/// heap by far less than one traceback each (measured beside fibers that
+/// build one at the same depth and end normally).
+#[test]
+fn cancelled_lua_fiber_builds_no_traceback() {
+    let rt = LuaRuntime::new().unwrap();
+    run(
+        &rt,
+        r#"
+        local fiber = require('fiber')
+        local N, DEPTH = 100, 30
+        -- every traceback line names the fiber's own chunk (its id first: a
+        -- traceback cuts chunk names to 60 bytes), so no two tracebacks are
+        -- the same string
+        local deep = {}
+        for i = 1, N do
+            deep[i] = load('local function d(n, k) if n == 0 then return k() end ' ..
+                'return (d(n - 1, k)) end return d', '=' .. i .. string.rep('n', 50))()
+        end
+        -- N fibers DEPTH calls deep, waiting on a cond; `finish` ends them;
+        -- the heap's growth while they end, per fiber
+        local function grown(body, finish)
+            local cond, fs = fiber.cond(), {}
+            for i = 1, N do fs[i] = fiber.create(deep[i], DEPTH, function() body(cond) end) end
+            collectgarbage('collect')
+            collectgarbage('stop')
+            local before = collectgarbage('count')
+            finish(cond, fs)
+            for _ = 1, 100 do
+                if fs[N]:status() == 'dead' then break end
+                fiber.sleep(0)
+            end
+            assert(fs[N]:status() == 'dead')
+            local g = (collectgarbage('count') - before) * 1024 / N
+            collectgarbage('restart')
+            return g
+        end
+        local function cancelled()
+            return grown(function(cond) cond:wait() end,
+                function(_, fs) for i = 1, N do fs[i]:cancel() end end)
+        end
+        local function traced()
+            return grown(function(cond) cond:wait() local _ = debug.traceback('x', 1) end,
+                function(cond) cond:broadcast() end)
+        end
+        cancelled() traced() -- pools the Lua threads, grown to the depth
+        local c, t = cancelled(), traced()
+        assert(t > 1000, ('%.0f bytes a traceback'):format(t))
+        assert(c < t / 2,
+            ('%.0f bytes a cancelled fiber, %.0f a traceback: one was built'):format(c, t))
+        "#,
+    );
+}
+
 /// Issue 13, item 11: the error of a fiber joined in Lua goes to `join` as
 /// it is, so no traceback (a copy of the message and more) is built for it:
 /// the heap does not grow by one per fiber.
