@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Runs Tarantool's own tests, ported verbatim into this folder (app-tap/,
-# from Tarantool master's test/app-tap), on an interpreter:
+# Runs Tarantool's own tests, ported verbatim into this folder (app-tap/
+# and app-luatest/, from Tarantool master's test/app-tap and
+# test/app-luatest), on an interpreter:
 #
 #   tests/tarantool/run.sh INTERPRETER        every *.test.lua
 #   ONLY=regexp tests/tarantool/run.sh ...    only files matching regexp
 #
 # `require('tap')` finds lib/tap.lua, which records every assertion with its
-# full name. An assertion that fails and is listed in skips.tsv for this
+# full name; a luatest file runs through lib/run_luatest.lua, whose
+# lib/luatest.lua records each test function as one assertion
+# ("GROUP.TEST"). An assertion that fails and is listed in skips.tsv for this
 # engine (the deliberate differences, README "Tarantool's tests") counts as
 # skipped; any other failure fails the run. Each test runs in a scratch copy
 # of its folder (some write log files). Exit status 0 when nothing failed.
@@ -37,7 +40,8 @@ skipped_name() { # FILE NAME -> status 0 when listed
 }
 
 total_pass=0 total_fail=0 total_skip=0
-for path in "$here"/app-tap/*.test.lua; do
+for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua; do
+    [ -e "$path" ] || continue
     file=${path#"$here"/}
     if [ -n "${ONLY:-}" ] && ! [[ $file =~ $ONLY ]]; then continue; fi
     if skipped_name "$file" "*" && grep -qP "^\Q$file\E\t\*$" <<< "$skips"; then
@@ -48,8 +52,13 @@ for path in "$here"/app-tap/*.test.lua; do
     work="$scratch/$(dirname "$file")"
     rm -rf "$work" && mkdir -p "$work" && cp -r "$here/$(dirname "$file")"/. "$work"
     log="$scratch/tap.log" && : > "$log"
+    if [[ $file == app-luatest/* ]]; then
+        set -- "$here/lib/run_luatest.lua" "$(basename "$file")"
+    else
+        set -- "$(basename "$file")"
+    fi
     (cd "$work" && LUA_PATH="$here/lib/?.lua;;" LUAFIBER_TAP_LOG="$log" \
-        timeout 120 "$interp" -e "require('compat')" "$(basename "$file")" \
+        timeout 120 "$interp" -e "require('compat')" "$@" \
         > "$scratch/out" 2>&1)
     status=$?
     if grep -q '^luafiber: ' "$scratch/out"; then

@@ -2,7 +2,7 @@
 //! cord's Lua state (registry refs, metatables, modules).
 
 use luafiber_fiber::{self as fiber, StackPoolConfig};
-use mlua::{Lua, LuaOptions, StdLib};
+use mlua::{ffi, Lua, LuaOptions, StdLib};
 
 use super::{Error, LuaRuntime};
 use crate::cord::{self, NewThread, ThreadPoolConfig};
@@ -82,6 +82,8 @@ impl RuntimeBuilder {
         // a script interpreter offers; scripts are trusted as in `luajit`.
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
         let main = lua.state();
+        // SAFETY: `main` is the new, idle state of this thread.
+        unsafe { crate::raw::heap::install(main) };
         // SAFETY: `main` is the new state's main thread, idle: nothing else
         // uses its stack while setup runs, once, before any fiber.
         let s = &mut unsafe { Stack::from_state(main) };
@@ -103,7 +105,9 @@ impl RuntimeBuilder {
         if let Some(limit) = self.memory_limit {
             // The setup above ran without the limit: under it, a failed
             // allocation there would raise with no pcall to catch it.
-            let needed = rt.lua.used_memory();
+            // Lua's own count (`collectgarbage('count')`): mlua's
+            // `used_memory` no longer sees the blocks of the heap pool.
+            let needed = heap_in_use(main);
             if needed > limit {
                 return Err(Error::Lua(mlua::Error::MemoryError(format!(
                     "memory_limit({limit}): the runtime needs {needed} bytes of Lua heap at start"
@@ -133,6 +137,20 @@ fn setup(s: &mut Stack) {
         active = crate::luajit::cstack::active(),
         "C stack check of lua_call and lua_pcall"
     );
+}
+
+/// The bytes the state of `main` has allocated (Lua's own count, whatever
+/// allocator served them).
+fn heap_in_use(main: *mut ffi::lua_State) -> usize {
+    // SAFETY: `main` is an idle, valid state; these options only read the
+    // collector's count.
+    let (kib, rest) = unsafe {
+        (
+            ffi::lua_gc(main, ffi::LUA_GCCOUNT, 0),
+            ffi::lua_gc(main, ffi::LUA_GCCOUNTB, 0),
+        )
+    };
+    usize::try_from(kib).unwrap_or(0) * 1024 + usize::try_from(rest).unwrap_or(0)
 }
 
 /// Logs once per process that the Lua engine was built without

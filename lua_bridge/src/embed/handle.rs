@@ -162,7 +162,7 @@ pub(super) fn start(
 /// An error a bridge function asked to raise, as an [`Error::Runtime`].
 pub(super) fn raise_to_error(r: Raise) -> Error {
     match r {
-        Raise::Error(_, msg) => Error::Runtime(msg),
+        Raise::Error(_, msg) | Raise::Message(msg) => Error::Runtime(msg),
         Raise::Top => Error::Runtime("error".into()),
     }
 }

@@ -10,7 +10,11 @@
 //!   switch guard's facts, read and written in place ([`Entry`]);
 //! - [`table`]: tables walked in place for the msgpack encoder
 //!   ([`Tables`](table::Tables));
-//! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes));
+//! - [`fill`]: tables filled in place by the msgpack decoder
+//!   ([`Fill`](fill::Fill));
+//! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes)), and
+//!   [`pointer`]: the pointer and 64-bit integer cdata msgpack reads and
+//!   makes;
 //! - [`cstack`]: "C stack overflow" for calls into Lua from C with too
 //!   little machine stack left (wrappers of `lua_call` and `lua_pcall`),
 //!   the C stack check LuaJIT lacks.
@@ -52,7 +56,9 @@ pub(crate) mod cdata;
 #[cfg(feature = "luajit")]
 pub mod cstack;
 pub(crate) mod entry;
+pub(crate) mod fill;
 pub(crate) mod obj;
+pub(crate) mod pointer;
 pub(crate) mod probe;
 pub(crate) mod table;
 

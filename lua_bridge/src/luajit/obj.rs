@@ -32,6 +32,9 @@ pub(crate) const UDATA: u32 = !12;
 /// Tags up to this one are numbers (the word is a double): `LJ_TISNUM`.
 pub(crate) const ISNUM: u32 = !13;
 
+/// The `marked` bit of a black GC object (`LJ_GC_BLACK` of `lj_gc.h`).
+pub(crate) const GC_BLACK: u8 = 0x04;
+
 /// The pointer bits of a GC object's `TValue`.
 pub(crate) const GC_MASK: u64 = (1 << 47) - 1;
 
@@ -172,6 +175,7 @@ const _: () = {
     assert!(size_of::<Udata>() == 48);
     assert!(size_of::<GcStr>() == 24);
     assert!(offset_of!(GcStr, len) == 20);
+    assert!(offset_of!(GcTab, marked) == 8);
     assert!(offset_of!(GcTab, array) == 16);
     assert!(offset_of!(GcTab, metatable) == 32);
     assert!(offset_of!(GcTab, node) == 40);

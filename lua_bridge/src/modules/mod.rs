@@ -1,8 +1,8 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
-//! conds), `clock`, `buffer`, `msgpack`, `json`, `log`, and `socket` and
-//! `errno` (loaded by their first `require`). Each is a folder or file of its
-//! own, opened into `package.loaded` by [`register`]; `serializer` holds what
-//! `msgpack` and `json` share.
+//! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
+//! `log`, and `socket` and `errno` (loaded by their first `require`). Each
+//! is a folder or file of its own, opened into `package.loaded` by
+//! [`register`]; `serializer` holds what `msgpack` and `json` share.
 
 pub(crate) mod buffer;
 pub(crate) mod clock;
@@ -11,6 +11,7 @@ pub(crate) mod fiber;
 pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
+pub(crate) mod msgpackffi;
 pub(crate) mod serializer;
 pub(crate) mod socket;
 
@@ -54,6 +55,10 @@ pub(crate) fn register(s: &mut Stack) {
         s.push_cfunction(errno::open);
         s.set_field(-2, c"errno");
     }
+    s.rawget_field(loaded, c"msgpack");
+    let msgpack = s.top();
+    msgpackffi::open_with(s, msgpack);
+    s.set_field(loaded, c"msgpackffi");
     s.settop(top);
     crate::fiber::guard::wrap_collectgarbage(s);
 }

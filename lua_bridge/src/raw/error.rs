@@ -51,6 +51,9 @@ pub enum ErrorKind {
     SystemError,
     /// Malformed data given to a decoder.
     DecodeError,
+    /// Malformed MsgPack found by a check (Tarantool's `ClientError`
+    /// `ER_INVALID_MSGPACK`).
+    ClientError,
 }
 
 impl ErrorKind {
@@ -64,6 +67,7 @@ impl ErrorKind {
             ErrorKind::Panic => c"RustPanic",
             ErrorKind::SystemError => c"SystemError",
             ErrorKind::DecodeError => c"DecodeError",
+            ErrorKind::ClientError => c"ClientError",
         }
     }
 }
@@ -71,8 +75,10 @@ impl ErrorKind {
 /// Pushes the error `raise` describes (for [`Raise::Top`], leaves the top
 /// value as it is).
 pub fn push_raise(s: &mut Stack, raise: Raise) {
-    if let Raise::Error(kind, message) = raise {
-        push(s, kind, &message);
+    match raise {
+        Raise::Error(kind, message) => push(s, kind, &message),
+        Raise::Message(message) => s.push_str(&message),
+        Raise::Top => {}
     }
 }
 

@@ -17,6 +17,9 @@ pub enum Raise {
     Error(ErrorKind, String),
     /// Raise the value on top of the Lua stack as it is.
     Top,
+    /// Raise this string, as Tarantool's `luaL_error` does (for the
+    /// functions whose Tarantool errors are strings).
+    Message(String),
 }
 
 impl Raise {

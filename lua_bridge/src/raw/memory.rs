@@ -5,7 +5,8 @@
 //! fiber layer's per-fiber word by `frame::protect`: raw rule 3) it succeeds, because a
 //! Lua error raised there would have to cross Rust's `catch_unwind`, which
 //! aborts on LuaJIT. The code that asked then fails at its next allocation.
-//! Allocation itself is delegated to mlua's allocator.
+//! Allocation itself is delegated to the allocator below (the small-block
+//! pool of [`super::heap`] over mlua's).
 
 use std::cell::Cell;
 use std::ffi::c_void;

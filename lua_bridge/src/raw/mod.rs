@@ -7,6 +7,8 @@
 //! - [`stack`]: [`Stack`], the safe handle on a C function's stack that
 //!   the frame makes;
 //! - [`error`]: Tarantool-style error objects, with their own metatable;
+//! - [`heap`]: the pool of small blocks in front of the Lua heap's
+//!   allocator;
 //! - [`memory`]: the Lua memory limit (the bridge's allocator);
 //! - [`report`]: what Lua reports but cannot raise (errors in `__gc`,
 //!   Lua 5.4's warnings), written to stderr;
@@ -45,6 +47,7 @@ pub mod api;
 pub mod args;
 pub mod error;
 pub mod frame;
+pub mod heap;
 pub mod memory;
 pub mod report;
 pub mod stack;

@@ -12,6 +12,11 @@
 --    options are accepted and ignored. luafiber has no `box`.
 -- 4. `fio`: `rename`, and `open(path)` whose `read()` reads the rest of
 --    the file. luafiber has no `fio`.
+-- 5. `box.tuple.new` (msgpack tests only pass one where a wrong argument
+--    is wanted): a cdata of an unrelated type. luafiber has no tuples.
+-- 6. `fun` (luafun): `map` over a table's keys and `totable`, as the
+--    msgpack luatest builds its parameters; `console`: a module whose
+--    completion handler raises (luafiber's console has none).
 
 local function is_error_object(v)
     local mt = type(v) == 'table' and getmetatable(v)
@@ -44,8 +49,14 @@ local BOX2LOG = {
 }
 
 local ok, msgpack = pcall(require, 'msgpack')
+local ffi_ok, ffi = pcall(require, 'ffi')
 box = {
     NULL = ok and msgpack.NULL or nil,
+    tuple = {
+        new = function()
+            return ffi_ok and ffi.new('int[1]') or newproxy and newproxy() or {}
+        end,
+    },
     cfg = setmetatable({}, {
         __call = function(_, cfg)
             local log_cfg = {}
@@ -86,6 +97,28 @@ package.preload.fio = function()
                 read = function() return f:read('*a') end,
                 close = function() return f:close() end,
             }
+        end,
+    }
+end
+
+package.preload.fun = function()
+    return {
+        map = function(f, t)
+            local keys = {}
+            for k in pairs(t) do keys[#keys + 1] = k end
+            table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+            local out = {}
+            for _, k in ipairs(keys) do out[#out + 1] = f(k, t[k]) end
+            return out
+        end,
+        totable = function(t) return t end,
+    }
+end
+
+package.preload.console = function()
+    return {
+        completion_handler = function()
+            error('luafiber has no console completion')
         end,
     }
 end

@@ -1,13 +1,18 @@
-//! The Lua `msgpack` module: Tarantool's `msgpack` (`src/lua/msgpack.c`),
-//! with the wire format written by the `rmp` crate.
+//! The Lua `msgpack` module: Tarantool master's `msgpack`
+//! (`src/lua/msgpack.c`, `src/lua/serializer.c`), with the wire format
+//! written by the `rmp` crate.
 //!
 //! - `msgpack.encode(value [, ibuf])`: the MsgPack string of `value`; with an
 //!   ibuf object, appends the bytes at its `wpos` and returns their count.
 //! - `msgpack.decode(s [, pos])`: the value at byte `pos` (default 1) of `s`
 //!   and the position just after it. `msgpack.decode(ptr, size)`: the value
-//!   at a pointer into an ibuf and the pointer just after it.
-//! - `msgpack.decode_unchecked(s [, pos])` / `(ptr [, size])`: the same
-//!   (input is always checked here; see below).
+//!   at a `char *`/`const char *` cdata (or an ibuf's light userdata
+//!   pointer) and the pointer just after it, of the argument's type.
+//! - `msgpack.decode_unchecked(s [, pos])` / `(ptr)`, `ibuf_decode(rpos)`,
+//!   `decode_array_header(ptr, size)`, `decode_map_header(ptr, size)`
+//!   ([`decode_fns`]); `object`, `object_from_raw`, `is_object` and the
+//!   objects' iterators ([`object`]); `new()`: a module table of the same
+//!   functions over a state of its own (its own `cfg`).
 //! - `msgpack.NULL` (MsgPack nil), `msgpack.array_mt`, `msgpack.map_mt`
 //!   (set on decoded tables, so they encode back as the same kind; assigning
 //!   a new key drops them), `msgpack.cfg{...}` and its fields.
@@ -19,9 +24,10 @@
 //! `n > count * encode_sparse_ratio` and `n > encode_sparse_safe`), else a
 //! map; a metatable's `__serialize` (`'seq'`, `'sequence'`, `'array'`,
 //! `'map'`, `'mapping'`, or a function whose result is encoded instead)
-//! overrides that. Encoding goes through a cord buffer
-//! ([`luafiber_runtime::ibuf::with_cord_scratch`]: take, encode, push the
-//! result, put), so in steady state it allocates only the result string.
+//! overrides that; a `msgpack.object` is its bytes. Encoding goes through a
+//! cord buffer ([`luafiber_runtime::ibuf::with_cord_scratch`]: take, encode,
+//! push the result, put), so in steady state it allocates only the result
+//! string.
 //!
 //! On LuaJIT a table is read in place through LuaJIT's object layout
 //! (`encode::raw`: the array part and the hash nodes, no C API call per key
@@ -30,40 +36,52 @@
 //! cdata it does not know, keys past the array part of an array, every
 //! error) it hands to the
 //! C API path before anything ran, so the bytes and errors are the same.
+//! The decoder writes in place too ([`crate::luajit::fill`]): metatables of
+//! the tables it makes, array elements, scalar pushes.
 //!
 //! A `__serialize` function (and `tostring`, for `encode_use_tostring`) is
 //! called by `lua_pcall` of a trampoline C function fetched by registry ref:
 //! no C function is pushed per table.
 //!
+//! Errors are Tarantool's: where it raises a string (`luaL_error`), so does
+//! this module; bad MsgPack found by a check is a `ClientError` error
+//! object ("Invalid MsgPack - truncated input").
+//!
 //! Differences from Tarantool:
 //!
 //! - On Lua 5.4 `msgpack.NULL` (and a decoded nil) is a light userdata NULL,
-//!   so `msgpack.NULL == nil` is false there. On LuaJIT it is Tarantool's
-//!   `ffi.cast('void *', 0)`, and scalar cdata (`1LL`, `1ULL`, the other
+//!   so `msgpack.NULL == nil` is false there; integers decode to Lua
+//!   integers (a MsgPack uint past 2^63 - 1 to a float); pointers are the
+//!   light userdata of an ibuf. On LuaJIT `NULL` is Tarantool's
+//!   `ffi.cast('void *', 0)`, scalar cdata (`1LL`, `1ULL`, the other
 //!   integer types, `float`, `double`, `bool`, a NULL pointer) encode as in
-//!   Tarantool (`cdata`).
-//! - Errors are error objects (`err.type`, `err.message`; `tostring(err)`
-//!   is Tarantool's message), not strings: `string.find(err, ...)` needs
-//!   `tostring(err)`.
+//!   Tarantool, and integers past ±(10^14 - 1) decode to 64-bit cdata.
 //! - A chain of more than 64 `__serialize` functions, each returning a value
-//!   with the next, raises; `decode(s, pos)` wants an integer `pos`;
-//!   `msgpack.cfg` refuses values of the wrong type or range.
-//! - Integers beyond 2^53 decode to Lua numbers (integers on Lua 5.4 up to
-//!   2^63-1), not `int64`/`uint64` cdata; MsgPack extensions (decimal, uuid,
-//!   datetime, error) are refused.
-//! - Decoding always checks its input: bad input raises a `DecodeError`, and
-//!   nesting is limited by `cfg.decode_max_depth` (Tarantool applies that
-//!   option to JSON only); `decode_unchecked` is `decode` under another name.
-//!   Encoding nests at most [`MAX_NESTING`] levels whatever the config, and
-//!   no deeper than the fiber's stack holds with 64 KiB to spare (an
-//!   `IllegalParams` error past that; about 660 levels of `__serialize`
-//!   functions on a 512 KiB stack, more for plain tables).
-//! - `msgpack.new()`, `ibuf_decode` and the header helpers are not provided.
+//!   with the next, raises; `msgpack.cfg` refuses values of the wrong type
+//!   or range.
+//! - MsgPack extensions (decimal, uuid, datetime, interval, error, tuple)
+//!   raise "Unsupported MsgPack extension type: N"; bin decodes to a
+//!   string (master: a varbinary object); check errors carry no `offset`
+//!   or `trunc_count`.
+//! - The decoder bounds every read even for `decode_unchecked`, and a
+//!   pointer's value is copied out before it is decoded. Decoding nests as
+//!   deep as the Lua stack holds. Encoding nests at most [`MAX_NESTING`]
+//!   levels whatever the config, and no deeper than the fiber's stack holds
+//!   with 64 KiB to spare (an `IllegalParams` error past that; about 660
+//!   levels of `__serialize` functions on a 512 KiB stack, more for plain
+//!   tables).
+//! - An ibuf object is a userdata, not a `struct ibuf`: the type is
+//!   declared to the FFI (so casts work), but a cast pointer does not reach
+//!   the buffer's fields.
 
 mod decode;
+mod decode_fns;
 mod encode;
+mod object;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_api;
 
 use std::ffi::{c_int, CStr};
 
@@ -71,12 +89,15 @@ use luafiber_runtime::ibuf;
 use mlua::ffi;
 
 use crate::luajit::cdata::CTypes;
+use crate::luajit::fill::Fill;
+use crate::luajit::obj::{GcTab, Word};
+use crate::luajit::pointer::Cdata;
 use crate::luajit::table::Tables;
 use crate::modules::buffer;
 use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
 pub(crate) use crate::modules::serializer::Config;
 use crate::raw::error::ErrorKind;
-use crate::raw::{api, lua_fn, LResult, Raise, Stack};
+use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// Most nesting levels the encoder enters, whatever `encode_max_depth` says:
 /// the encoder recurses on the fiber's machine stack.
@@ -107,28 +128,45 @@ pub(crate) struct State {
     pub null: c_int,
     /// The scalar C types the encoder reads (LuaJIT's cdata).
     pub ctypes: Option<CTypes>,
+    /// What is fixed for the Lua state's life and only some calls read,
+    /// kept once per Lua state (leaked: a few words), so the per-call copy
+    /// of the state stays small.
+    pub x: &'static Extra,
+}
+
+/// The part of [`State`] that is the same for every serializer of a Lua
+/// state and fixed for its life.
+pub(crate) struct Extra {
+    /// The pointer and 64-bit integer cdata the decoder reads and makes.
+    pub cdata: Option<Cdata>,
+    /// `int64_t` / `uint64_t` constructors (`LUA_NOREF` without the FFI).
+    pub new_i64: c_int,
+    pub new_u64: c_int,
+    /// The decoder's in-place writes (LuaJIT, probed).
+    pub fill: Option<Fill>,
+    /// With [`Extra::fill`]: the word of `msgpack.NULL` (anchored by its
+    /// ref) and the two metatables' tables (anchored by theirs).
+    pub null_word: Option<Word>,
+    pub array_mt_ptr: *const GcTab,
+    pub map_mt_ptr: *const GcTab,
+    /// The metatables of `msgpack.object`s and their iterators.
+    pub obj_mt: c_int,
+    pub iter_mt: c_int,
 }
 
 impl State {
     /// Pushes `msgpack.NULL`.
-    ///
-    /// # Safety
-    ///
-    /// `l` is a thread of the module's state with room for a value.
-    pub(crate) unsafe fn push_null(&self, l: *mut ffi::lua_State) {
-        // SAFETY: caller's contract.
-        unsafe {
-            if self.null == ffi::LUA_NOREF {
-                ffi::lua_pushlightuserdata(l, std::ptr::null_mut());
-            } else {
-                api::push_registry_ref(l, self.null);
-            }
+    pub(crate) fn push_null_on(&self, s: &mut Stack) {
+        if self.null == ffi::LUA_NOREF {
+            s.push_light(std::ptr::null_mut());
+        } else {
+            s.push_ref(self.null);
         }
     }
 }
 
 /// The state userdata a module function sees as upvalue 1.
-fn state_ptr(s: &Stack) -> *mut State {
+pub(super) fn state_ptr(s: &Stack) -> *mut State {
     let p = s.to_userdata(Stack::upvalue(1)).cast::<State>();
     assert!(!p.is_null(), "a msgpack function without its state");
     p
@@ -163,57 +201,123 @@ unsafe extern "C-unwind" fn call_trampoline(l: *mut ffi::lua_State) -> c_int {
     1
 }
 
-/// Pushes the `msgpack` module table (at setup: this runs Lua code under
-/// `lua_pcall`).
-pub(crate) fn open(s: &mut Stack) {
+/// Makes the module state of `s`'s Lua state (at setup: this runs Lua
+/// code under `lua_pcall`).
+fn make_state(s: &mut Stack) -> State {
     let ctx = buffer::init(s);
     let layout = crate::luajit::layout();
-    let mut st = State {
-        cfg: Config::default(),
-        call: ffi::LUA_NOREF,
-        next: ffi::LUA_NOREF,
-        tostring: ffi::LUA_NOREF,
-        serialize_key: ffi::LUA_NOREF,
-        array_mt: ffi::LUA_NOREF,
-        map_mt: ffi::LUA_NOREF,
-        buffer: ctx,
-        tables: layout.tables,
-        null: ffi::LUA_NOREF,
-        ctypes: layout.ctypes,
+    let cdata = crate::luajit::pointer::learn(s);
+    let mut x = Extra {
+        cdata,
+        new_i64: cdata.map_or(ffi::LUA_NOREF, |c| c.new_i64),
+        new_u64: cdata.map_or(ffi::LUA_NOREF, |c| c.new_u64),
+        fill: Fill::new(layout.entry, layout.tables),
+        null_word: None,
+        array_mt_ptr: std::ptr::null(),
+        map_mt_ptr: std::ptr::null(),
+        obj_mt: ffi::LUA_NOREF,
+        iter_mt: ffi::LUA_NOREF,
     };
+    let [(obj_mt, obj_p), (iter_mt, iter_p)] = object::init(s);
+    object::set_mts(obj_p, iter_p);
+    (x.obj_mt, x.iter_mt) = (obj_mt, iter_mt);
+    declare_ibuf(s);
     s.push_cfunction(crate::raw::wide_cfn!(call_trampoline));
-    st.call = s.make_ref();
-    st.next = global_ref(s, c"next");
-    st.tostring = global_ref(s, c"tostring");
+    let call = s.make_ref();
+    let next = global_ref(s, c"next");
+    let tostring = global_ref(s, c"tostring");
     s.push_cstr(c"__serialize");
-    st.serialize_key = s.make_ref();
-    st.null = crate::luajit::cdata::null_ref(s);
-    for (kind, slot) in [(c"seq", &mut st.array_mt), (c"map", &mut st.map_mt)] {
+    let serialize_key = s.make_ref();
+    let null = crate::luajit::cdata::null_ref(s);
+    let mut mts = [ffi::LUA_NOREF; 2];
+    for (i, (kind, ptr)) in [(c"seq", &mut x.array_mt_ptr), (c"map", &mut x.map_mt_ptr)]
+        .into_iter()
+        .enumerate()
+    {
         let t = s.new_table(0, 2);
         s.push_cstr(kind);
         s.set_field(t, c"__serialize");
         s.push_cfunction(decoded_newindex);
         s.set_field(t, c"__newindex");
-        *slot = s.make_ref();
+        *ptr = s.to_pointer(t).cast();
+        mts[i] = s.make_ref();
     }
+    if let Some(fill) = x.fill {
+        if null == ffi::LUA_NOREF {
+            s.push_light(std::ptr::null_mut());
+        } else {
+            s.push_ref(null);
+        }
+        // SAFETY: the value just pushed, of the probed layout; anchored by
+        // its registry ref (or no GC object: a light userdata).
+        x.null_word = Some(unsafe { fill.top_word(s.as_ptr()) });
+        s.pop(1);
+    }
+    let st = State {
+        cfg: Config::default(),
+        call,
+        next,
+        tostring,
+        serialize_key,
+        array_mt: mts[0],
+        map_mt: mts[1],
+        buffer: ctx,
+        tables: layout.tables,
+        null,
+        ctypes: layout.ctypes,
+        x: Box::leak(Box::new(x)),
+    };
+    st
+}
+
+/// Declares Tarantool's `struct ibuf` to the FFI (when it is there and the
+/// type is not declared yet), so `ffi.cast('struct ibuf *', buf)` works.
+fn declare_ibuf(s: &mut Stack) {
+    const CHUNK: &str = r#"
+        local ok, ffi = pcall(require, 'ffi')
+        if not ok or type(ffi) ~= 'table' or not ffi.cdef then return end
+        if pcall(ffi.typeof, 'struct ibuf') then return end
+        pcall(ffi.cdef, [[struct ibuf { void *slabc; char *buf; char *rpos;
+            char *wpos; char *epos; size_t start_capacity; };]])
+    "#;
+    let top = s.top();
+    if cfg!(feature = "luajit") && s.load(CHUNK, c"=msgpack.ibuf").is_ok() {
+        let _ = s.pcall(0, 0);
+    }
+    s.settop(top);
+}
+
+/// Pushes the `msgpack` module table (at setup: this runs Lua code under
+/// `lua_pcall`).
+pub(crate) fn open(s: &mut Stack) {
+    let st = make_state(s);
+    push_module(s, st);
+}
+
+/// Pushes a module table whose functions share a new state userdata
+/// holding `st` (`msgpack` itself, and each `msgpack.new()`: Tarantool's
+/// `luaL_newserializer`).
+fn push_module(s: &mut Stack, st: State) {
     s.push_userdata(st);
     let st_idx = s.top();
-
-    let module = s.new_table(0, 8);
+    let module = s.new_table(0, 16);
     for (name, f) in [
-        (c"encode", mp_encode),
-        (c"decode", mp_decode),
-        (c"decode_unchecked", mp_decode_unchecked),
+        (c"encode", mp_encode as ffi::lua_CFunction),
+        (c"decode", decode_fns::mp_decode),
+        (c"decode_unchecked", decode_fns::mp_decode_unchecked),
+        (c"ibuf_decode", decode_fns::mp_ibuf_decode),
+        (c"decode_array_header", decode_fns::mp_decode_array_header),
+        (c"decode_map_header", decode_fns::mp_decode_map_header),
+        (c"object", object::mp_object),
+        (c"object_from_raw", object::mp_object_from_raw),
+        (c"is_object", object::mp_is_object),
+        (c"new", mp_new),
     ] {
         s.push_value(st_idx);
         s.push_closure(f, 1);
         s.set_field(module, name);
     }
-    if st.null == ffi::LUA_NOREF {
-        s.push_light(std::ptr::null_mut());
-    } else {
-        s.push_ref(st.null);
-    }
+    st.push_null_on(s);
     s.set_field(module, c"NULL");
     s.push_ref(st.array_mt);
     s.set_field(module, c"array_mt");
@@ -229,6 +333,19 @@ pub(crate) fn open(s: &mut Stack) {
     s.set_metatable(cfg);
     s.set_field(module, c"cfg");
     s.remove(st_idx);
+}
+
+lua_fn! {
+    /// `msgpack.new()`: a new serializer with the default options of its
+    /// own (Tarantool's `lua_msgpack_new`).
+    fn mp_new(s: &mut Stack) {
+        let st = State {
+            cfg: Config::default(),
+            ..state(s)
+        };
+        push_module(s, st);
+        Ok(1)
+    }
 }
 
 /// A registry ref of the global `name` (read raw), or `LUA_NOREF`.
@@ -290,11 +407,13 @@ lua_fn! {
         let st = state(s);
         let top = s.top();
         if top < 1 {
-            return Err(Raise::illegal("msgpack.encode: a Lua object expected"));
+            return Err(Raise::Message("msgpack.encode: a Lua object expected".into()));
         }
         let target = if top >= 2 && s.type_of(2) != ffi::LUA_TNIL {
             let t = buffer::to_ibuf(s, &st.buffer, 2);
-            Some(t.ok_or_else(|| Raise::illegal("msgpack.encode: argument 2 must be of type 'struct ibuf'"))?)
+            Some(t.ok_or_else(|| {
+                Raise::Message("msgpack.encode: argument 2 must be of type 'struct ibuf'".into())
+            })?)
         } else {
             None
         };
@@ -332,71 +451,4 @@ fn settle(s: &mut Stack, base: c_int, e: Raise) -> Raise {
         s.settop(base);
     }
     e
-}
-
-/// The shared body of `decode` and `decode_unchecked`.
-fn decode_entry(s: &mut Stack, name: &str, size_required: bool) -> LResult<c_int> {
-    s.settop(2);
-    decode_args(s, name, size_required).map_err(|e| settle(s, 2, e))
-}
-
-/// [`decode_entry`] on exactly two arguments.
-fn decode_args(s: &mut Stack, name: &str, size_required: bool) -> LResult<c_int> {
-    let st = state(s);
-    let cfg = &st.cfg;
-    if s.type_of(1) == ffi::LUA_TSTRING {
-        let pos = match s.type_of(2) {
-            ffi::LUA_TNIL => 1.0,
-            _ => s.to_number(2).ok_or_else(|| {
-                Raise::illegal(format!("msgpack.{name}: offset must be a number"))
-            })?,
-        };
-        let used = decode::Decoder::new(&st, cfg, name).decode_arg1(s, pos)?;
-        s.push_number(pos + used as f64);
-        return Ok(2);
-    }
-    let Some(addr) = buffer::to_pointer(s, &st.buffer, 1)? else {
-        return Err(Raise::illegal(format!(
-            "msgpack.{name}: a Lua string or 'char *' expected"
-        )));
-    };
-    let size = match s.to_number(2) {
-        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= usize::MAX as f64 => Some(n as usize),
-        None if !size_required && s.type_of(2) == ffi::LUA_TNIL => None,
-        _ => return Err(Raise::illegal(format!("Usage: msgpack.{name}(ptr, size)"))),
-    };
-    let avail = buffer::readable(addr, size).ok_or_else(|| {
-        Raise::illegal(format!(
-            "msgpack.{name}: the pointer is not inside a live ibuf"
-        ))
-    })?;
-    let len = size.unwrap_or(avail);
-    // SAFETY: `readable` checked that `len` bytes from `addr` are in a live
-    // ibuf's memory, and nothing has run since.
-    let src = unsafe { std::slice::from_raw_parts(addr as *const u8, len) };
-    let used = decode::extent(src, name)?;
-    // Copy the value out: Lua code run by the collector while the decoder
-    // allocates could free or move the ibuf.
-    ibuf::with_cord_scratch(|copy| -> LResult<()> {
-        copy.extend_from_slice(&src[..used])
-            .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
-        decode::Decoder::new(&st, cfg, name).decode(s, copy.data())?;
-        Ok(())
-    })?;
-    buffer::push_pointer(s, &st.buffer, (addr + used) as *const u8)?;
-    Ok(2)
-}
-
-lua_fn! {
-    /// `msgpack.decode(s [, pos])` / `msgpack.decode(ptr, size)`.
-    fn mp_decode(s: &mut Stack) {
-        decode_entry(s, "decode", true)
-    }
-}
-
-lua_fn! {
-    /// `msgpack.decode_unchecked(s [, pos])` / `(ptr [, size])`.
-    fn mp_decode_unchecked(s: &mut Stack) {
-        decode_entry(s, "decode_unchecked", false)
-    }
 }

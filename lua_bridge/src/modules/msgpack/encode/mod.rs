@@ -306,13 +306,44 @@ impl<'a> Encoder<'a> {
         self.wide_int(i)
     }
 
+    /// The other integers, in rmp's shortest forms, written as one fixed
+    /// 9-byte copy (rmp's writers copy each part with a `memcpy` call).
     #[inline(never)]
     fn wide_int(&mut self, i: i64) -> LResult<()> {
-        if i >= 0 {
-            self.head(|w| mp::write_uint(w, i as u64).map(drop))
+        use rmp::Marker as M;
+        let mut b = [0u8; HEAD_MAX];
+        let n = if (0..0x80).contains(&i) {
+            b[0] = i as u8;
+            1
+        } else if i >= 0 {
+            let u = i as u64;
+            let (m, n) = match u {
+                0x80..=0xff => (M::U8, 1),
+                0x100..=0xffff => (M::U16, 2),
+                0x1_0000..=0xffff_ffff => (M::U32, 4),
+                _ => (M::U64, 8),
+            };
+            b[0] = m.to_u8();
+            b[1..=n].copy_from_slice(&u.to_be_bytes()[8 - n..]);
+            n + 1
+        } else if i >= -32 {
+            b[0] = M::FixNeg(i as i8).to_u8();
+            1
         } else {
-            self.head(|w| mp::write_sint(w, i).map(drop))
-        }
+            let (m, n) = match i {
+                -0x80..=-33 => (M::I8, 1),
+                -0x8000..=-0x81 => (M::I16, 2),
+                -0x8000_0000..=-0x8001 => (M::I32, 4),
+                _ => (M::I64, 8),
+            };
+            b[0] = m.to_u8();
+            b[1..=n].copy_from_slice(&i.to_be_bytes()[8 - n..]);
+            n + 1
+        };
+        let room = self.out.try_reserve(HEAD_MAX).map_err(oom)?;
+        room[..HEAD_MAX].copy_from_slice(&b);
+        self.out.advance(n);
+        Ok(())
     }
 
     /// A type MsgPack has no form for: its `tostring` or nil when the
@@ -357,7 +388,31 @@ impl<'a> Encoder<'a> {
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
-        if !self.cfg.encode_load_metatables || !s.get_metatable(idx) {
+        if let Some(bytes) = super::object::bytes_of(s, idx) {
+            // A msgpack.object: its bytes as they are (`luamp_get`).
+            return self.out.extend_from_slice(bytes).map_err(oom);
+        }
+        if !self.cfg.encode_load_metatables {
+            return self.unsupported(s, idx, top);
+        }
+        if let Some(c) = self.st.x.cdata.filter(|c| c.is_declared(s, idx)) {
+            // `value.__serialize` through its metatype, protected (a cdata
+            // raises for a missing field): Tarantool's
+            // `lua_field_inspect_ucdata`.
+            s.push_nil();
+            s.push_ref(c.index_serialize);
+            s.push_value(idx);
+            let found = s.pcall(1, 1).is_ok() && !s.is_none_or_nil(top + 2);
+            if found && s.type_of(top + 2) == ffi::LUA_TFUNCTION {
+                return self.hand_over(s, idx, top, level, handovers);
+            }
+            s.settop(top);
+            if found {
+                return Err(illegal("invalid __serialize value"));
+            }
+            return self.unsupported(s, idx, top);
+        }
+        if !s.get_metatable(idx) {
             return self.unsupported(s, idx, top);
         }
         s.push_value(self.key);

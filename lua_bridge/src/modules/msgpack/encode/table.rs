@@ -267,7 +267,7 @@ impl Encoder<'_> {
         let mut pairs = Vec::new();
         let mut p = from;
         for i in 1..=n {
-            let len = crate::modules::msgpack::decode::extent(&self.out.data()[p..], "encode")
+            let len = crate::modules::msgpack::decode::reader::check(&self.out.data()[p..])
                 .expect("the encoder's own output");
             mp::write_uint(&mut pairs, u64::from(i)).map_err(oom)?;
             pairs.extend_from_slice(&self.out.data()[p..p + len]);
