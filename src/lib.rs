@@ -12,8 +12,8 @@ pub use luafiber_lua::log;
 #[cfg(luafiber_bench)]
 pub use luafiber_lua::NewThread;
 pub use luafiber_lua::{
-    mlua, CallHandle, Error, FnError, LuaHandle, LuaRuntime, RuntimeBuilder, ThreadPoolConfig,
-    Value, STACK_CLASH_PROTECTION,
+    mlua, CallError, CallErrorKind, CallHandle, CordCall, CordsBuilder, Error, FnError, LuaCords,
+    LuaHandle, LuaRuntime, RuntimeBuilder, ThreadPoolConfig, Value, STACK_CLASH_PROTECTION,
 };
 pub use luafiber_runtime as runtime;
 pub use luafiber_runtime::{

@@ -29,6 +29,11 @@ struct Cli {
     /// (as `lua -i`); without a script it is the default on a terminal.
     #[arg(short = 'i')]
     interactive: bool,
+    /// Start a thread group of `experimental.threads` before anything runs
+    /// (repeatable, in order): `threads.cfg({groups = {{name = NAME, size
+    /// = SIZE}, ...}})`.
+    #[arg(long = "threads", value_name = "NAME=SIZE", value_parser = parse_group)]
+    threads: Vec<(String, i64)>,
     /// The script (`-`: read from stdin; the default when stdin is not a
     /// terminal), then its arguments: `arg[1..]` and the script's `...`.
     /// All after the script goes to it, `-e` and `-i` too.
@@ -63,6 +68,37 @@ fn install_logging() {
         .try_init();
 }
 
+/// A `--threads` value: `NAME=SIZE`.
+fn parse_group(s: &str) -> Result<(String, i64), String> {
+    let (name, size) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=SIZE, got {s:?}"))?;
+    let size = size
+        .parse()
+        .map_err(|_| format!("the size of group {name:?} must be an integer, got {size:?}"))?;
+    Ok((name.to_string(), size))
+}
+
+/// Starts the `--threads` groups (`threads.cfg`, whose errors end the
+/// process).
+fn start_threads(rt: &luafiber::LuaRuntime, groups: &[(String, i64)]) -> Result<(), String> {
+    if groups.is_empty() {
+        return Ok(());
+    }
+    let args = groups
+        .iter()
+        .flat_map(|(name, size)| [name.as_str().into(), (*size).into()])
+        .collect();
+    let code = "local groups = {} \
+        for i = 1, select('#', ...), 2 do \
+            table.insert(groups, {name = select(i, ...), size = select(i + 1, ...)}) \
+        end \
+        require('experimental.threads').cfg({groups = groups})";
+    rt.eval(code, args)
+        .map(drop)
+        .map_err(|e| format!("--threads: {e}"))
+}
+
 fn main() -> ExitCode {
     // The C modules `require` loads call into the binary (build.rs).
     luafiber::capi::keep_exports();
@@ -78,6 +114,10 @@ fn main() -> ExitCode {
     };
     if let Err(e) = luafiber::paths::install(rt.lua()) {
         eprintln!("luafiber: package paths: {e}");
+    }
+    if let Err(e) = start_threads(&rt, &cli.threads) {
+        eprintln!("luafiber: {e}");
+        return ExitCode::FAILURE;
     }
     let (mut script, args) = match cli.script_and_args.split_first() {
         Some((script, args)) => (Some(script.as_str()), args),

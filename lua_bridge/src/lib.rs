@@ -107,7 +107,10 @@ pub use cord::ThreadPoolConfig;
 pub use embed::interrupt;
 #[cfg(luafiber_bench)]
 pub use embed::Handlers;
-pub use embed::{CallHandle, Error, FnError, LuaHandle, LuaRuntime, RuntimeBuilder, Value};
+pub use embed::{
+    CallError, CallErrorKind, CallHandle, CordCall, CordsBuilder, Error, FnError, LuaCords,
+    LuaHandle, LuaRuntime, RuntimeBuilder, Value,
+};
 pub use mlua;
 /// The `log` module's Rust side: where lines go ([`log::sink`]), their
 /// format ([`log::line`]) and the `tracing` layer that writes them

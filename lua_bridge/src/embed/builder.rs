@@ -99,6 +99,7 @@ impl RuntimeBuilder {
         crate::luajit::install(s);
         crate::fiber::guard::install(s, &cord_lua);
         crate::modules::register(s);
+        super::cords::install_starter(&self);
         let rt = LuaRuntime {
             lua: std::mem::ManuallyDrop::new(lua),
         };

@@ -9,10 +9,13 @@
 //!   serves them;
 //! - [`value`]: what Rust sees of Lua values ([`Value`]);
 //! - [`rust_fn`]: Rust functions Lua calls ([`LuaRuntime::register_fn`]);
-//! - [`interrupt`]: Ctrl-C for running Lua code (a console's).
+//! - [`interrupt`]: Ctrl-C for running Lua code (a console's);
+//! - [`cords`]: Lua on several cords ([`LuaCords`]), and the thread groups
+//!   of `experimental.threads`.
 
 mod builder;
 mod call;
+mod cords;
 mod handle;
 mod handlers;
 pub mod interrupt;
@@ -28,6 +31,7 @@ use luafiber_runtime::FiberError;
 use mlua::Lua;
 
 pub use builder::RuntimeBuilder;
+pub use cords::{CallError, CallErrorKind, CordCall, CordsBuilder, LuaCords};
 #[cfg(luafiber_bench)]
 pub use handle::Handlers;
 pub use handle::{CallHandle, LuaHandle};

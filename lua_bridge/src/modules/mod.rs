@@ -14,6 +14,7 @@ pub(crate) mod msgpack;
 pub(crate) mod msgpackffi;
 pub(crate) mod serializer;
 pub(crate) mod socket;
+pub(crate) mod threads;
 
 use crate::raw::Stack;
 
@@ -35,13 +36,14 @@ pub(crate) fn register(s: &mut Stack) {
         return;
     }
     type Open = (&'static std::ffi::CStr, fn(&mut Stack));
-    let opens: [Open; 6] = [
+    let opens: [Open; 7] = [
         (c"fiber", fiber::open),
         (c"clock", clock::open),
         (c"buffer", buffer::open),
         (c"msgpack", msgpack::open),
         (c"json", json::open),
         (c"log", log::open),
+        (c"experimental.threads", threads::open),
     ];
     for (name, open) in opens {
         open(s);

@@ -104,3 +104,48 @@ pub use runtime::{Handle, Runtime};
 pub fn current() -> Option<usize> {
     worker::index()
 }
+
+/// Wakes `w` at the calling cord's next turn (once the batch of fibers
+/// that runs now is done), or at once on any other thread: what a task's
+/// end does for its joiner. A client waiting for several answers of one
+/// batch is then woken once, after the batch, and finds them all, instead
+/// of being woken (a syscall when it sleeps) once per answer (Tarantool's
+/// cbus flushes at the end of an event loop iteration the same way). A
+/// cord whose loop has ended (its stop code runs) wakes at once.
+///
+/// # Examples
+///
+/// ```
+/// use luafiber_runtime::{block_on_future, cord, Runtime};
+/// use std::sync::{Arc, Mutex};
+/// use std::task::{Poll, Waker};
+///
+/// let rt = Runtime::builder().cords(1).build().unwrap();
+/// let slot: Arc<Mutex<(Option<u32>, Option<Waker>)>> = Arc::default();
+/// let s = slot.clone();
+/// let _ = rt.spawn(move || {
+///     let w = {
+///         let mut g = s.lock().unwrap();
+///         g.0 = Some(7);
+///         g.1.take()
+///     };
+///     if let Some(w) = w {
+///         cord::wake_later(w);
+///     }
+/// });
+/// let v = block_on_future(std::future::poll_fn(|cx| {
+///     let mut g = slot.lock().unwrap();
+///     match g.0 {
+///         Some(v) => Poll::Ready(v),
+///         None => {
+///             g.1 = Some(cx.waker().clone());
+///             Poll::Pending
+///         }
+///     }
+/// }))
+/// .unwrap();
+/// assert_eq!(v, 7);
+/// ```
+pub fn wake_later(w: std::task::Waker) {
+    worker::wake_later(w)
+}

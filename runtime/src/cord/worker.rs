@@ -42,6 +42,9 @@ struct Cord {
     /// Joiners of tasks that ended in this batch, woken at the next turn
     /// (see [`wake_later`]).
     wakes: RefCell<Vec<Waker>>,
+    /// Whether the loop still turns (and so flushes `wakes`); after it
+    /// ended, [`wake_later`] wakes at once.
+    turning: Cell<bool>,
 }
 
 thread_local! {
@@ -81,10 +84,15 @@ pub(crate) fn untrack(key: usize) {
 /// Wakes `w` at this cord's next turn (the end of the batch of fibers
 /// that runs now), or at once off a cord. A client that waits for several
 /// tasks is then woken once for all those of a batch, not once for each
-/// (cbus's flush at the end of an event loop iteration).
+/// (cbus's flush at the end of an event loop iteration). Once the cord's
+/// loop has ended (its stop code runs), at once too.
 pub(crate) fn wake_later(w: Waker) {
     let mut w = Some(w);
-    with_cord(|c| c.wakes.borrow_mut().push(w.take().expect("taken once")));
+    with_cord(|c| {
+        if c.turning.get() {
+            c.wakes.borrow_mut().push(w.take().expect("taken once"));
+        }
+    });
     if let Some(w) = w {
         w.wake();
     }
@@ -269,6 +277,7 @@ pub(crate) fn main(start: Start) {
         stop: Cell::new(None),
         tasks: RefCell::new(Slab::new()),
         wakes: RefCell::new(Vec::new()),
+        turning: Cell::new(true),
     };
     let fresh = CORD.with(|c| c.set(cord).is_ok());
     assert!(fresh, "a thread is one cord");
@@ -282,6 +291,7 @@ pub(crate) fn main(start: Start) {
     drop(init_tx);
     tracing::debug!(cord = index, "cord serving");
     fiber::serve(|| with_cord(Cord::should_stop).unwrap_or(true));
+    with_cord(|c| c.turning.set(false));
     shared.cord_ended(index);
     // Fibers still suspended stay so (their stacks are leaked, never
     // unwound): their tasks complete with a cancel.

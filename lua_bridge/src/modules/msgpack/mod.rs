@@ -78,6 +78,7 @@ mod decode;
 mod decode_fns;
 mod encode;
 mod object;
+pub(crate) mod port;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -291,6 +292,7 @@ fn declare_ibuf(s: &mut Stack) {
 /// `lua_pcall`).
 pub(crate) fn open(s: &mut Stack) {
     let st = make_state(s);
+    port::init(st);
     push_module(s, st);
 }
 

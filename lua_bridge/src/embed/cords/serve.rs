@@ -1,0 +1,219 @@
+//! A cord that serves [`Request`]s: its own [`LuaRuntime`], set up by the
+//! same init steps as its siblings, and the way each request runs there.
+//!
+//! A request is a job started on a fiber of the cord (from the injector or
+//! the cord's inbox). [`serve`] parks its arguments in the cord's table of
+//! pending calls and starts a Lua fiber running the cord's serve function,
+//! fetched by registry ref (made once per cord, as the CALL and EVAL
+//! handlers are): `reply(id, pcall(handler, what, unpack_args(id)))`.
+//! `unpack_args` decodes the MessagePack arguments onto the fiber's stack,
+//! the handler (CALL, EVAL, or the threads module's exported-function call,
+//! each by its cached ref) runs the code, and `reply` encodes the results
+//! (or the error) and fills the caller's slot. The Lua fiber is detached:
+//! the job's fiber ends when the call first yields or returns.
+//!
+//! Nothing is set up per call but the fiber (pooled stack, pooled Lua
+//! thread) and the MessagePack bytes.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::c_int;
+
+use luafiber_fiber::Builder;
+use mlua::ffi;
+use slab::Slab;
+
+use super::Init;
+use crate::cord::ErrorUse;
+use crate::embed::handle::{main_stack, raise_to_error};
+use crate::embed::handlers::{handler_ref, Handler};
+use crate::embed::{Error, LuaRuntime, RuntimeBuilder};
+use crate::fiber::{self as lua_fiber, Start};
+use crate::modules::msgpack::port;
+use crate::modules::threads::export_call_ref;
+use crate::modules::threads::request::{Body, FailKind, Failure, Kind, Request, Slot};
+use crate::raw::{lua_fn, Raise, Stack};
+
+/// The serve function, made once per cord from this chunk and the two C
+/// functions it is given.
+const SERVE_LUA: &str = r#"
+local reply, unpack_args, pcall = ...
+local function run(handler, what, id)
+    return handler(what, unpack_args(id))
+end
+return function(id, handler, what)
+    return reply(id, pcall(run, handler, what, id))
+end
+"#;
+
+/// A call that has started on this cord and not answered yet.
+struct Pending {
+    body: Body,
+    reply: Slot,
+    fname: &'static str,
+}
+
+thread_local! {
+    /// This cord's Lua runtime, for the cord's whole life.
+    static RUNTIME: RefCell<Option<LuaRuntime>> = const { RefCell::new(None) };
+    /// Registry ref of the serve function.
+    static SERVE: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
+    /// The calls started here and not answered yet, by id. Borrowed only
+    /// for an insert, a read or a removal (never across Lua code).
+    static PENDING: RefCell<Slab<Pending>> = const { RefCell::new(Slab::new()) };
+}
+
+/// Sets the calling cord up: builds its Lua runtime with `lua`, makes the
+/// serve function, then runs `init` (cord index `index`).
+///
+/// # Errors
+///
+/// When the runtime cannot be built or an init step fails.
+pub(super) fn start(lua: RuntimeBuilder, init: &[Init], index: usize) -> Result<(), Error> {
+    let rt = lua.build()?;
+    let s = &mut main_stack()?;
+    s.ensure(4).map_err(raise_to_error)?;
+    let top = s.top();
+    if s.load(SERVE_LUA, c"=serve").is_err() {
+        let msg = s.describe(-1);
+        s.settop(top);
+        return Err(Error::Load(format!("the serve function: {msg}")));
+    }
+    s.push_cfunction(cords_reply);
+    s.push_cfunction(cords_unpack);
+    s.push_globals();
+    s.rawget_field(-1, c"pcall");
+    s.remove(-2);
+    if s.pcall(3, 1).is_err() {
+        let msg = s.describe(-1);
+        s.settop(top);
+        return Err(Error::Runtime(format!("the serve function: {msg}")));
+    }
+    SERVE.with(|r| r.set(s.make_ref()));
+    s.settop(top);
+    for step in init {
+        match step {
+            Init::Module(name, code) => rt.load_module(name, code)?,
+            Init::Eval(code) => drop(rt.eval(code, Vec::new())?),
+            Init::Fn(f) => f(&rt, index)?,
+        }
+    }
+    RUNTIME.with(|r| *r.borrow_mut() = Some(rt));
+    Ok(())
+}
+
+/// The cord stops: calls not answered get a failure, then the Lua runtime
+/// goes.
+pub(super) fn stop() {
+    let pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    drop(pending);
+    let rt = RUNTIME.with(|r| r.borrow_mut().take());
+    drop(rt);
+}
+
+/// Runs `req` on this cord (in the job's fiber): starts the detached Lua
+/// fiber that answers it.
+pub(super) fn serve(req: Request) {
+    let Request {
+        kind,
+        body,
+        reply,
+        fname,
+    } = req;
+    let Ok(s) = &mut main_stack() else {
+        return; // the slot's drop answers
+    };
+    let (handler, name) = match kind {
+        Kind::Call => (handler_ref(Handler::Call), "call"),
+        Kind::Eval => (handler_ref(Handler::Eval), "eval"),
+        Kind::Export => (export_call_ref(), "call"),
+    };
+    let what = body.clone();
+    let id = PENDING.with(|p| p.borrow_mut().insert(Pending { body, reply, fname }));
+    let started = s.ensure(8).and_then(|()| {
+        let top = s.top();
+        s.push_ref(SERVE.with(Cell::get));
+        s.push_int(id as i64);
+        s.push_ref(handler);
+        s.push_bytes(what.what());
+        // A detached fiber: an error of its own (not the call's, which the
+        // serve function catches) is reported as any detached fiber's.
+        let r = lua_fiber::spawn(
+            s,
+            top + 1,
+            Start::Now,
+            Builder::new().name(name),
+            ErrorUse::Lua,
+        );
+        s.settop(top);
+        r.map(drop)
+    });
+    if let Err(e) = started {
+        let message = match e {
+            Raise::Error(_, m) | Raise::Message(m) => format!("{fname}: {m}"),
+            Raise::Top => format!("{fname}: the call could not start"),
+        };
+        if let Some(p) = take(id) {
+            p.reply.fill(Err(Failure {
+                kind: FailKind::Dropped,
+                message,
+                value: None,
+            }));
+        }
+    }
+}
+
+/// Takes the pending call `id` out of the table.
+fn take(id: usize) -> Option<Pending> {
+    PENDING.with(|p| p.borrow_mut().try_remove(id))
+}
+
+/// The pending call's id at index 1.
+fn id_at(s: &Stack) -> usize {
+    s.to_integer(1)
+        .and_then(|i| usize::try_from(i).ok())
+        .unwrap_or(usize::MAX)
+}
+
+lua_fn! {
+    /// `unpack_args(id)`: the arguments of pending call `id`, decoded.
+    fn cords_unpack(s: &mut Stack) {
+        let id = id_at(s);
+        let Some(body) = PENDING.with(|p| p.borrow().get(id).map(|p| p.body.clone())) else {
+            return Ok(0);
+        };
+        s.settop(0);
+        port::push_array(s, body.args(), "decode")
+    }
+}
+
+lua_fn! {
+    /// `reply(id, ok, ...)`: answers pending call `id` with what `pcall`
+    /// gave: the results as a MessagePack array, or the error (its message
+    /// and its value as MessagePack). A result that cannot cross answers
+    /// with that error instead. Raises nothing.
+    fn cords_reply(s: &mut Stack) {
+        let Some(p) = take(id_at(s)) else {
+            return Ok(0);
+        };
+        let outcome = if s.to_bool(2) {
+            port::encode_array(s, 3, p.fname, "result").map_err(|e| Failure {
+                kind: FailKind::Refused,
+                message: match e {
+                    Raise::Error(_, m) | Raise::Message(m) => m,
+                    Raise::Top => format!("{}: a result could not be encoded", p.fname),
+                },
+                value: None,
+            })
+        } else {
+            s.settop(3);
+            let (message, value) = (s.describe(3), port::encode_one(s, 3).ok());
+            Err(Failure {
+                kind: FailKind::Lua,
+                message,
+                value,
+            })
+        };
+        p.reply.fill(outcome);
+        Ok(0)
+    }
+}

@@ -1,0 +1,206 @@
+//! MessagePack between cords: Lua values on a stack as one MsgPack array
+//! and back (Tarantool's `port_lua` and `port_msgpack`), written and read by
+//! this module's own encoder and decoder, so a value crosses to another
+//! cord's Lua state with the bytes `msgpack.encode` gives.
+//!
+//! The port uses the default options (Tarantool's
+//! `luaL_msgpack_default`), not what `msgpack.cfg` set on the sending cord:
+//! the bytes mean the same on every cord. A value MsgPack has no form for
+//! (a function, a Lua thread, a userdata or a pointer cdata with no
+//! `__serialize`) is refused with "cannot be sent to another cord", naming
+//! the API function and the value's place.
+
+use std::cell::Cell;
+use std::ffi::c_int;
+
+use luafiber_runtime::ibuf::{self, Ibuf};
+use mlua::ffi;
+
+use super::decode::{reader, Decoder};
+use super::encode::Encoder;
+use super::{Config, State};
+use crate::raw::error::ErrorKind;
+use crate::raw::{LResult, Raise, Stack};
+
+/// Most values one array may bring onto a Lua stack.
+const MAX_VALUES: u32 = 1_000_000;
+
+thread_local! {
+    /// This cord's module state with the default options (set when the
+    /// module opens).
+    static PORT: Cell<Option<State>> = const { Cell::new(None) };
+}
+
+/// Keeps the module's state for the port (called once per Lua state, by
+/// `open`).
+pub(super) fn init(st: State) {
+    PORT.with(|p| {
+        p.set(Some(State {
+            cfg: Config::default(),
+            ..st
+        }))
+    });
+}
+
+fn state() -> LResult<State> {
+    PORT.with(Cell::get)
+        .ok_or_else(|| Raise::illegal("msgpack: the module is not open on this cord"))
+}
+
+/// The MsgPack array of the values from `first` to the top of `s` (none
+/// when `first` is above the top); the stack is as it was after. `fname`
+/// names the API function and `noun` the values ("argument", "result") in
+/// the error for a value that cannot cross: `threads.call: argument 2 (a
+/// function) cannot be sent to another cord`.
+///
+/// # Errors
+///
+/// That one, or the encoder's (a `__serialize` function that raised: its
+/// message; nesting too deep; out of memory).
+pub(crate) fn encode_array(
+    s: &mut Stack,
+    first: c_int,
+    fname: &str,
+    noun: &str,
+) -> LResult<Vec<u8>> {
+    let st = state()?;
+    let last = s.top();
+    let n = (last - first + 1).max(0);
+    s.ensure(4)?;
+    s.push_ref(st.serialize_key);
+    let key = last + 1;
+    let r = ibuf::with_cord_scratch(|out| -> LResult<Vec<u8>> {
+        rmp::encode::write_array_len(out, n as u32).map_err(|_| oom())?;
+        for i in 0..n {
+            let idx = first + i;
+            encode_into(s, &st, out, idx, key)
+                .map_err(|e| cannot_cross(s, idx, e, fname, noun, i + 1))?;
+        }
+        Ok(out.data().to_vec())
+    });
+    s.settop(last);
+    r
+}
+
+/// The MsgPack form of the one value at `idx` (an error value, say); the
+/// stack is as it was after.
+///
+/// # Errors
+///
+/// As [`encode_array`], without the naming.
+pub(crate) fn encode_one(s: &mut Stack, idx: c_int) -> LResult<Vec<u8>> {
+    let st = state()?;
+    let idx = s.abs(idx);
+    let top = s.top();
+    s.ensure(4)?;
+    s.push_ref(st.serialize_key);
+    let r = ibuf::with_cord_scratch(|out| {
+        encode_into(s, &st, out, idx, top + 1).map(|()| out.data().to_vec())
+    });
+    s.settop(top);
+    r
+}
+
+/// Appends the value at `idx` to `out`; `key` holds `"__serialize"` and is
+/// the top, as it is again after. An error value a `__serialize` function
+/// raised becomes its message.
+fn encode_into(s: &mut Stack, st: &State, out: &mut Ibuf, idx: c_int, key: c_int) -> LResult<()> {
+    let r = Encoder::new(st, out, key).encode(s, idx);
+    let r = match r {
+        Err(Raise::Top) => Err(Raise::illegal(s.describe(-1))),
+        r => r,
+    };
+    // A failed encode may leave values above the key.
+    s.settop(key);
+    r
+}
+
+fn oom() -> Raise {
+    Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into())
+}
+
+/// The encoder's "unsupported Lua type" for value `nth` (at `idx`) as the
+/// port's error; other errors as they are.
+fn cannot_cross(s: &Stack, idx: c_int, e: Raise, fname: &str, noun: &str, nth: c_int) -> Raise {
+    let Raise::Error(ErrorKind::IllegalParams, msg) = &e else {
+        return e;
+    };
+    let Some(inner) = msg
+        .strip_prefix("unsupported Lua type '")
+        .and_then(|m| m.strip_suffix('\''))
+    else {
+        return e;
+    };
+    let what = if s.type_of(idx) == ffi::LUA_TTABLE {
+        format!("a table holding a {inner}")
+    } else {
+        format!("a {inner}")
+    };
+    Raise::illegal(format!(
+        "{fname}: {noun} {nth} ({what}) cannot be sent to another cord"
+    ))
+}
+
+/// Pushes the elements of the MsgPack array `data` (what [`encode_array`]
+/// made) and returns their count.
+///
+/// # Errors
+///
+/// The decoder's error when `data` is not one well-formed array (an
+/// `Invalid MsgPack` error; one naming `msgpack.{name}` when it is no
+/// array), or when the Lua stack cannot take the elements; the stack may
+/// then hold some of them.
+pub(crate) fn push_array(s: &mut Stack, data: &[u8], name: &str) -> LResult<c_int> {
+    let st = state()?;
+    let mut rest = data;
+    let n = rmp::decode::read_array_len(&mut rest).map_err(|_| not_array(name))?;
+    let mut pos = data.len() - rest.len();
+    if n > MAX_VALUES || s.ensure(n as c_int + 4).is_err() {
+        return Err(Raise::illegal(format!("{name}: too many values")));
+    }
+    let decoder = Decoder::new(&st);
+    for _ in 0..n {
+        pos += decoder.decode(s, &data[pos..])?;
+    }
+    Ok(n as c_int)
+}
+
+/// Pushes the one MsgPack value `data` holds (an array becomes a table).
+///
+/// # Errors
+///
+/// As [`push_array`].
+pub(crate) fn push_one(s: &mut Stack, data: &[u8]) -> LResult<()> {
+    let st = state()?;
+    Decoder::new(&st).decode(s, data).map(drop)
+}
+
+/// Checks that `data` is exactly one MsgPack array (what a call's arguments
+/// must be), on any thread: no Lua state is needed.
+///
+/// # Errors
+///
+/// What is wrong with it.
+pub(crate) fn check_array(data: &[u8]) -> Result<(), String> {
+    let mut rest = data;
+    rmp::decode::read_array_len(&mut rest)
+        .map_err(|_| "the arguments must be a MessagePack array".to_string())?;
+    let used = reader::check(data).map_err(|e| match e.raise() {
+        Raise::Error(_, m) | Raise::Message(m) => m,
+        Raise::Top => "invalid MessagePack".into(),
+    })?;
+    if used != data.len() {
+        return Err(format!(
+            "{} bytes after the arguments' array",
+            data.len() - used
+        ));
+    }
+    Ok(())
+}
+
+fn not_array(name: &str) -> Raise {
+    Raise::Error(
+        ErrorKind::DecodeError,
+        format!("msgpack.{name}: invalid MsgPack: an array expected"),
+    )
+}

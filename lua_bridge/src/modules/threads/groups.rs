@@ -1,0 +1,104 @@
+//! The thread groups of the process: started once by `threads.cfg` (from
+//! the main thread, group `tx`), then read by every cord; and each cord's
+//! own place in them.
+//!
+//! A group is a set of cords that serve [`Request`]s ([`Group`]). This
+//! layer only routes requests: the embedding layer, which knows how to
+//! start a cord with its own Lua state, installs the [`Starter`] that makes
+//! a group (one per Lua runtime's thread, with that runtime's settings).
+
+use std::cell::{Cell, RefCell};
+use std::sync::{Arc, OnceLock};
+
+use super::request::Request;
+
+/// Cords that serve requests.
+pub(crate) trait Group: Send + Sync {
+    /// Sends `req` to cord `target` (`0..size()`), or with `None` to
+    /// whichever cord is free first (the group's injector).
+    fn send(&self, target: Option<usize>, req: Request);
+}
+
+/// Makes a group of a name and a size.
+pub(crate) type Starter = Box<dyn Fn(&str, usize) -> Result<Arc<dyn Group>, String>>;
+
+/// A configured group.
+pub(crate) struct Entry {
+    pub name: String,
+    pub size: usize,
+    pub group: Arc<dyn Group>,
+}
+
+/// The groups `threads.cfg` started (none before it ran).
+static GROUPS: OnceLock<Vec<Entry>> = OnceLock::new();
+
+thread_local! {
+    /// How this thread's runtime starts a group.
+    static STARTER: RefCell<Option<Starter>> = const { RefCell::new(None) };
+    /// This cord's group and its 1-based id there; `None`: `tx`, 1.
+    static PLACE: RefCell<Option<(Arc<str>, usize)>> = const { RefCell::new(None) };
+    /// Set while `threads.cfg` starts the groups (a re-entrant call fails).
+    static STARTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Sets how this thread's runtime starts groups.
+pub(crate) fn set_starter(starter: Starter) {
+    STARTER.with(|s| *s.borrow_mut() = Some(starter));
+}
+
+/// Makes this thread thread `id` (from 1) of group `name`.
+pub(crate) fn set_place(name: Arc<str>, id: usize) {
+    PLACE.with(|p| *p.borrow_mut() = Some((name, id)));
+}
+
+/// This thread's group name and id in it (`tx`, 1 for the main thread).
+pub(crate) fn place() -> (Arc<str>, usize) {
+    PLACE
+        .with(|p| p.borrow().clone())
+        .unwrap_or_else(|| ("tx".into(), 1))
+}
+
+/// The configured groups, `tx` not included.
+pub(crate) fn all() -> &'static [Entry] {
+    GROUPS.get().map_or(&[], Vec::as_slice)
+}
+
+/// The group named `name`.
+pub(crate) fn find(name: &[u8]) -> Option<&'static Entry> {
+    all().iter().find(|e| e.name.as_bytes() == name)
+}
+
+/// Starts the groups `specs` (names and sizes, checked by the caller) and
+/// makes them the process's.
+///
+/// # Errors
+///
+/// When the groups were configured already, this thread is a group's
+/// (only the main thread configures), or a group cannot start (the groups
+/// started before it keep running, unused).
+pub(crate) fn configure(specs: Vec<(String, usize)>) -> Result<(), String> {
+    if GROUPS.get().is_some() || STARTING.get() {
+        return Err("the thread groups are configured already".into());
+    }
+    if PLACE.with(|p| p.borrow().is_some()) {
+        return Err("only the main thread (group tx) configures thread groups".into());
+    }
+    STARTING.set(true);
+    let started = STARTER.with(|s| -> Result<Vec<Entry>, String> {
+        let s = s.borrow();
+        let start = s
+            .as_ref()
+            .ok_or("this thread has no Lua runtime to start threads from")?;
+        specs
+            .into_iter()
+            .map(|(name, size)| {
+                let group = start(&name, size)?;
+                Ok(Entry { name, size, group })
+            })
+            .collect()
+    });
+    STARTING.set(false);
+    GROUPS
+        .set(started?)
+        .map_err(|_| "the thread groups are configured already".to_string())
+}
