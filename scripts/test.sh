@@ -6,6 +6,10 @@
 # tested.
 #   scripts/test.sh            everything
 #   QUICK=1 scripts/test.sh    LuaJIT only (fast paths on), no clippy
+# Memcheck (not run here: each test binary takes minutes under it):
+#   cargo test --profile ci --test embed_call --no-run   # prints the binary
+#   valgrind --error-exitcode=1 --suppressions=scripts/valgrind.supp \
+#       target/ci/deps/embed_call-HASH --test-threads=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

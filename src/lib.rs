@@ -13,7 +13,7 @@ pub use luafiber_lua::log;
 pub use luafiber_lua::NewThread;
 pub use luafiber_lua::{
     mlua, CallError, CallErrorKind, CallHandle, CordCall, CordsBuilder, Error, FnError, LuaCords,
-    LuaHandle, LuaRuntime, RuntimeBuilder, ThreadPoolConfig, Value,
+    LuaHandle, LuaRuntime, RuntimeBuilder, ThreadPoolConfig, Value, STACK_CLASH_PROTECTION,
 };
 pub use luafiber_runtime as runtime;
 pub use luafiber_runtime::{
@@ -38,3 +38,9 @@ pub fn flush_stdio() {
     // SAFETY: fflush(NULL) flushes every C stream; no preconditions.
     unsafe { libc::fflush(std::ptr::null_mut()) };
 }
+
+/// The README's Rust examples, run as doctests so that they stay complete
+/// and correct.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

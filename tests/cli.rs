@@ -237,3 +237,42 @@ fn neither_script_nor_e_reads_a_script_from_a_piped_stdin() {
     let run = luafiber(&[], "print('read', arg[0], require('fiber').name())\n");
     assert_ok(&run, "read\t-\t-\n");
 }
+
+/// Issue 13, item 3: a main fiber that nothing can ever wake (no fiber is
+/// ready, sleeping or waiting on I/O) is reported with every blocked fiber
+/// and where it waits, and the process exits 1 instead of 0 with the work
+/// after the wait not done. Fibers still blocked after the main fiber is
+/// done do not keep the process or fail it.
+#[test]
+fn main_fiber_blocked_forever_is_reported() {
+    let path = script(
+        "blocked_forever.lua",
+        "local fiber = require('fiber')\n\
+         fiber.create(function() fiber.cond():wait() end)\n\
+         print('before')\n\
+         fiber.channel():get()\n\
+         print('after')\n",
+    );
+    let run = luafiber(&[&path], "");
+    assert_fails(
+        &run,
+        "before\n",
+        &[
+            "the main fiber can never be woken",
+            "fiber 101 (blocked_forever.lua), the main fiber",
+            "get",
+            "blocked_forever.lua:4: in main chunk",
+            "fiber 102 (lua)",
+            "wait",
+            "blocked_forever.lua:2:",
+        ],
+    );
+    let run = luafiber(
+        &[
+            "-e",
+            "require('fiber').create(function() require('fiber').channel():get() end)",
+        ],
+        "",
+    );
+    assert_ok(&run, "");
+}

@@ -170,14 +170,15 @@ fn console_runs_lines_in_fibers_and_survives_ctrl_c() {
     c.line("end", "end\n---\n...\n");
     c.line("f(21)", "---\n- 42\n...\n");
     // A loop that never yields: Ctrl-C interrupts it, the prompt is back.
-    c.send("while true do end\r");
-    c.expect("while true do end\n");
+    // The chunk says when it runs, so the Ctrl-C cannot come before it.
+    c.send("print('looping') while true do end\r");
+    c.expect("looping\n");
     c.send("\x03");
     c.expect("---\n- error: interrupted!\n...\n");
     c.expect(PROMPT);
     // A chunk parked in a sleep: Ctrl-C cancels its fiber.
-    c.send("fiber.sleep(100)\r");
-    c.expect("fiber.sleep(100)\n");
+    c.send("print('sleeping') fiber.sleep(100)\r");
+    c.expect("sleeping\n");
     c.send("\x03");
     c.expect("---\n- error: fiber is cancelled\n...\n");
     c.expect(PROMPT);

@@ -392,3 +392,24 @@ fn rust_and_lua_fibers_share_one_channel() {
     );
     assert_eq!(fiber::stats().fibers, 0);
 }
+
+/// Issue 13, item 6: a function of another Lua state is an error, as the
+/// docs promise, not a panic inside mlua; the runtime goes on working.
+#[test]
+fn spawn_lua_with_foreign_function_is_an_error() {
+    let rt = LuaRuntime::new().unwrap();
+    let other = luafiber::mlua::Lua::new();
+    let foreign: luafiber::mlua::Function =
+        other.load("return function() return 1 end").eval().unwrap();
+    match rt.spawn_lua(foreign, vec![]) {
+        Err(Error::Lua(e)) => assert!(e.to_string().contains("another Lua state"), "{e}"),
+        other => panic!("expected Error::Lua, got {other:?}"),
+    }
+    let own: luafiber::mlua::Function = rt
+        .lua()
+        .load("return function(x) return x + 1 end")
+        .eval()
+        .unwrap();
+    let h = rt.spawn_lua(own, vec![1.into()]).unwrap();
+    assert_eq!(h.join().unwrap(), [Value::Integer(2)]);
+}

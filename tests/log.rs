@@ -192,3 +192,53 @@ fn luafiber_log_filters_and_sets_the_initial_level() {
     let (_, err) = luafiber(&["-e", code], &[("LUAFIBER_LOG", "lua::log=off")]);
     assert_eq!(err, "");
 }
+
+/// Issue 13, item 4: a fiber's name is bytes, and a log line has them as
+/// they are, in the plain and the JSON format (as Tarantool writes them);
+/// an embedder's `tracing` subscriber sees them as text, `\xNN` for a byte
+/// that is not UTF-8.
+#[test]
+fn log_lines_name_the_fiber_by_its_bytes() {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("log-name-bytes.log");
+    let _ = std::fs::remove_file(&path);
+    let code = format!(
+        "local log = require('log') log.cfg{{log = {:?}}} \
+         require('fiber').name('\\255ab') log.info('plain') \
+         log.cfg{{format = 'json'}} log.info('json')",
+        path.to_str().unwrap()
+    );
+    luafiber(&["-e", &code], &[]);
+    let text = std::fs::read(&path).unwrap();
+    let lines: Vec<&[u8]> = text
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", String::from_utf8_lossy(&text));
+    let has = |line: &[u8], want: &[u8]| line.windows(want.len()).any(|w| w == want);
+    assert!(
+        has(lines[0], b"main/101/\xffab (command line):1 I> plain"),
+        "{:?}",
+        lines[0]
+    );
+    assert!(
+        has(lines[1], b"\"fiber_name\": \"\xffab\""),
+        "{:?}",
+        lines[1]
+    );
+
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let subscriber = tracing_subscriber::registry().with(Collect(events.clone()));
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let rt = LuaRuntime::new().unwrap();
+    rt.eval(
+        "require('fiber').name('\\255ab') require('log').info('traced')",
+        vec![],
+    )
+    .unwrap();
+    let events = events.lock().unwrap();
+    let traced = events
+        .iter()
+        .find(|e| e.field("message") == Some("traced"))
+        .expect("the line reached the subscriber");
+    assert_eq!(traced.field("fiber_name"), Some("\\xffab"));
+}

@@ -25,9 +25,9 @@ done = true
 report(got, ticks)
 "#;
 
-#[test]
-fn a_lua_fiber_parked_on_a_socket_lets_the_others_run() {
-    let rt = LuaRuntime::new().unwrap();
+/// Registers `recv()`, which parks its Lua fiber on one end of a socket pair
+/// until a read there gives bytes, and returns them; gives the other end.
+fn register_recv(rt: &LuaRuntime) -> UnixStream {
     let (a, b) = UnixStream::pair().unwrap();
     let a = luafiber::runtime::io::Fd::new(OwnedFd::from(a)).unwrap();
     rt.register_fn("recv", move |_| {
@@ -45,6 +45,13 @@ fn a_lua_fiber_parked_on_a_socket_lets_the_others_run() {
         Ok(vec![Value::String(buf[..n].to_vec())])
     })
     .unwrap();
+    b
+}
+
+#[test]
+fn a_lua_fiber_parked_on_a_socket_lets_the_others_run() {
+    let rt = LuaRuntime::new().unwrap();
+    let b = register_recv(&rt);
     let seen = Rc::new(RefCell::new(None));
     let s = seen.clone();
     rt.register_fn("report", move |args| {
@@ -104,4 +111,37 @@ fn a_lua_runtime_serves_tcp_from_a_rust_function() {
     "#;
     rt.run_chunk(script, "lua_tcp").unwrap();
     assert_eq!(&*reply.borrow(), b"hi lua");
+}
+
+/// Issue 13, item 3: a main fiber waiting for a fiber that waits on I/O is
+/// not blocked forever (the event loop keeps the script going until the
+/// write comes); one waiting for nothing is an error naming it.
+#[test]
+fn main_fiber_waiting_on_io_is_not_blocked_forever() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lua_io");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("waits_on_io.lua");
+    std::fs::write(
+        &path,
+        "local fiber = require('fiber')\n\
+         local ch = fiber.channel()\n\
+         fiber.create(function() ch:put(recv()) end)\n\
+         assert(ch:get() == 'late')\n\
+         ch:get()\n",
+    )
+    .unwrap();
+    let rt = LuaRuntime::new().unwrap();
+    let b = register_recv(&rt);
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        (&b).write_all(b"late").unwrap();
+        b
+    });
+    let path = path.to_str().unwrap();
+    let err = rt.run_main(&[], Some(path), &[], "luafiber").unwrap_err();
+    drop(t.join().unwrap());
+    let msg = err.to_string();
+    // The first get was served; the second waits for nothing.
+    assert!(msg.contains("the main fiber can never be woken"), "{msg}");
+    assert!(msg.contains("waits_on_io.lua:5: in main chunk"), "{msg}");
 }

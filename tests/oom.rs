@@ -89,3 +89,33 @@ fn fiber_creation_past_the_limit_is_a_lua_error() {
     )
     .unwrap();
 }
+
+/// Issue 13, item 2: a limit below what the runtime allocates at start is
+/// an error naming the limit and the need, not an abort; a limit above it
+/// gives a runtime whose allocations past it are Lua errors.
+#[test]
+fn small_memory_limit_is_an_error() {
+    for limit in [0, 1, 4096, 50_000] {
+        match LuaRuntime::builder().memory_limit(limit).build() {
+            Err(luafiber::Error::Lua(e)) => {
+                let msg = e.to_string();
+                assert!(msg.contains(&format!("memory_limit({limit})")), "{msg}");
+                assert!(msg.contains("bytes of Lua heap at start"), "{msg}");
+            }
+            Err(e) => panic!("limit {limit}: expected Error::Lua, got {e}"),
+            Ok(_) => panic!("limit {limit}: a runtime in {limit} bytes"),
+        }
+    }
+    let needed = {
+        let rt = LuaRuntime::new().unwrap();
+        rt.lua().used_memory()
+    };
+    let rt = LuaRuntime::builder()
+        .memory_limit(needed + 64 * 1024)
+        .build()
+        .unwrap();
+    let err = rt
+        .run_chunk("local t = {} for i = 1, 1e7 do t[i] = {} end", "tight")
+        .unwrap_err();
+    assert!(err.to_string().contains("memory"), "{err}");
+}

@@ -276,6 +276,74 @@ fn names_set_get_and_truncate() {
     "#);
 }
 
+/// Issue 13, item 4: a name is the bytes given, UTF-8 or not, in `name`,
+/// `f:name`, `fiber.info` and `f:info`; 255 of them fit; `truncate` cuts by
+/// bytes; a NUL ends it (Tarantool takes a C string).
+#[test]
+fn fiber_names_are_bytes() {
+    run(r#"
+        fiber.name('\255\254abc')
+        assert(fiber.name() == '\255\254abc', (fiber.name():gsub('.', function(c) return ('%02x'):format(c:byte()) end)))
+        local long = string.rep('\255', 255)
+        fiber.name(long)
+        assert(fiber.name() == long, #fiber.name())
+        local ok, err = pcall(fiber.name, long .. 'x')
+        assert(not ok and tostring(err) == 'Fiber name is too long', tostring(err))
+        fiber.name(long .. 'xyz', {truncate = true})
+        assert(fiber.name() == long)
+        fiber.name(string.rep('a', 254) .. '\195\169', {truncate = true})
+        assert(fiber.name() == string.rep('a', 254) .. '\195', #fiber.name())
+        fiber.name('ab\0cd')
+        assert(fiber.name() == 'ab', fiber.name())
+        local f = fiber.new(function() fiber.sleep(10) end)
+        f:name('\1\2\255')
+        assert(f:name() == '\1\2\255' and fiber.name(f) == '\1\2\255')
+        assert(fiber.info()[f:id()].name == '\1\2\255')
+        assert(f:info().name == '\1\2\255')
+        f:cancel()
+    "#);
+}
+
+/// Issue 13, item 7: a fiber that ended and waits for its join keeps its
+/// name (read and set), takes `set_joinable` and `wakeup` (a no-op), until
+/// the join; `set_joinable(false)` frees it. Its storage raises, as in
+/// Tarantool master (released when its function ended: conformance B11).
+#[test]
+fn dead_unjoined_fiber_keeps_name_joinable_and_wakeup() {
+    run(r#"
+        -- A fiber that has ended and waits for its join (its status says
+        -- "suspended" then, as in Tarantool).
+        local function ended(fn)
+            local returned = false
+            local f = fiber.new(function() local r = fn() returned = true return r end)
+            f:set_joinable(true)
+            while not returned do fiber.sleep(0) end
+            fiber.sleep(0)
+            return f
+        end
+        local f = ended(function() return 'result' end)
+        assert(f:name() == 'lua' and fiber.name(f) == 'lua', tostring(f:name()))
+        f:name('after its end')
+        assert(f:name() == 'after its end')
+        f:wakeup()
+        fiber.wakeup(f:id())
+        f:set_joinable(true)
+        local ok, v = f:join()
+        assert(ok and v == 'result', tostring(v))
+        for _, op in ipairs({f.name, f.wakeup, function() return f.storage end}) do
+            local ok2, err = pcall(op, f)
+            assert(not ok2 and tostring(err) == 'the fiber is dead', tostring(err))
+        end
+        local g = ended(function() return 'dropped' end)
+        local sok = pcall(function() return g.storage end)
+        assert(not sok, 'the storage of an ended fiber')
+        g:set_joinable(false)
+        local jok, jerr = pcall(g.join, g)
+        assert(not jok and tostring(jerr) == 'the fiber is dead', tostring(jerr))
+        assert(g:status() == 'dead' and not pcall(g.name, g))
+    "#);
+}
+
 #[test]
 fn cancel_unwinds_through_c_callbacks() {
     run(r#"

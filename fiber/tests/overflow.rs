@@ -42,7 +42,7 @@ fn overflow_reported(test: &str, env: &[(&str, &str)]) {
             .stack_size(64 * 1024)
             .spawn_ready(|| {
                 let me = fiber::current().unwrap();
-                fiber::set_name(me, "renamed-before-overflow").unwrap();
+                fiber::set_name(me, b"renamed-before-overflow").unwrap();
                 recurse(0);
             })
             .unwrap();

@@ -762,3 +762,24 @@ fn a_fiber_run_from_a_blocked_fibers_stack_can_end_and_is_joined() {
     assert!(!fiber::exists(id));
     assert_eq!(fiber::stats().fibers, 0);
 }
+
+/// Issue 13, item 7: a fiber that ended and waits for its join takes a
+/// wakeup (a no-op), a rename and `set_joinable(true)` until the join;
+/// `set_joinable(false)` frees it.
+#[test]
+fn an_ended_joinable_fiber_takes_wakeup_rename_and_set_joinable() {
+    let id = joinable(|| {});
+    fiber::run();
+    assert_eq!(fiber::status(id), Some(fiber::Status::Dead));
+    fiber::wakeup(id).unwrap();
+    fiber::set_name(id, b"renamed").unwrap();
+    assert_eq!(fiber::name(id).unwrap(), b"renamed");
+    fiber::set_joinable(id, true).unwrap();
+    fiber::join(id, None).unwrap();
+    assert!(matches!(fiber::wakeup(id), Err(Error::Dead(_))));
+    let id = joinable(|| {});
+    fiber::run();
+    fiber::set_joinable(id, false).unwrap();
+    assert!(!fiber::exists(id));
+    assert!(matches!(fiber::join(id, None), Err(Error::Dead(_))));
+}

@@ -119,3 +119,20 @@ pub use mlua;
 /// format ([`log::line`]) and the `tracing` layer that writes them
 /// ([`log::TarantoolLayer`]).
 pub use modules::log;
+
+/// Whether the vendored Lua engine was built with
+/// `-fstack-clash-protection`, as far as the build can tell (the C flags
+/// the `cc` crate read in this crate's build, the same as the engine's).
+///
+/// With it, a C frame larger than a page (LuaJIT's `gsub` keeps 8.8 KiB)
+/// probes each page it spans, so a fiber overflow always lands in the
+/// stack guard; without it, a frame larger than the 64 KiB guard could jump
+/// over it into another mapping. This repository's `.cargo/config.toml`
+/// sets it; a program that depends on luafiber gets it only from its own
+/// configuration (`CFLAGS = "-fstack-clash-protection"` under `[env]` in
+/// its `.cargo/config.toml`, or in the environment of `cargo build`).
+/// [`RuntimeBuilder::build`] logs a `tracing` warning once when it is off.
+pub const STACK_CLASH_PROTECTION: bool = {
+    let v = env!("LUAFIBER_STACK_CLASH_PROTECTION").as_bytes();
+    v.len() == 1 && v[0] == b'1'
+};

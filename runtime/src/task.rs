@@ -29,7 +29,7 @@ use crate::join::{JoinHandle, ResultCell};
 ///     .stack_size(64 * 1024)
 ///     .spawn(|| luafiber_runtime::fiber::name(luafiber_runtime::current().unwrap()).unwrap())
 ///     .unwrap();
-/// assert_eq!(h.join().unwrap(), "worker");
+/// assert_eq!(h.join().unwrap(), b"worker");
 /// # drop(rt);
 /// ```
 #[derive(Clone, Debug, Default)]

@@ -162,7 +162,7 @@ fn builder_names_and_sizes() {
             (fiber::name(me).unwrap(), fiber::stack_size(me).unwrap())
         })
         .unwrap();
-    assert_eq!(h.join().unwrap(), ("named".to_string(), 256 * 1024));
+    assert_eq!(h.join().unwrap(), (b"named".to_vec(), 256 * 1024));
     let h = spawn(|| fiber::stack_size(luafiber_runtime::current().unwrap()).unwrap());
     assert_eq!(h.join().unwrap(), 100 * 1024);
 }

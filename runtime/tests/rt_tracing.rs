@@ -101,3 +101,21 @@ fn spans_and_events() {
         assert_eq!(lines[inside - 1], format!("enter {span}"), "{text}");
     });
 }
+
+/// Issue 13, item 4: a fiber name is bytes; its `tracing` fields show each
+/// byte that is not UTF-8 as `\xNN` (nothing lost), the rest as it is.
+#[test]
+fn fiber_names_are_bytes_in_tracing_fields() {
+    let log = Log::default();
+    let lines = log.lines.clone();
+    tracing::subscriber::with_default(log, || {
+        let _rt = Runtime::new();
+        let id = luafiber_runtime::fiber::Builder::new()
+            .name_bytes(&b"\xff\xfen\xc3\xa9"[..])
+            .spawn_now(|| {})
+            .unwrap();
+        let lines = lines.lock().unwrap();
+        let want = format!("message=spawn id={id} name=\\xff\\xfené");
+        assert!(lines.contains(&want), "{want} not in\n{}", lines.join("\n"));
+    });
+}

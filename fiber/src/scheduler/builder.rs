@@ -10,7 +10,7 @@ use corosensei::Coroutine;
 use super::core::{run_switch_hook, with};
 use super::error::Error;
 use super::id::FiberId;
-use super::record::{truncate, FiberYielder, Handle, Resume, Slot, Status, MAX_NAME_LEN};
+use super::record::{truncate, DisplayName, FiberYielder, Handle, Resume, Slot, Status};
 use super::switch::switch_to;
 use crate::context::Running;
 use crate::stack::overflow;
@@ -19,7 +19,7 @@ use crate::stack::overflow;
 /// [`Builder::spawn_ready`].
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
-    name: Option<Cow<'static, str>>,
+    name: Option<Cow<'static, [u8]>>,
     stack_size: Option<usize>,
     joinable: bool,
     ext: usize,
@@ -32,13 +32,23 @@ impl Builder {
         Builder::default()
     }
 
-    /// Names the fiber (at most [`MAX_NAME_LEN`] bytes; longer names are cut).
-    pub fn name(mut self, name: impl Into<Cow<'static, str>>) -> Builder {
-        let mut name = name.into();
-        if name.len() > MAX_NAME_LEN {
-            name = Cow::Owned(truncate(&name).to_owned());
-        }
-        self.name = Some(name);
+    /// Names the fiber (at most [`MAX_NAME_LEN`](crate::MAX_NAME_LEN)
+    /// bytes; longer names are cut, see [`truncate`](crate::truncate)).
+    pub fn name(self, name: impl Into<Cow<'static, str>>) -> Builder {
+        self.name_bytes(match name.into() {
+            Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),
+            Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+        })
+    }
+
+    /// [`Builder::name`] with a name of any bytes (a fiber name need not be
+    /// UTF-8, as in Tarantool).
+    pub fn name_bytes(mut self, name: impl Into<Cow<'static, [u8]>>) -> Builder {
+        let name = name.into();
+        self.name = Some(match truncate(&name).len() == name.len() {
+            true => name,
+            false => Cow::Owned(truncate(&name).to_owned()),
+        });
         self
     }
 
@@ -87,7 +97,7 @@ impl Builder {
                     .unwrap_or_else(|| "panic".into());
                 let (fid, name) = with(|s| {
                     let (h, slot) = s.current_slot().expect("a fiber runs as current");
-                    (h.id, slot.name.to_string())
+                    (h.id, DisplayName(&slot.name).to_string())
                 });
                 eprintln!("fiber {fid} ({name}) panicked: {msg}");
             }
@@ -96,7 +106,7 @@ impl Builder {
         Ok(with(|s| {
             let fid = s.next_fid;
             s.next_fid += 1;
-            let name = self.name.unwrap_or(Cow::Borrowed("lua"));
+            let name = self.name.unwrap_or(Cow::Borrowed(b"lua"));
             // The bytes stay where they are when the slot moves.
             let name_bytes = (name.as_ptr(), name.len());
             let h = s.slots.insert(
@@ -125,7 +135,7 @@ impl Builder {
                 },
             );
             s.by_fid.insert(fid, h);
-            tracing::trace!(id = fid, name = &*s.slots[h].name, "spawn");
+            tracing::trace!(id = fid, name = %DisplayName(&s.slots[h].name), "spawn");
             h
         }))
     }

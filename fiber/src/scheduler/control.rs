@@ -1,4 +1,5 @@
-//! Acting on a fiber by id: wakeup, cancel, joinability, join, renaming.
+//! Acting on a fiber by id: wakeup, cancel, joinability, join, renaming,
+//! abandoning.
 
 use std::borrow::Cow;
 use std::time::{Duration, Instant};
@@ -17,17 +18,16 @@ pub(crate) fn wake_fiber(h: Handle) -> bool {
 }
 
 /// Makes a suspended fiber ready. A no-op on a running, ready or calling
-/// fiber, and on the caller itself.
+/// fiber, on the caller itself, and on one that has ended but waits for its
+/// join (Tarantool's `fiber_wakeup`).
 ///
 /// # Errors
 ///
-/// [`Error::Dead`] when the fiber has ended.
+/// [`Error::Dead`] when there is no such fiber (it ended and was joined,
+/// or was not joinable).
 pub fn wakeup(id: FiberId) -> Result<(), Error> {
     with(|s| {
-        let (h, slot) = s.live(id)?;
-        if slot.status == Status::Dead {
-            return Err(Error::Dead(id));
-        }
+        let (h, _) = s.live(id)?;
         s.wake(h);
         Ok(())
     })
@@ -54,16 +54,26 @@ pub fn cancel(id: FiberId) -> Result<(), Error> {
 }
 
 /// Makes a fiber joinable (it keeps its slot after its end until joined) or
-/// not.
+/// not. On a fiber that has ended and waits for its join, `true` changes
+/// nothing and `false` frees it, as the end of a fiber that is not joinable
+/// does, dropping its results (Tarantool panics there): an embedder that
+/// keeps data for it (its [`ext`](crate::ext) word) joins it instead.
 ///
 /// # Errors
 ///
-/// [`Error::Dead`] when the fiber has ended (Tarantool panics there).
+/// [`Error::Dead`] when there is no such fiber.
 pub fn set_joinable(id: FiberId, joinable: bool) -> Result<(), Error> {
     with(|s| {
-        let (_, slot) = s.live(id)?;
+        let (h, slot) = s.live(id)?;
         if slot.status == Status::Dead {
-            return Err(Error::Dead(id));
+            if !joinable {
+                let joiner = slot.joiner;
+                s.remove(h);
+                if let Some(j) = joiner {
+                    s.wake(j);
+                }
+            }
+            return Ok(());
         }
         slot.joinable = joinable;
         Ok(())
@@ -134,21 +144,21 @@ pub fn join(id: FiberId, timeout: Option<Duration>) -> Result<usize, Error> {
     }
 }
 
-/// Renames a fiber.
+/// Renames a fiber: any bytes (not necessarily UTF-8). A fiber that has
+/// ended and waits for its join keeps its name and can be renamed until
+/// then.
 ///
 /// # Errors
 ///
-/// [`Error::Dead`]; [`Error::NameTooLong`] past [`MAX_NAME_LEN`] bytes (use
-/// [`truncate`](crate::truncate) first to cut instead).
-pub fn set_name(id: FiberId, name: &str) -> Result<(), Error> {
+/// [`Error::Dead`] when there is no such fiber; [`Error::NameTooLong`]
+/// past [`MAX_NAME_LEN`] bytes (use [`truncate`](crate::truncate) first to
+/// cut instead).
+pub fn set_name(id: FiberId, name: &[u8]) -> Result<(), Error> {
     if name.len() > MAX_NAME_LEN {
         return Err(Error::NameTooLong);
     }
     with(|s| {
         let (_, slot) = s.live(id)?;
-        if slot.status == Status::Dead {
-            return Err(Error::Dead(id));
-        }
         let old = std::mem::replace(&mut slot.name, Cow::Owned(name.to_owned()));
         // State rule 7: the record points at the new bytes before the old
         // ones are freed.
@@ -156,4 +166,56 @@ pub fn set_name(id: FiberId, name: &str) -> Result<(), Error> {
         drop(old);
         Ok(())
     })
+}
+
+/// Removes a fiber from the scheduler for good without running it again,
+/// and returns its embedder word ([`ext`](crate::ext)). For an embedder
+/// whose fibers can no longer run (the Lua bridge, when its Lua state
+/// closes) once cancelling them and running the scheduler ended all that
+/// could end (DESIGN.md's shutdown rule).
+///
+/// A fiber that has started and not ended is neither resumed nor unwound
+/// (an unwind would cross whatever frames it has, Lua's among them, which
+/// no Rust unwind may cross): its stack and all its frames own are leaked,
+/// so a waiter record on that stack stays valid (state rule 5), and its
+/// id is gone, so a wakeup by handle finds nothing. A fiber that has not
+/// started is dropped with its function; one that has ended (waiting for
+/// its join) only loses its slot. Its joiner is woken, and finds no such
+/// fiber.
+///
+/// # Errors
+///
+/// [`Error::Dead`] when there is no such fiber.
+///
+/// # Panics
+///
+/// When the fiber is running or calling (its frames are on the thread's
+/// stack).
+pub fn abandon(id: FiberId) -> Result<usize, Error> {
+    let (ext, unstarted) = with(|s| {
+        let (h, slot) = s.live(id)?;
+        assert!(
+            !matches!(slot.status, Status::Running | Status::Calling),
+            "abandon: fiber {id} is on the thread's stack"
+        );
+        let ext = slot.running.ext;
+        let joiner = slot.joiner;
+        let unstarted = match slot.coro.take() {
+            Some(coro) if coro.started() => {
+                std::mem::forget(coro);
+                None
+            }
+            coro => coro,
+        };
+        s.remove(h);
+        if let Some(j) = joiner {
+            s.wake(j);
+        }
+        tracing::trace!(id = id.0, "abandon");
+        Ok::<_, Error>((ext, unstarted))
+    })?;
+    // Outside the borrow: the function's captures may touch the scheduler
+    // as they drop.
+    drop(unstarted);
+    Ok(ext)
 }

@@ -31,13 +31,14 @@ pub fn status(id: FiberId) -> Option<Status> {
     with(|s| s.live(id).ok().map(|(_, slot)| slot.status))
 }
 
-/// The fiber's name.
+/// The fiber's name: bytes, not necessarily UTF-8 (print it with
+/// [`DisplayName`](crate::DisplayName)).
 ///
 /// # Errors
 ///
 /// [`Error::Dead`].
-pub fn name(id: FiberId) -> Result<String, Error> {
-    with(|s| s.live(id).map(|(_, slot)| slot.name.to_string()))
+pub fn name(id: FiberId) -> Result<Vec<u8>, Error> {
+    with(|s| s.live(id).map(|(_, slot)| slot.name.to_vec()))
 }
 
 /// Calls `f` with the fiber's name, without copying it.
@@ -45,7 +46,7 @@ pub fn name(id: FiberId) -> Result<String, Error> {
 /// # Errors
 ///
 /// [`Error::Dead`].
-pub fn with_name<R>(id: FiberId, f: impl FnOnce(&str) -> R) -> Result<R, Error> {
+pub fn with_name<R>(id: FiberId, f: impl FnOnce(&[u8]) -> R) -> Result<R, Error> {
     with(|s| s.live(id).map(|(_, slot)| f(&slot.name)))
 }
 

@@ -24,7 +24,7 @@
 //! - `park`: blocking the current fiber (yield, sleep, block, the queued
 //!   waits of `Cond` and `Channel`);
 //! - `builder`: making fibers; `info`: what can be asked about fibers; `run`:
-//!   the loop; `control`: wakeup, cancel, join, renaming.
+//!   the loop; `control`: wakeup, cancel, join, renaming, abandoning.
 //!
 //! # State rules
 //!
@@ -100,7 +100,7 @@ mod timer;
 pub use self::core::{config, configure, set_switch_hook, Config};
 pub use builder::Builder;
 pub(crate) use control::wake_fiber;
-pub use control::{cancel, join, set_joinable, set_name, wakeup};
+pub use control::{abandon, cancel, join, set_joinable, set_name, wakeup};
 pub use id::{FiberId, FIRST_FID, SCHED_FID};
 pub(crate) use info::current_fiber;
 pub use info::{
@@ -109,6 +109,6 @@ pub use info::{
 };
 pub use park::{block, block_cancellable, sleep, testcancel, yield_now};
 pub(crate) use park::{park, park_enqueued, park_queued};
-pub use record::{truncate, Status, MAX_NAME_LEN};
+pub use record::{truncate, DisplayName, Status, MAX_NAME_LEN};
 pub(crate) use record::{Handle, Resume};
 pub use run::{has_pending, run, run_until, serve};

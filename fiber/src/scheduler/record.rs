@@ -1,5 +1,6 @@
 //! A fiber's record: its status and flags, each with when it is set and
-//! cleared, and its name.
+//! cleared, and its name (bytes, as Tarantool keeps them: not necessarily
+//! UTF-8).
 
 use std::borrow::Cow;
 
@@ -95,7 +96,7 @@ pub(crate) struct Slot {
     pub coro: Option<Coro>,
     /// The fiber blocked in `join` on this one, if any.
     pub joiner: Option<Handle>,
-    pub name: Cow<'static, str>,
+    pub name: Cow<'static, [u8]>,
 }
 
 // The layout the doc of `Slot` describes, with the entry's 8-byte id in
@@ -113,11 +114,33 @@ const _: () = {
 /// [`super::slots`]).
 pub(crate) type Handle = super::slots::Handle<Slot>;
 
-/// Cuts a name to at most [`MAX_NAME_LEN`] bytes on a character boundary.
-pub fn truncate(name: &str) -> &str {
-    let mut end = name.len().min(MAX_NAME_LEN);
-    while !name.is_char_boundary(end) {
-        end -= 1;
+/// Cuts a name to at most [`MAX_NAME_LEN`] bytes (Tarantool's
+/// `{truncate = true}`: by bytes, so a UTF-8 character may be cut).
+pub fn truncate(name: &[u8]) -> &[u8] {
+    &name[..name.len().min(MAX_NAME_LEN)]
+}
+
+/// A fiber name as text, for logs, `tracing` fields and error messages:
+/// the bytes as they are where they are UTF-8, each other byte as `\xNN`,
+/// so that no two names print the same (a lossy conversion would print
+/// `"\xff"` and `"\xfe"` both as `U+FFFD`).
+///
+/// ```
+/// use luafiber_fiber::DisplayName;
+/// assert_eq!(DisplayName(b"\xff\xfeabc").to_string(), "\\xff\\xfeabc");
+/// assert_eq!(DisplayName("né".as_bytes()).to_string(), "né");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct DisplayName<'a>(pub &'a [u8]);
+
+impl std::fmt::Display for DisplayName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for chunk in self.0.utf8_chunks() {
+            f.write_str(chunk.valid())?;
+            for b in chunk.invalid() {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        Ok(())
     }
-    &name[..end]
 }

@@ -7,7 +7,7 @@ use std::ptr::NonNull;
 use corosensei::CoroutineResult;
 
 use super::core::{with, Scheduler};
-use super::record::{Coro, Handle, Resume, Slot, Status};
+use super::record::{Coro, DisplayName, Handle, Resume, Slot, Status};
 use crate::context::{self, count_switch};
 
 /// What the resumer takes out of the scheduler, in one borrow, to switch to
@@ -115,7 +115,9 @@ pub(super) fn resume(h: Handle, sw: SwitchIn) {
 #[cold]
 fn fiber_span(h: Handle) -> Option<tracing::Span> {
     with(|s| {
-        s.slot(h)
-            .map(|slot| tracing::trace_span!("fiber", id = slot.running.fid, name = &*slot.name))
+        s.slot(h).map(|slot| {
+            let name = DisplayName(&slot.name);
+            tracing::trace_span!("fiber", id = slot.running.fid, name = %name)
+        })
     })
 }

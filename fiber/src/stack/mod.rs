@@ -36,11 +36,13 @@
 //! at the same offset in a page, and so in the same few sets of the caches,
 //! evicting each other as soon as more than a few fibers take turns.
 
+use std::mem::ManuallyDrop;
 use std::num::NonZeroUsize;
 use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
+use corosensei::stack::valgrind::ValgrindStackRegistration;
 use corosensei::stack::{Stack, StackPointer};
 
 pub mod arena;
@@ -126,13 +128,19 @@ pub struct FiberStack {
     /// The guard's lowest address: the start of the stack's memory.
     start: NonNull<u8>,
     /// Length of the stack's memory, guard and colour room included.
+    /// Its usable bytes, above the guard (what was asked for, rounded up
+    /// to pages), are `len` less the guard and the colour room of one page
+    /// ([`layout`]): not kept, so that the stack fits the slot's line with
+    /// the Valgrind registration.
     len: usize,
-    /// Usable bytes above the guard asked for (the colour room adds up to
-    /// a page more).
-    size: usize,
     /// `base()`: below the end of the memory by the colour.
     base: NonZeroUsize,
     origin: Origin,
+    /// The stack's memory registered as a stack with Valgrind (a no-op
+    /// elsewhere), so that it takes a switch onto this stack for one, not
+    /// for wild accesses: dropped (deregistered) before the memory is given
+    /// back.
+    valgrind: ManuallyDrop<ValgrindStackRegistration>,
 }
 
 impl FiberStack {
@@ -168,15 +176,15 @@ impl FiberStack {
         Ok(FiberStack {
             start,
             len,
-            size,
             base,
             origin,
+            valgrind: ManuallyDrop::new(ValgrindStackRegistration::new(start.as_ptr(), len)),
         })
     }
 
     /// Usable bytes (the guard excluded): at least what was asked for.
     pub fn size(&self) -> usize {
-        self.size
+        self.len - GUARD_SIZE - page_size()
     }
 
     /// Whether this stack is a slot of an arena (else a mapping of its own).
@@ -242,6 +250,8 @@ impl FiberStack {
 
 impl Drop for FiberStack {
     fn drop(&mut self) {
+        // SAFETY: dropped once, here, before the memory is given back.
+        unsafe { ManuallyDrop::drop(&mut self.valgrind) };
         match self.origin {
             // SAFETY: the slot `new` took from the arenas with this length
             // and guard; no coroutine uses it any more (the stack is owned

@@ -141,11 +141,9 @@ pub unsafe extern "C" fn fiber_new_ex(
         return std::ptr::null_mut();
     };
     let name = match name.is_null() {
-        true => "lua".to_owned(),
+        true => b"lua".to_vec(),
         // SAFETY: a NUL-terminated string (contract).
-        false => unsafe { CStr::from_ptr(name) }
-            .to_string_lossy()
-            .into_owned(),
+        false => unsafe { CStr::from_ptr(name) }.to_bytes().to_vec(),
     };
     // SAFETY: NULL or a live attribute object (contract).
     let stack_size = unsafe { attr.as_ref() }.map(|a| a.stack_size);
@@ -191,7 +189,7 @@ pub unsafe extern "C" fn luafiber_capi_start(callee: *mut Fiber, args: *mut VaAr
 fn start(serial: u64, now: bool, args: *mut VaArgs) -> Option<FiberId> {
     let (f, name, stack_size, joinable) =
         handle::with_record(serial, |r| (r.f, r.name.clone(), r.stack_size, r.joinable))?;
-    let mut b = Builder::new().name(name).joinable(joinable);
+    let mut b = Builder::new().name_bytes(name).joinable(joinable);
     if let Some(bytes) = stack_size {
         b = b.stack_size(bytes);
     }
@@ -484,9 +482,10 @@ pub extern "C" fn fiber_name(f: *const Fiber) -> *const c_char {
             Target::Pending(serial) => {
                 handle::with_record(serial, |r| r.name.clone()).unwrap_or_default()
             }
-            Target::Gone => String::new(),
+            Target::Gone => Vec::new(),
         };
-        let name = CString::new(name.replace('\0', "")).unwrap_or_default();
+        let name = CString::new(name.into_iter().filter(|&b| b != 0).collect::<Vec<u8>>())
+            .unwrap_or_default();
         NAMES.with(|n| {
             let (next, names) = &mut *n.borrow_mut();
             *next = (*next + 1) % names.len();
@@ -509,9 +508,8 @@ pub unsafe extern "C" fn fiber_set_name_n(f: *mut Fiber, name: *const c_char, le
         // SAFETY: `len` readable bytes (contract).
         false => unsafe { std::slice::from_raw_parts(name.cast::<u8>(), len as usize) },
     };
-    let name = String::from_utf8_lossy(bytes).into_owned();
     guard("fiber_set_name_n", (), || {
-        let name = fiber::truncate(&name);
+        let name = fiber::truncate(bytes);
         match handle::resolve(f) {
             Target::Fiber(id, _) => {
                 let _ = fiber::set_name(id, name);

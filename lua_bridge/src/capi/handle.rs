@@ -41,7 +41,7 @@ pub(crate) enum State {
 /// A fiber made by `fiber_new`.
 pub(crate) struct Record {
     pub f: FiberFunc,
-    pub name: String,
+    pub name: Vec<u8>,
     pub stack_size: Option<usize>,
     /// Joinable when it starts (`fiber_set_joinable` before the start).
     pub joinable: bool,

@@ -31,24 +31,43 @@ pub(crate) struct LuaFiber {
     pub storage: c_int,
     /// `lua_pcall`'s result once the function returned.
     pub rc: Option<c_int>,
-    /// Traceback recorded by the message handler.
+    /// Traceback recorded by the message handler, when `errors` says it
+    /// will be read.
     pub traceback: Option<String>,
-    /// An error ends the process (the script's main chunk).
-    pub exit_on_error: bool,
+    /// Who reads the fiber's error.
+    pub errors: ErrorUse,
     /// Its own max slice (`fiber_obj:set_max_slice`), if set.
     pub max_slice: Option<crate::slice::Slice>,
 }
 
+/// Who reads a Lua fiber's error: this decides whether its message handler
+/// builds a traceback, which costs far more than the rest of a fiber's end
+/// (it is built only for an error that will be printed or asked for; a
+/// cancel needs none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ErrorUse {
+    /// Lua code (`fiber.create`, `fiber.new`): a joinable fiber's `join`
+    /// gets the value raised as it is; a detached fiber's error is printed,
+    /// unless the fiber was cancelled.
+    Lua,
+    /// A Rust caller (call, eval, [`CallHandle`](crate::CallHandle)): its
+    /// join gives the message and traceback; a cancel gives the message.
+    Rust,
+    /// The script's main fiber: an error is printed with its traceback and
+    /// ends the process.
+    Exit,
+}
+
 impl LuaFiber {
     /// The Lua data of a new fiber that runs on `thread`.
-    pub(crate) fn new(thread: LuaThread, exit_on_error: bool) -> LuaFiber {
+    pub(crate) fn new(thread: LuaThread, errors: ErrorUse) -> LuaFiber {
         LuaFiber {
             thread,
             udata: ffi::LUA_NOREF,
             storage: ffi::LUA_NOREF,
             rc: None,
             traceback: None,
-            exit_on_error,
+            errors,
             max_slice: None,
         }
     }
@@ -167,6 +186,9 @@ pub(crate) struct Cord {
     /// `collectgarbage("stop")` is in force (LuaJIT's "is the GC running"
     /// cannot tell that apart from a running finalizer).
     pub gc_stopped: bool,
+    /// The runtime is being dropped and has cancelled its fibers: an error
+    /// ending one (the script's main fiber too) ends only that fiber.
+    pub shutting_down: bool,
 }
 
 impl Cord {
@@ -189,6 +211,7 @@ impl Cord {
             new_thread,
             fibers: Slab::new(),
             gc_stopped: false,
+            shutting_down: false,
         }
     }
 }

@@ -168,7 +168,10 @@ fn cpcall_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
 }
 
 /// Gives a thread back: reset and pooled, or unanchored (the GC then takes
-/// it) when the pool is full or off.
+/// it) when the pool is full or off. A pooled thread keeps nothing a fiber
+/// can set on its thread: its stack is emptied, its environment (LuaJIT's
+/// `setfenv(0, ...)`) and its debug hook (Lua 5.4's `debug.sethook`) are
+/// reset, so nothing of it reaches the next fiber.
 pub(crate) fn recycle_thread(t: LuaThread) {
     let (main, keep) = with(|c| (c.main, c.threads.len() < c.thread_pool.max));
     // SAFETY: an owned thread is idle (the type's invariant), a thread of
@@ -183,6 +186,9 @@ pub(crate) fn recycle_thread(t: LuaThread) {
                 ffi::lua_xmove(main, t.l, 1);
                 ffi::lua_replace(t.l, ffi::LUA_GLOBALSINDEX);
             }
+            // Lua 5.4's hooks are per thread (LuaJIT's per state).
+            #[cfg(not(feature = "luajit"))]
+            ffi::lua_sethook(t.l, None, 0, 0);
             with(|c| c.threads.push(t));
         } else {
             ffi::luaL_unref(main, ffi::LUA_REGISTRYINDEX, t.anchor);

@@ -2,7 +2,7 @@
 //! cord's Lua state (registry refs, metatables, modules).
 
 use luafiber_fiber::{self as fiber, StackPoolConfig};
-use mlua::{Lua, LuaOptions, StdLib};
+use mlua::{ffi, Lua, LuaOptions, StdLib};
 
 use super::{Error, LuaRuntime};
 use crate::cord::{self, NewThread, ThreadPoolConfig};
@@ -42,7 +42,11 @@ impl RuntimeBuilder {
     }
 
     /// Caps the Lua heap, in bytes: an allocation past it is a Lua error
-    /// ("not enough memory") for the code that asked, never an abort.
+    /// ("not enough memory") for the code that asked, never an abort. The
+    /// limit counts what the runtime itself allocates at start (the
+    /// standard library and the modules: about 100 KB on LuaJIT, 55 KB on
+    /// Lua 5.4); a limit below that makes [`build`](RuntimeBuilder::build)
+    /// fail.
     pub fn memory_limit(mut self, bytes: usize) -> Self {
         self.memory_limit = Some(bytes);
         self
@@ -61,12 +65,14 @@ impl RuntimeBuilder {
     /// # Errors
     ///
     /// [`Error::AlreadyRunning`] when the thread has a runtime;
-    /// [`Error::FibersExist`] when it has fibers already; [`Error::Lua`] when
-    /// the memory limit cannot be set.
+    /// [`Error::FibersExist`] when it has fibers already; [`Error::Lua`]
+    /// (an `mlua::Error::MemoryError` naming both figures) when the memory
+    /// limit is below what the runtime allocates at start.
     pub fn build(self) -> Result<LuaRuntime, Error> {
         if cord::is_installed() {
             return Err(Error::AlreadyRunning);
         }
+        warn_without_stack_clash_protection();
         if !fiber::configure(fiber::Config {
             stacks: self.stacks,
         }) {
@@ -76,13 +82,8 @@ impl RuntimeBuilder {
         // a script interpreter offers; scripts are trusted as in `luajit`.
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
         let main = lua.state();
-        let used = lua.used_memory();
         // SAFETY: `main` is the new, idle state of this thread.
         unsafe { crate::raw::heap::install(main) };
-        if let Some(limit) = self.memory_limit {
-            // SAFETY: `main` is the new, idle state; the limit is set once.
-            unsafe { memory::set_limit(main, used, limit) };
-        }
         // SAFETY: `main` is the new state's main thread, idle: nothing else
         // uses its stack while setup runs, once, before any fiber.
         let s = &mut unsafe { Stack::from_state(main) };
@@ -99,7 +100,25 @@ impl RuntimeBuilder {
         crate::fiber::guard::install(s, &cord_lua);
         crate::modules::register(s);
         super::cords::install_starter(&self);
-        Ok(LuaRuntime { lua })
+        let rt = LuaRuntime {
+            lua: std::mem::ManuallyDrop::new(lua),
+        };
+        if let Some(limit) = self.memory_limit {
+            // The setup above ran without the limit: under it, a failed
+            // allocation there would raise with no pcall to catch it.
+            // Lua's own count (`collectgarbage('count')`): mlua's
+            // `used_memory` no longer sees the blocks of the heap pool.
+            let needed = heap_in_use(main);
+            if needed > limit {
+                return Err(Error::Lua(mlua::Error::MemoryError(format!(
+                    "memory_limit({limit}): the runtime needs {needed} bytes of Lua heap at start"
+                ))));
+            }
+            // SAFETY: `main` is the idle main state, which has allocated
+            // `needed` bytes; the limit is set once.
+            unsafe { memory::set_limit(main, needed, limit) };
+        }
+        Ok(rt)
     }
 }
 
@@ -107,6 +126,7 @@ impl RuntimeBuilder {
 /// the functions hot paths call, the metatables.
 fn setup(s: &mut Stack) {
     crate::raw::error::init(s);
+    crate::raw::report::init(s);
     cord::threads::init(s);
     crate::fiber::entry::init(s);
     super::handlers::init(s);
@@ -118,4 +138,33 @@ fn setup(s: &mut Stack) {
         active = crate::luajit::cstack::active(),
         "C stack check of lua_call and lua_pcall"
     );
+}
+
+/// The bytes the state of `main` has allocated (Lua's own count, whatever
+/// allocator served them).
+fn heap_in_use(main: *mut ffi::lua_State) -> usize {
+    // SAFETY: `main` is an idle, valid state; these options only read the
+    // collector's count.
+    let (kib, rest) = unsafe {
+        (
+            ffi::lua_gc(main, ffi::LUA_GCCOUNT, 0),
+            ffi::lua_gc(main, ffi::LUA_GCCOUNTB, 0),
+        )
+    };
+    usize::try_from(kib).unwrap_or(0) * 1024 + usize::try_from(rest).unwrap_or(0)
+}
+
+/// Logs once per process that the Lua engine was built without
+/// `-fstack-clash-protection` ([`STACK_CLASH_PROTECTION`](crate::STACK_CLASH_PROTECTION)).
+fn warn_without_stack_clash_protection() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    if !crate::STACK_CLASH_PROTECTION {
+        ONCE.call_once(|| {
+            tracing::warn!(
+                "the Lua engine was built without -fstack-clash-protection: a C frame \
+                 larger than the 64 KiB stack guard could jump over it; build with \
+                 CFLAGS=-fstack-clash-protection (see luafiber_lua::STACK_CLASH_PROTECTION)"
+            );
+        });
+    }
 }

@@ -12,6 +12,7 @@ use super::handle::Handlers;
 use super::handle::{main_stack, push_values, raise_to_error, start, wait, CallHandle, LuaHandle};
 use super::handlers::Handler;
 use super::{Error, LuaRuntime, Value};
+use crate::cord::ErrorUse;
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::Stack;
 
@@ -157,9 +158,16 @@ impl LuaRuntime {
     ///
     /// # Errors
     ///
-    /// [`Error::Lua`] when `f` belongs to another Lua state;
-    /// [`Error::Runtime`] when no fiber can be made.
+    /// [`Error::Lua`] when `f` belongs to another Lua state (one of another
+    /// `mlua::Lua`, or of a dropped one); [`Error::Runtime`] when no fiber
+    /// can be made.
     pub fn spawn_lua(&self, f: mlua::Function, args: Vec<Value>) -> Result<CallHandle, Error> {
+        // mlua panics on a value of another state rather than failing.
+        if *f.weak_lua() != self.lua.weak() {
+            return Err(Error::Lua(mlua::Error::runtime(
+                "spawn_lua: the function belongs to another Lua state",
+            )));
+        }
         self.lua
             .set_named_registry_value(SPAWN_LUA_SLOT, f)
             .map_err(Error::Lua)?;
@@ -178,7 +186,13 @@ impl LuaRuntime {
         } else {
             Start::Ready
         };
-        let r = lua_fiber::spawn(s, top + 1, start, Builder::new().joinable(true), false);
+        let r = lua_fiber::spawn(
+            s,
+            top + 1,
+            start,
+            Builder::new().joinable(true),
+            ErrorUse::Rust,
+        );
         s.settop(top);
         Ok(CallHandle {
             id: Some(r.map_err(raise_to_error)?),

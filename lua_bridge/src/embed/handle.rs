@@ -9,7 +9,7 @@ use luafiber_runtime::FiberError;
 
 use super::handlers::{handler_fn, handler_ref, Handler};
 use super::{value, Error, Value};
-use crate::cord::{self, Ended};
+use crate::cord::{self, Ended, ErrorUse};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{Raise, Stack};
@@ -63,15 +63,11 @@ impl CallHandle {
     /// the function raised, or when a result cannot be converted (tables
     /// nested deeper than 64); [`ErrorKind::Cancelled`] when it ended
     /// with Tarantool's `FiberIsCancelled` error, or was cancelled because
-    /// nothing else could run.
+    /// nothing else could run, or by the drop of this thread's
+    /// [`LuaRuntime`](crate::LuaRuntime) (see its "Drop").
     ///
     /// [`ErrorKind::LuaError`]: luafiber_runtime::ErrorKind::LuaError
     /// [`ErrorKind::Cancelled`]: luafiber_runtime::ErrorKind::Cancelled
-    ///
-    /// # Panics
-    ///
-    /// Panics when this thread's [`LuaRuntime`](crate::LuaRuntime)(crate::LuaRuntime) has been
-    /// dropped.
     pub fn join(mut self) -> Result<Vec<Value>, FiberError> {
         let id = self.id.take().expect("a CallHandle is joined once");
         wait(id)
@@ -157,7 +153,7 @@ pub(super) fn start(
         top + 1,
         start,
         Builder::new().name(name).joinable(joinable),
-        false,
+        ErrorUse::Rust,
     );
     s.settop(top);
     r.map_err(raise_to_error)
@@ -202,6 +198,11 @@ pub(super) fn wait(id: FiberId) -> Result<Vec<Value>, FiberError> {
     }
     let mut ended = match Ended::joined(id, None) {
         Ok(Some(ended)) => ended,
+        // The runtime was dropped, which cancelled the fiber and ended or
+        // abandoned it.
+        Err(fiber::Error::Dead(_)) if !cord::is_installed() => {
+            return Err(FiberError::cancelled(id))
+        }
         // The function made its fiber non-joinable (its results are gone),
         // or it has no Lua data.
         Ok(None) | Err(fiber::Error::Dead(_)) => return Ok(Vec::new()),
@@ -329,7 +330,19 @@ fn call(push_per_call: bool, name: &str, args: Vec<Value>) -> Result<Vec<Value>,
         s.push_str(name);
         push_values(s, &args);
     })?;
-    Ok(wait(id)?)
+    wait_call(id)
+}
+
+/// [`wait`] for a call a [`LuaHandle`] made: [`Error::NoRuntime`] when the
+/// runtime was dropped meanwhile (which ended the call's fiber).
+pub(super) fn wait_call(id: FiberId) -> Result<Vec<Value>, Error> {
+    wait(id).map_err(|e| {
+        if cord::is_installed() {
+            Error::Fiber(e)
+        } else {
+            Error::NoRuntime
+        }
+    })
 }
 
 /// An EVAL of `code` on a new fiber, waited for.
@@ -338,5 +351,5 @@ fn eval(push_per_call: bool, code: &str, args: Vec<Value>) -> Result<Vec<Value>,
         s.push_str(code);
         push_values(s, &args);
     })?;
-    Ok(wait(id)?)
+    wait_call(id)
 }

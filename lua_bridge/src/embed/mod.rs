@@ -24,6 +24,7 @@ mod script;
 mod value;
 
 use std::fmt;
+use std::mem::ManuallyDrop;
 
 use luafiber_fiber as fiber;
 use luafiber_runtime::FiberError;
@@ -90,8 +91,27 @@ impl From<FiberError> for Error {
 
 /// A cord's Lua runtime: the Lua state, its modules and the scheduler of the
 /// calling thread. Not `Send`: fibers never leave their thread.
+///
+/// # Drop
+///
+/// Dropping the runtime ends its Lua fibers before it closes the Lua state
+/// (DESIGN.md's shutdown rule): every one is cancelled, the fibers run
+/// until none of them is ready (Rust fibers run too, as in any run; inside
+/// a fiber, the dropping fiber yields instead), and those still blocked
+/// where a cancel does not end the wait (a join, a Rust function that
+/// blocks again) are abandoned: never resumed, their stacks leaked, since
+/// unwinding them would cross Lua frames. A cancelled fiber's error is not
+/// reported, and the script's main fiber ends without ending the process.
+/// Rust fibers stay; a [`LuaHandle`] call they make later fails with
+/// [`Error::NoRuntime`].
+///
+/// Dropped inside one of its own Lua fibers (or a fiber one of them
+/// called), the runtime cannot end them: its state then stays with the
+/// thread, as if it had not been dropped (its fibers run on, cancelled;
+/// [`LuaHandle`]s keep working; the thread can make no other runtime).
 pub struct LuaRuntime {
-    lua: Lua,
+    /// Closed by the drop, unless a Lua fiber still runs (see "Drop").
+    lua: ManuallyDrop<Lua>,
 }
 
 impl LuaRuntime {
@@ -136,9 +156,18 @@ impl LuaRuntime {
 impl Drop for LuaRuntime {
     fn drop(&mut self) {
         crate::slice::watchdog::disarm();
+        if !crate::fiber::shutdown::end_lua_fibers() {
+            // A Lua fiber is on the thread's stack: the state, kept by the
+            // cord as well, must outlive it.
+            return;
+        }
         crate::fiber::guard::uninstall();
         crate::luajit::uninstall();
         rust_fn::clear();
         crate::cord::uninstall();
+        // SAFETY: `lua` is not used after this; no Lua fiber is left
+        // (every one ended or was abandoned), so nothing runs on the state
+        // after it closes.
+        unsafe { ManuallyDrop::drop(&mut self.lua) };
     }
 }

@@ -6,7 +6,7 @@ use std::ffi::{c_int, CString};
 use luafiber_fiber::{self as fiber, Builder};
 
 use super::{Error, LuaRuntime};
-use crate::cord::Ended;
+use crate::cord::{Ended, ErrorUse};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::Stack;
 
@@ -14,16 +14,18 @@ impl LuaRuntime {
     /// Runs the script at `path` as the main fiber, named after the file,
     /// with `arg` set as `lua` does (`arg[0]` = `path`, `arg[1..]` = `args`,
     /// `arg[-1]` = `interpreter`) and `...` = `args`; then runs the scheduler
-    /// until no fiber is ready or sleeping. A `path` of `-` reads the script
-    /// from stdin (chunk name `stdin`, fiber name `-`), as `lua` and
-    /// `tarantool` do.
+    /// until no fiber is ready, sleeping or waiting on I/O. A `path` of `-`
+    /// reads the script from stdin (chunk name `stdin`, fiber name `-`), as
+    /// `lua` and `tarantool` do.
     ///
     /// An error in the main chunk prints the message and traceback to
     /// stderr and ends the process with status 1.
     ///
     /// # Errors
     ///
-    /// [`Error::Load`] when the file cannot be read or compiled.
+    /// [`Error::Load`] when the file cannot be read or compiled;
+    /// [`Error::Runtime`] when the main fiber is blocked with nothing left
+    /// to wake it, as [`run_main`](LuaRuntime::run_main) says.
     pub fn run_script(&self, path: &str, args: &[String], interpreter: &str) -> Result<(), Error> {
         self.run_main(&[], Some(path), args, interpreter)
     }
@@ -31,7 +33,10 @@ impl LuaRuntime {
     /// What the `luafiber` binary runs: the `chunks` (its `-e` options), in
     /// order, then the script at `script` as [`run_script`] runs it, all in
     /// one main fiber, as Tarantool does; then the scheduler until no fiber
-    /// is ready or sleeping.
+    /// is ready, sleeping or waiting on I/O. Fibers still blocked then (on a
+    /// channel, a cond, a join) stay so when the main fiber is done; when
+    /// the main fiber is one of them, nothing can ever wake it, and the
+    /// work after its wait would silently not be done: that is an error.
     ///
     /// `arg` is set before the first chunk runs; the chunks get no `...` and
     /// their chunk name is `(command line)`, as in Tarantool. After the
@@ -51,7 +56,10 @@ impl LuaRuntime {
     /// # Errors
     ///
     /// [`Error::Load`] when a chunk or the script cannot be read or
-    /// compiled; [`Error::Runtime`] when the main fiber cannot be made.
+    /// compiled; [`Error::Runtime`] when the main fiber cannot be made, or
+    /// when it is blocked with nothing left to wake it: then the message
+    /// lists every blocked fiber (id, name, and for a Lua fiber the
+    /// traceback of where it waits). The blocked fibers stay suspended.
     pub fn run_main(
         &self,
         chunks: &[String],
@@ -70,11 +78,11 @@ impl LuaRuntime {
             Some(path) => (
                 std::path::Path::new(path)
                     .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| path.to_owned()),
+                    .map(|n| std::os::unix::ffi::OsStrExt::as_bytes(n).to_vec())
+                    .unwrap_or_else(|| path.as_bytes().to_vec()),
                 path,
             ),
-            None => ("-e".to_owned(), interpreter),
+            None => (b"-e".to_vec(), interpreter),
         };
         let cpath = match script {
             Some("-") | None => None,
@@ -115,9 +123,17 @@ impl LuaRuntime {
                 s.push_str(a);
             }
         }
-        lua_fiber::spawn_main(s, top + 1, prelude as c_int, Builder::new().name(name))
-            .map_err(|e| Error::Runtime(format!("{e:?}")))?;
+        let id = lua_fiber::spawn_main(
+            s,
+            top + 1,
+            prelude as c_int,
+            Builder::new().name_bytes(name),
+        )
+        .map_err(|e| Error::Runtime(format!("{e:?}")))?;
         fiber::run();
+        if fiber::status(id) == Some(fiber::Status::Suspended) {
+            return Err(Error::Runtime(lua_fiber::blocked::report(s, id)));
+        }
         Ok(())
     }
 
@@ -139,7 +155,7 @@ impl LuaRuntime {
             top + 1,
             Start::Ready,
             Builder::new().name(name.to_owned()).joinable(true),
-            false,
+            ErrorUse::Rust,
         )
         .map_err(|e| Error::Runtime(format!("{e:?}")))?;
         fiber::run();

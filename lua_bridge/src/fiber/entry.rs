@@ -8,7 +8,7 @@ use std::io::Write;
 use luafiber_fiber::{self as fiber, FiberId};
 use mlua::ffi;
 
-use crate::cord;
+use crate::cord::{self, ErrorUse};
 use crate::raw::{api, Stack};
 
 thread_local! {
@@ -38,16 +38,15 @@ pub(super) fn entry(idx: usize) {
     let nargs = s.top() - 2;
     let rc = s.pcall_with(nargs, ffi::LUA_MULTRET, 1);
     let me = fiber::current().expect("a Lua fiber runs as current");
-    let (storage, exit_on_error) = cord::with(|c| {
+    let (storage, errors, shutting_down) = cord::with(|c| {
         let lf = &mut c.fibers[idx];
         lf.rc = Some(rc);
-        (
-            std::mem::replace(&mut lf.storage, ffi::LUA_NOREF),
-            lf.exit_on_error,
-        )
+        let storage = std::mem::replace(&mut lf.storage, ffi::LUA_NOREF);
+        (storage, lf.errors, c.shutting_down)
     });
     s.unref(storage);
-    if rc != 0 && exit_on_error {
+    // The runtime's drop cancelled it: the process goes on.
+    if rc != 0 && errors == ErrorUse::Exit && !shutting_down {
         exit_with_error(me, idx);
     }
     if fiber::is_joinable(me).unwrap_or(false) {
@@ -61,7 +60,8 @@ pub(super) fn entry(idx: usize) {
 
 /// The body of a script's main fiber ([`spawn_main`]): runs the `prelude`
 /// chunks, then goes on as [`entry`]. An error in a chunk ends the process
-/// as one in the script does.
+/// as one in the script does (unless the runtime's drop cancelled the
+/// fiber, see [`shutdown`](super::shutdown)).
 ///
 /// [`spawn_main`]: super::spawn_main
 pub(super) fn main_entry(idx: usize, prelude: c_int) {
@@ -75,6 +75,11 @@ pub(super) fn main_entry(idx: usize, prelude: c_int) {
         s.push_value(2);
         s.remove(2);
         if s.pcall_with(0, 0, 1) != 0 {
+            if cord::with(|c| c.shutting_down) {
+                // The runtime's drop cancelled it: only the fiber ends.
+                release(idx);
+                return;
+            }
             let me = fiber::current().expect("a Lua fiber runs as current");
             exit_with_error(me, idx);
         }
@@ -105,7 +110,8 @@ fn release(idx: usize) {
     drop(unsafe { cord::Ended::own(idx) });
 }
 
-/// Writes a fiber's error and traceback to stderr.
+/// Writes a fiber's error and traceback to stderr; its name as the bytes
+/// it is, as Tarantool writes it.
 fn report_error(me: FiberId, idx: usize, what: &str) {
     let (l, tb) = cord::with(|c| {
         let lf = &mut c.fibers[idx];
@@ -118,12 +124,14 @@ fn report_error(me: FiberId, idx: usize, what: &str) {
     let mut err = std::io::stderr().lock();
     // The traceback starts with the message.
     let text = tb.unwrap_or(msg);
-    let _ = writeln!(err, "luafiber: {what} in fiber {me} ({name}): {text}");
+    let _ = write!(err, "luafiber: {what} in fiber {me} (");
+    let _ = err.write_all(&name);
+    let _ = writeln!(err, "): {text}");
 }
 
 /// The message handler of every fiber: records a traceback for the fiber's
-/// error report and returns the error value unchanged (join gives back the
-/// very value raised).
+/// error report, when one will be read ([`traceback_wanted`]), and returns
+/// the error value unchanged (join gives back the very value raised).
 ///
 /// Not under `protect`: `luaL_traceback` may raise (out of memory), and that
 /// must not cross `catch_unwind`; no Rust value is live when it does.
@@ -132,27 +140,45 @@ fn report_error(me: FiberId, idx: usize, what: &str) {
 ///
 /// Lua calls it as a message handler, with the error value at index 1.
 unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
+    let Some(idx) = traceback_wanted() else {
+        // SAFETY: called by Lua as the message handler, the error at 1.
+        unsafe { ffi::lua_settop(l, 1) };
+        return 1;
+    };
     // SAFETY: called by Lua as the message handler, the error at 1; the
-    // handle is dropped before `luaL_traceback` could raise.
+    // handle is dropped before `luaL_traceback` could raise (a `__tostring`
+    // that raises is caught by its pcall).
     unsafe {
         ffi::lua_settop(l, 1);
-        let msg = Stack::from_frame(l).describe(1);
+        let msg = Stack::from_frame(l).describe_tostring(1);
         let cmsg = std::ffi::CString::new(msg.replace('\0', "\\0")).unwrap_or_default();
         drop(msg);
         ffi::luaL_traceback(l, l, cmsg.as_ptr(), 1);
         drop(cmsg);
         let tb = api::to_str(l, -1).map(|b| String::from_utf8_lossy(b).into_owned());
-        if let Some(idx) = fiber::current()
-            .and_then(|me| fiber::ext(me).ok())
-            .filter(|&e| e > 0)
-        {
-            cord::try_with(|c| {
-                if let Some(lf) = c.fibers.get_mut(idx - 1) {
-                    lf.traceback = tb;
-                }
-            });
-        }
+        cord::try_with(|c| {
+            if let Some(lf) = c.fibers.get_mut(idx) {
+                lf.traceback = tb;
+            }
+        });
         ffi::lua_settop(l, 1);
         1
     }
+}
+
+/// The index of the running Lua fiber in the cord's fibers when its error
+/// will be read with a traceback (printed, or given to a Rust caller; see
+/// [`ErrorUse`]), else `None`: a cancelled fiber's error needs none, nor
+/// one a Lua `join` takes as it is.
+fn traceback_wanted() -> Option<usize> {
+    let idx = fiber::current_ext().filter(|&e| e > 0)? - 1;
+    let me = fiber::current()?;
+    let errors = cord::try_with(|c| c.fibers.get(idx).map(|lf| lf.errors)).flatten()?;
+    let cancelled = fiber::is_cancelled(me).unwrap_or(false);
+    let wanted = match errors {
+        ErrorUse::Exit => true,
+        ErrorUse::Rust => !cancelled,
+        ErrorUse::Lua => !cancelled && !fiber::is_joinable(me).unwrap_or(false),
+    };
+    wanted.then_some(idx)
 }

@@ -38,3 +38,14 @@ pub(crate) fn join(s: &mut Stack, id: FiberId, timeout: Option<std::time::Durati
         .map_err(|_| Raise::illegal("fiber:join(): too many results"))?;
     Ok(n + 1)
 }
+
+/// Frees an ended fiber that waits for its join, its results with it (what
+/// `f:set_joinable(false)` does to one): as a join that drops them.
+///
+/// # Errors
+///
+/// As `fiber::join` (the fiber is gone, or is not joinable).
+pub(crate) fn discard(id: FiberId) -> LResult<()> {
+    drop(Ended::joined(id, None).map_err(error::from_fiber)?);
+    Ok(())
+}

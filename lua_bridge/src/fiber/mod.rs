@@ -1,15 +1,19 @@
 //! Lua fibers' life: creation on a pooled or new Lua thread ([`spawn`](mod@spawn)),
-//! the fiber entry and its error report ([`entry`]), join ([`join`](mod@join)), and
-//! the guard every switch from Lua goes through ([`guard`]).
+//! the fiber entry and its error report ([`entry`]), join ([`join`](mod@join)), the
+//! guard every switch from Lua goes through ([`guard`]), the report of
+//! fibers blocked forever ([`blocked`]), and the end of them all when the
+//! runtime goes ([`shutdown`]).
 //!
 //! A Lua fiber's thread stack while it runs: `[msgh, fn, args...]`; after its
 //! function returns: `[msgh, results...]` or `[msgh, error]`, kept there for
 //! `join` when the fiber is joinable. A script's main fiber may start with
 //! chunks to run first (the binary's `-e`): `[msgh, chunk1.., fn, args...]`.
 
+pub(crate) mod blocked;
 pub(crate) mod entry;
 pub(crate) mod guard;
 pub(crate) mod join;
+pub(crate) mod shutdown;
 pub(crate) mod spawn;
 
 pub(crate) use guard::check_switch;

@@ -6,7 +6,7 @@ use std::ffi::c_int;
 use luafiber_fiber::{Builder, FiberId};
 
 use super::entry::{entry, main_entry, push_msgh};
-use crate::cord::{self, LuaFiber};
+use crate::cord::{self, ErrorUse, LuaFiber};
 use crate::raw::{error, LResult, Raise, Stack};
 
 /// How a new Lua fiber starts.
@@ -20,7 +20,7 @@ pub(crate) enum Start {
 
 /// Creates a Lua fiber running the function at `func` of `s` with every
 /// value above it as arguments; those values are moved to the fiber's
-/// thread.
+/// thread. `errors` says who reads the fiber's error.
 ///
 /// # Errors
 ///
@@ -35,9 +35,9 @@ pub(crate) fn spawn(
     func: c_int,
     start: Start,
     builder: Builder,
-    exit_on_error: bool,
+    errors: ErrorUse,
 ) -> LResult<FiberId> {
-    spawn_with(s, func, start, builder, exit_on_error, entry)
+    spawn_with(s, func, start, builder, errors, entry)
 }
 
 /// Creates a script's main fiber (ready; an error ends the process): the
@@ -55,7 +55,7 @@ pub(crate) fn spawn_main(
     builder: Builder,
 ) -> LResult<FiberId> {
     let body = move |idx| main_entry(idx, prelude);
-    spawn_with(s, func, Start::Ready, builder, true, body)
+    spawn_with(s, func, Start::Ready, builder, ErrorUse::Exit, body)
 }
 
 /// [`spawn`] with the fiber's body: `body(idx)` runs on the new fiber, `idx`
@@ -65,7 +65,7 @@ fn spawn_with(
     func: c_int,
     start: Start,
     builder: Builder,
-    exit_on_error: bool,
+    errors: ErrorUse,
     body: impl FnOnce(usize) + 'static,
 ) -> LResult<FiberId> {
     let func = s.abs(func);
@@ -90,7 +90,7 @@ fn spawn_with(
     // The tag: the fiber's Lua thread, for the slice watchdog's signal
     // handler (`crate::slice`).
     let tag = thread.as_ptr() as usize;
-    let idx = cord::with(|c| c.fibers.insert(LuaFiber::new(thread, exit_on_error)));
+    let idx = cord::with(|c| c.fibers.insert(LuaFiber::new(thread, errors)));
     let builder = builder.ext(idx + 1).tag(tag);
     let run = move || body(idx);
     let spawned = match start {

@@ -10,6 +10,8 @@
 //! - [`heap`]: the pool of small blocks in front of the Lua heap's
 //!   allocator;
 //! - [`memory`]: the Lua memory limit (the bridge's allocator);
+//! - [`report`]: what Lua reports but cannot raise (errors in `__gc`,
+//!   Lua 5.4's warnings), written to stderr;
 //! - [`args`]: arguments the modules read alike (timeouts);
 //! - [`api`]: small `unsafe` helpers over `mlua::ffi` for code that runs
 //!   outside a frame (setup on the main state, raw C functions that let Lua
@@ -47,6 +49,7 @@ pub mod error;
 pub mod frame;
 pub mod heap;
 pub mod memory;
+pub mod report;
 pub mod stack;
 
 pub(crate) use frame::{lua_fn, wide_cfn};

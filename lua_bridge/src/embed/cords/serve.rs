@@ -23,6 +23,7 @@ use mlua::ffi;
 use slab::Slab;
 
 use super::Init;
+use crate::cord::ErrorUse;
 use crate::embed::handle::{main_stack, raise_to_error};
 use crate::embed::handlers::{handler_ref, Handler};
 use crate::embed::{Error, LuaRuntime, RuntimeBuilder};
@@ -134,7 +135,15 @@ pub(super) fn serve(req: Request) {
         s.push_int(id as i64);
         s.push_ref(handler);
         s.push_bytes(what.what());
-        let r = lua_fiber::spawn(s, top + 1, Start::Now, Builder::new().name(name), false);
+        // A detached fiber: an error of its own (not the call's, which the
+        // serve function catches) is reported as any detached fiber's.
+        let r = lua_fiber::spawn(
+            s,
+            top + 1,
+            Start::Now,
+            Builder::new().name(name),
+            ErrorUse::Lua,
+        );
         s.settop(top);
         r.map(drop)
     });

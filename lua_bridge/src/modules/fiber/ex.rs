@@ -9,6 +9,7 @@ use luafiber_fiber::{Builder, MAX_NAME_LEN};
 use mlua::ffi;
 
 use super::object::push_fiber;
+use crate::cord::ErrorUse;
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
@@ -56,7 +57,8 @@ fn options(s: &mut Stack, what: &str) -> LResult<Builder> {
                         "opts.name is longer than {MAX_NAME_LEN} bytes"
                     )));
                 }
-                builder = builder.name(String::from_utf8_lossy(name).into_owned());
+                // The bytes as they are, as `fiber.name` keeps them.
+                builder = builder.name_bytes(name.to_vec());
             }
             other => {
                 return Err(bad(format!(
@@ -77,7 +79,7 @@ fn create_ex(s: &mut Stack, start: Start, what: &str) -> LResult {
     if start == Start::Now {
         super::top::note_switch();
     }
-    let id = lua_fiber::spawn(s, 2, start, builder, false)?;
+    let id = lua_fiber::spawn(s, 2, start, builder, ErrorUse::Lua)?;
     push_fiber(s, id);
     Ok(1)
 }
@@ -85,7 +87,7 @@ fn create_ex(s: &mut Stack, start: Start, what: &str) -> LResult {
 lua_fn! {
     /// `fiber.new_ex(opts, fn, ...)`: `fiber.new(fn, ...)` with options:
     /// `stack_size` (bytes, an integer of at least 16384, rounded up to
-    /// whole pages) and `name` (at most 255 bytes). A wrong option, type or
+    /// whole pages) and `name` (bytes, at most 255). A wrong option, type or
     /// size is an `IllegalParams` error naming the function and the option;
     /// a stack that cannot be made is `OutOfMemory`. luafiber's own: Tarantool
     /// has no such function (it sets stack sizes only from C).

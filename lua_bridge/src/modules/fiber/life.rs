@@ -6,6 +6,7 @@ use luafiber_fiber::{self as fiber, Builder, FiberId, Status};
 use mlua::ffi;
 
 use super::object::{check, current, push_fiber, to_fiber, to_fiber_or_id};
+use crate::cord::ErrorUse;
 use crate::fiber::{self as lua_fiber, Start};
 use crate::modules::clock;
 use crate::raw::args::{opt_timeout, seconds};
@@ -20,7 +21,7 @@ fn create(s: &mut Stack, start: Start, what: &str) -> LResult {
     if start == Start::Now {
         super::top::note_switch();
     }
-    let id = lua_fiber::spawn(s, 1, start, Builder::new(), false)?;
+    let id = lua_fiber::spawn(s, 1, start, Builder::new(), ErrorUse::Lua)?;
     push_fiber(s, id);
     Ok(1)
 }
@@ -134,8 +135,10 @@ fn dead(id: FiberId) -> bool {
 }
 
 lua_fn! {
-    /// `fiber.name([f,] [name [, {truncate = bool}]])`: gets or sets a name
-    /// (at most 255 bytes: "Fiber name is too long" unless `truncate`).
+    /// `fiber.name([f,] [name [, {truncate = bool}]])`: gets or sets a name:
+    /// bytes, not necessarily UTF-8, up to the first NUL (Tarantool takes a
+    /// C string), at most 255 ("Fiber name is too long" unless `truncate`,
+    /// which cuts by bytes).
     pub(super) fn fiber_name(s: &mut Stack) {
         let (target, at) = match to_fiber(s, 1) {
             Some(id) => (Some(id), 2),
@@ -143,8 +146,8 @@ lua_fn! {
         };
         if s.is_none_or_nil(at) {
             match target {
-                Some(id) if dead(id) => return Err(error::from_fiber(fiber::Error::Dead(id))),
-                Some(id) => fiber::with_name(id, |n| s.push_str(n)).map_err(error::from_fiber)?,
+                // An ended fiber that waits for its join has its name.
+                Some(id) => fiber::with_name(id, |n| s.push_bytes(n)).map_err(error::from_fiber)?,
                 None => s.push_cstr(c"sched"),
             }
             return Ok(1);
@@ -160,8 +163,9 @@ lua_fn! {
             _ => return Err(Raise::illegal("fiber.name(): bad arguments")),
         };
         let bytes = s.coerce_str(at).ok_or_else(|| Raise::illegal("fiber.name(): bad arguments"))?;
-        let name = String::from_utf8_lossy(bytes);
-        let name = if truncate { fiber::truncate(&name) } else { &name };
+        // The bytes as they are, up to a NUL: Tarantool takes a C string.
+        let bytes = bytes.split(|&b| b == 0).next().unwrap_or_default();
+        let name = if truncate { fiber::truncate(bytes) } else { bytes };
         let id = target.ok_or_else(|| Raise::illegal("fiber.name(): not in a fiber"))?;
         fiber::set_name(id, name).map_err(error::from_fiber)?;
         Ok(0)
@@ -200,8 +204,9 @@ lua_fn! {
 
 lua_fn! {
     /// `fiber.wakeup(f | id)` / `f:wakeup()`: makes a sleeping or blocked
-    /// fiber ready (its sleep ends early). No-op on oneself and on ready or
-    /// running fibers; a dead fiber: "the fiber is dead".
+    /// fiber ready (its sleep ends early). No-op on oneself, on ready or
+    /// running fibers and on an ended one that waits for its join; a fiber
+    /// that is gone: "the fiber is dead".
     pub(super) fn fiber_wakeup(s: &mut Stack) {
         let id = to_fiber_or_id(s, 1).ok_or_else(|| Raise::illegal("Usage: fiber.wakeup(fiber)"))?;
         check(fiber::wakeup(id))?;
@@ -210,12 +215,18 @@ lua_fn! {
 }
 
 lua_fn! {
-    /// `fiber.set_joinable(f, bool)` / `f:set_joinable(bool)`.
+    /// `fiber.set_joinable(f, bool)` / `f:set_joinable(bool)`. On a fiber
+    /// that has ended and waits for its join, `true` changes nothing and
+    /// `false` frees it with its results (Tarantool master panics there; 2.6
+    /// allowed it).
     pub(super) fn fiber_set_joinable(s: &mut Stack) {
         let (id, yes) = match (to_fiber(s, 1), s.type_of(2)) {
             (Some(id), ffi::LUA_TBOOLEAN) => (id, s.to_bool(2)),
             _ => return Err(Raise::illegal("fiber.set_joinable(id, yesno): bad arguments")),
         };
+        if !yes && fiber::status(id) == Some(Status::Dead) {
+            return crate::fiber::join::discard(id).map(|()| 0);
+        }
         check(fiber::set_joinable(id, yes))?;
         Ok(0)
     }
@@ -262,7 +273,7 @@ fn push_info(s: &mut Stack, id: FiberId) -> LResult<()> {
     let csw = fiber::csw(id).map_err(error::from_fiber)?;
     let stack = fiber::stack_size(id).map_err(error::from_fiber)?;
     let t = s.new_table(0, 4);
-    fiber::with_name(id, |n| s.push_str(n)).map_err(error::from_fiber)?;
+    fiber::with_name(id, |n| s.push_bytes(n)).map_err(error::from_fiber)?;
     s.set_field(t, c"name");
     s.push_int(id.0 as i64);
     s.set_field(t, c"fid");

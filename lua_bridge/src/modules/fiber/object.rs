@@ -143,7 +143,7 @@ lua_fn! {
         s.set_field(t, c"id");
         let status = fiber::status(id).unwrap_or(Status::Dead);
         if status != Status::Dead {
-            fiber::with_name(id, |n| s.push_str(n)).map_err(error::from_fiber)?;
+            fiber::with_name(id, |n| s.push_bytes(n)).map_err(error::from_fiber)?;
             s.set_field(t, c"name");
         }
         s.push_str(status.as_str());

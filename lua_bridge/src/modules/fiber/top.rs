@@ -212,7 +212,7 @@ lua_fn! {
 }
 
 /// Sets `"fid/name" = {average, instant, time}` in the table at `t`.
-fn push_entry(s: &mut Stack, t: c_int, top: &Top, fid: u64, name: &str) -> LResult<()> {
+fn push_entry(s: &mut Stack, t: c_int, top: &Top, fid: u64, name: &[u8]) -> LResult<()> {
     let st = top.fibers.get(&fid).copied().unwrap_or_default();
     let share = |part: u64, whole: u64| {
         if whole != 0 {
@@ -221,7 +221,9 @@ fn push_entry(s: &mut Stack, t: c_int, top: &Top, fid: u64, name: &str) -> LResu
             0.0
         }
     };
-    s.push_str(&format!("{fid}/{name}"));
+    let mut key = format!("{fid}/").into_bytes();
+    key.extend_from_slice(name);
+    s.push_bytes(&key);
     let e = s.new_table(0, 3);
     s.push_number(share(st.acc, top.cord.acc));
     s.set_field(e, c"average");
@@ -248,9 +250,9 @@ lua_fn! {
         s.push_number(0.0);
         s.set_field(r, c"cpu_misses");
         let cpu = s.new_table(0, 0);
-        let mut names = vec![(SCHED_FID, "sched".to_owned())];
+        let mut names = vec![(SCHED_FID, b"sched".to_vec())];
         for id in fiber::all() {
-            if let Ok(name) = fiber::with_name(id, str::to_owned) {
+            if let Ok(name) = fiber::with_name(id, <[u8]>::to_vec) {
                 names.push((id.0, name));
             }
         }

@@ -18,7 +18,7 @@
 -- which blocks, so the C function need not move the value itself.
 local CH_MT, COND_MT, VALS, OVER, FAST,
       try_put, try_get, signal, broadcast, wait, get, put_slot = ...
-local getmetatable, type, select = getmetatable, type, select
+local getmetatable, type, select, error = getmetatable, type, select, error
 
 local ok, ffi = pcall(require, 'ffi')
 if not ok or type(ffi) ~= 'table' or not ffi.cast then return end
@@ -88,10 +88,12 @@ function ch.get(self, timeout)
 end
 
 -- `wait` is the C method without the argument checks, done here; with no
--- timeout it ends only signalled (or raises), so it returns nothing.
+-- timeout it ends only signalled, returning nothing, or cancelled,
+-- returning the error to raise.
 function cond.wait(self, timeout)
     if timeout == nil and getmetatable(self) == COND_MT then
-        wait(self)
+        local err = wait(self)
+        if err ~= nil then error(err) end
         return true
     end
     return c_wait(self, timeout)

@@ -99,12 +99,13 @@ impl<S: Subscriber> Layer<S> for TarantoolLayer {
             Some(l) if lua => l.min(7) as u8,
             _ => tarantool_level(meta.level()),
         };
-        let current = luafiber_fiber::with_running(|id, name| {
-            (id, String::from_utf8_lossy(name).into_owned())
-        });
-        let fiber = match (f.fiber_id, &f.fiber_name) {
-            (Some(id), Some(name)) if id != 0 => Some((id, name.as_str())),
-            _ => current.as_ref().map(|(id, n)| (*id, n.as_str())),
+        let current = luafiber_fiber::with_running(|id, name| (id, name.to_vec()));
+        let fiber = match (&current, f.fiber_id, &f.fiber_name) {
+            // The running fiber's name as the bytes it is (the field has it
+            // as text).
+            (Some((cur, n)), Some(id), _) if *cur == id => Some((id, &n[..])),
+            (_, Some(id), Some(name)) if id != 0 => Some((id, name.as_bytes())),
+            (cur, _, _) => cur.as_ref().map(|(id, n)| (*id, &n[..])),
         };
         let module = if lua {
             f.module.as_deref()

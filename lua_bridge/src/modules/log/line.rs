@@ -17,8 +17,9 @@ pub struct Record<'a> {
     pub level: u8,
     /// The cord (thread) name: `main` for the main thread.
     pub cord: &'a str,
-    /// The fiber's id and name, when the line comes from a fiber.
-    pub fiber: Option<(u64, &'a str)>,
+    /// The fiber's id and name (bytes, written as they are, as Tarantool
+    /// writes them), when the line comes from a fiber.
+    pub fiber: Option<(u64, &'a [u8])>,
     /// The module (`log.new(name)`), if any.
     pub module: Option<&'a str>,
     /// The source file and line of the call.
@@ -88,7 +89,8 @@ fn plain(rec: &Record<'_>) -> Vec<u8> {
         rec.cord
     );
     if let Some((id, name)) = rec.fiber {
-        let _ = write!(out, "/{id}/{name}");
+        let _ = write!(out, "/{id}/");
+        out.extend_from_slice(name);
     }
     if let Some(m) = rec.module {
         let _ = write!(out, "/{m}");
@@ -146,7 +148,7 @@ fn json(rec: &Record<'_>) -> Vec<u8> {
     tail.push(b'"');
     if let Some((id, name)) = rec.fiber {
         let _ = write!(tail, ", \"fiber_id\": {id}, \"fiber_name\": \"");
-        escape_into(&mut tail, name.as_bytes(), usize::MAX);
+        escape_into(&mut tail, name, usize::MAX);
         tail.push(b'"');
     }
     if let Some((file, line)) = rec.file {
@@ -187,7 +189,7 @@ mod tests {
         Record {
             level: 5,
             cord: "main",
-            fiber: Some((103, "app.lua")),
+            fiber: Some((103, b"app.lua")),
             module: None,
             file: Some(("/srv/app.lua", 7)),
             message,

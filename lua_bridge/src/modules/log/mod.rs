@@ -69,17 +69,16 @@ fn level_by_name(name: &str) -> Option<u8> {
 /// Emits one Lua log line: through `tracing`, or straight to the
 /// destination when no subscriber is installed.
 pub fn emit(level: u8, module: Option<&str>, file: &str, line: u32, msg: &str, json: bool) {
-    let current =
-        luafiber_fiber::with_running(|id, name| (id, String::from_utf8_lossy(name).into_owned()));
+    let current = luafiber_fiber::with_running(|id, name| (id, name.to_vec()));
     let fiber_id = current.as_ref().map_or(0, |c| c.0);
-    let name = current.as_ref().map(|c| c.1.clone()).unwrap_or_default();
+    let name: &[u8] = current.as_ref().map_or(&[], |c| &c.1);
     let unset = tracing::dispatcher::get_default(|d| d.is::<tracing::subscriber::NoSubscriber>());
     if unset {
         let thread = std::thread::current();
         let rec = line::Record {
             level,
             cord: thread.name().unwrap_or("main"),
-            fiber: current.as_ref().map(|_| (fiber_id, name.as_str())),
+            fiber: current.as_ref().map(|_| (fiber_id, name)),
             module,
             file: Some((file, line)),
             message: msg.as_bytes(),
@@ -89,6 +88,8 @@ pub fn emit(level: u8, module: Option<&str>, file: &str, line: u32, msg: &str, j
         return;
     }
     let module = module.unwrap_or("");
+    // A field is text: bytes that are not UTF-8 as `\xNN`.
+    let name = luafiber_fiber::DisplayName(name).to_string();
     macro_rules! event {
         ($lvl:expr) => {
             tracing::event!(

@@ -223,4 +223,34 @@ impl Stack<'_> {
             ),
         }
     }
+
+    /// The text of the error value at `idx`: what `tostring` gives when the
+    /// value has a `__tostring` metamethod (as `lua` and Tarantool print
+    /// it), else [`Stack::describe`]'s (the message of an error object).
+    /// The metamethod runs under [`Stack::pcall`] (so it may run any Lua
+    /// code); when it fails or gives no string, the value is described as
+    /// if it had none. The stack is left as it was.
+    pub fn describe_tostring(&mut self, idx: c_int) -> String {
+        let idx = self.abs(idx);
+        let t = self.type_of(idx);
+        if t != ffi::LUA_TSTRING && t != ffi::LUA_TNUMBER && self.get_metatable(idx) {
+            let mt = self.top();
+            if self.rawget_field(mt, c"__tostring") != ffi::LUA_TNIL {
+                self.push_value(idx);
+                let text = match self.pcall(1, 1) {
+                    Ok(()) => self
+                        .to_str(-1)
+                        .map(|b| String::from_utf8_lossy(b).into_owned()),
+                    Err(()) => None,
+                };
+                self.settop(mt - 1);
+                if let Some(text) = text {
+                    return text;
+                }
+            } else {
+                self.settop(mt - 1);
+            }
+        }
+        self.describe(idx)
+    }
 }

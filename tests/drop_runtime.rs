@@ -1,0 +1,130 @@
+//! Dropping a `LuaRuntime` ends its Lua fibers before its Lua state closes:
+//! they are cancelled and run to their end, and what a cancel cannot end is
+//! abandoned, never run again. The scheduler, Rust fibers and a new runtime
+//! then go on without them.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use luafiber::{Error, LuaRuntime, Runtime, Value};
+
+/// A runtime with `note(s)`, which records `s`.
+fn noting() -> (LuaRuntime, Rc<RefCell<Vec<String>>>) {
+    let rt = LuaRuntime::new().unwrap();
+    let notes = Rc::new(RefCell::new(Vec::new()));
+    let n = notes.clone();
+    rt.register_fn("note", move |args| {
+        n.borrow_mut()
+            .push(args[0].as_str().unwrap_or("?").to_owned());
+        Ok(vec![])
+    })
+    .unwrap();
+    (rt, notes)
+}
+
+/// Issue 13, item 1: the scheduler ran a dropped runtime's suspended
+/// fibers on the freed Lua state (a double free on every run).
+#[test]
+fn drop_runtime_with_suspended_fiber() {
+    let (rt, notes) = noting();
+    rt.eval(
+        "local f = require('fiber') \
+         f.create(function() f.sleep(0.001) print(string.rep('x', 10)) end) \
+         f.create(function() \
+             local ok, err = pcall(f.sleep, 10) \
+             note(tostring(err)) \
+             f.sleep(10) \
+             note('not reached') \
+         end) \
+         f.new(function() note('never started') end)",
+        vec![],
+    )
+    .unwrap();
+    drop(rt);
+    assert_eq!(luafiber::fiber::stats().fibers, 0);
+    Runtime::new().run();
+    // The fiber not yet started ran first (it was ready already), up to
+    // its end; the sleeper saw its cancel, caught it, and ended at the next
+    // cancellation point.
+    assert_eq!(*notes.borrow(), ["never started", "fiber is cancelled"]);
+    // A new runtime on the same thread works.
+    let rt = LuaRuntime::new().unwrap();
+    assert_eq!(
+        rt.eval("return 1 + 1", vec![]).unwrap(),
+        [Value::Integer(2)]
+    );
+}
+
+/// Issue 13, item 1: fibers a cancel cannot end (blocked again in a Rust
+/// function, in a join, or ended and not joined) are abandoned; a Rust
+/// fiber waiting for one of them learns that the runtime is gone.
+#[test]
+fn drop_runtime_abandons_what_a_cancel_cannot_end() {
+    let (rt, notes) = noting();
+    rt.register_fn("stuck", |_| {
+        // Not a cancellation point: a cancel wakes it, and it blocks again.
+        for _ in 0..1000 {
+            let _ = luafiber::fiber::block(None);
+        }
+        Ok(vec![])
+    })
+    .unwrap();
+    rt.eval(
+        "local f = require('fiber') \
+         local s = f.create(function() stuck() note('unstuck') end) \
+         s:set_joinable(true) \
+         f.create(function() s:join() note('joined') end) \
+         local done = f.new(function() end) \
+         done:set_joinable(true) \
+         DONE = done",
+        vec![],
+    )
+    .unwrap();
+    rt.run();
+    let handle = rt.handle();
+    let outcome = Rc::new(RefCell::new(None));
+    let o = outcome.clone();
+    luafiber::spawn(move || {
+        *o.borrow_mut() = Some(handle.eval("stuck()", vec![]));
+    });
+    rt.run();
+    assert!(luafiber::fiber::stats().fibers >= 5);
+    drop(rt);
+    Runtime::new().run();
+    assert!(notes.borrow().is_empty(), "{:?}", notes.borrow());
+    assert!(matches!(
+        outcome.borrow_mut().take(),
+        Some(Err(Error::NoRuntime))
+    ));
+    assert_eq!(luafiber::fiber::stats().fibers, 0);
+}
+
+/// Issue 13, item 1: dropped inside one of its own Lua fibers, the runtime
+/// cannot end that fiber, so its state stays with the thread: the fiber
+/// goes on (cancelled) on a live state.
+#[test]
+fn drop_runtime_inside_its_own_fiber_keeps_the_state() {
+    let (rt, notes) = noting();
+    let slot: Rc<RefCell<Option<LuaRuntime>>> = Rc::new(RefCell::new(None));
+    let s = slot.clone();
+    rt.register_fn("drop_runtime", move |_| {
+        drop(s.borrow_mut().take());
+        Ok(vec![])
+    })
+    .unwrap();
+    let handle = rt.handle();
+    *slot.borrow_mut() = Some(rt);
+    handle
+        .eval(
+            "local f = require('fiber') \
+             f.create(function() f.sleep(10) note('not reached') end) \
+             drop_runtime() \
+             note(string.rep('y', 3)) \
+             local ok, err = pcall(f.yield) \
+             note(tostring(err))",
+            vec![],
+        )
+        .unwrap();
+    assert_eq!(*notes.borrow(), ["yyy", "fiber is cancelled"]);
+    assert!(matches!(LuaRuntime::new(), Err(Error::AlreadyRunning)));
+}
