@@ -196,10 +196,10 @@ fn arenas_switched_off_give_two_map_stacks() {
     let stacks: Vec<_> = (0..100).map(|_| FiberStack::new(0).unwrap()).collect();
     assert!(stacks.iter().all(|s| !s.in_arena()));
     // Two maps each: neighbours never merge (guard and usable part
-    // alternate), but the first usable part may merge with a read/write
-    // mapping above it, and the allocator may add one.
+    // alternate), but the first and last may merge with mappings beside
+    // them, and the allocator may add or reuse one.
     let grown = maps() - before;
-    assert!((199..=201).contains(&grown), "{grown} maps for 100 stacks");
+    assert!((196..=202).contains(&grown), "{grown} maps for 100 stacks");
     assert_eq!(arena::arena_count(), 0);
     drop(stacks);
     assert!(maps() <= before + 1);
