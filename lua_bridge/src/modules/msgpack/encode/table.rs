@@ -148,16 +148,15 @@ impl Encoder<'_> {
                 continue;
             }
             s.settop(top);
-            let surely_map = !(k >= 1.0 && k.floor() == k);
+            let shape = if !(k >= 1.0 && k.floor() == k) {
+                Shape::Map
+            } else {
+                self.inspect(s, idx)?
+            };
             if self.calls == calls {
                 // Nothing ran that a second traversal would repeat: start
                 // over with the shape known.
                 self.out.truncate(start);
-                let shape = if surely_map {
-                    Shape::Map
-                } else {
-                    self.inspect(s, idx)?
-                };
                 return match shape {
                     Shape::Array(max) => {
                         let max = u32::try_from(max)
@@ -173,11 +172,6 @@ impl Encoder<'_> {
                 };
             }
             // Lua code ran for elements 1..=n: keep them, never run it twice.
-            let shape = if surely_map {
-                Shape::Map
-            } else {
-                self.inspect(s, idx)?
-            };
             return match shape {
                 Shape::Array(max) => {
                     let max = u32::try_from(max)
