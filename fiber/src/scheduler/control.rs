@@ -80,6 +80,31 @@ pub fn set_joinable(id: FiberId, joinable: bool) -> Result<(), Error> {
     })
 }
 
+/// What [`join`] of `id` by the current fiber would refuse first, checked
+/// in one lookup in master's order (`lbox_fiber_join`: not joinable, then
+/// itself); else whether the fiber has ended: `Some(true)` ended and
+/// waiting for its join, `Some(false)` still going, `None` no such fiber
+/// (which `join` reports).
+///
+/// # Errors
+///
+/// [`Error::NotJoinable`], [`Error::JoinSelf`].
+pub fn join_state(id: FiberId) -> Result<Option<bool>, Error> {
+    with(|s| {
+        let me = s.current;
+        let Ok((h, slot)) = s.live(id) else {
+            return Ok(None);
+        };
+        if !slot.joinable {
+            return Err(Error::NotJoinable(id));
+        }
+        if me == Some(h) {
+            return Err(Error::JoinSelf);
+        }
+        Ok(Some(slot.status == Status::Dead))
+    })
+}
+
 /// Waits for a joinable fiber to end, then frees its slot and returns its
 /// embedder word ([`ext`](crate::ext)). Not a cancellation point: a cancelled joiner
 /// keeps waiting.

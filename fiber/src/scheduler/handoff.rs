@@ -176,7 +176,7 @@ impl Scheduler {
     /// (state rule 6): the loop is `run`'s, its batch is not done, and no
     /// subscriber traces fibers (the loop enters each fiber's span).
     #[inline(always)]
-    fn may_run_batch(&self) -> bool {
+    pub(super) fn may_run_batch(&self) -> bool {
         self.budget > 0 && !tracing::level_enabled!(tracing::Level::TRACE)
     }
 

@@ -19,6 +19,30 @@ pub(crate) fn current_fiber() -> Option<(Handle, bool)> {
     with(|s| s.current_slot().ok().map(|(h, slot)| (h, slot.cancelled)))
 }
 
+/// The current fiber's flags, read from its slot (no lookup by id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CurrentFlags {
+    /// Its id.
+    pub id: FiberId,
+    /// Whether it is joinable ([`is_joinable`]).
+    pub joinable: bool,
+    /// Whether it is cancelled ([`is_cancelled`]).
+    pub cancelled: bool,
+}
+
+/// The current fiber's id, joinable and cancel flags in one borrow; `None`
+/// outside a fiber. What [`current`], [`is_joinable`] and [`is_cancelled`]
+/// give for it, without looking its id up.
+pub fn current_flags() -> Option<CurrentFlags> {
+    with(|s| {
+        s.current_slot().ok().map(|(h, slot)| CurrentFlags {
+            id: FiberId(h.id),
+            joinable: slot.joinable,
+            cancelled: slot.cancelled,
+        })
+    })
+}
+
 /// Whether the fiber exists: running, ready, blocked, or ended and waiting
 /// for its join.
 pub fn exists(id: FiberId) -> bool {

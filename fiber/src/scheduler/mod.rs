@@ -100,12 +100,12 @@ mod timer;
 pub use self::core::{config, configure, set_switch_hook, Config};
 pub use builder::Builder;
 pub(crate) use control::wake_fiber;
-pub use control::{abandon, cancel, join, set_joinable, set_name, wakeup};
+pub use control::{abandon, cancel, join, join_state, set_joinable, set_name, wakeup};
 pub use id::{FiberId, FIRST_FID, SCHED_FID};
 pub(crate) use info::current_fiber;
 pub use info::{
-    all, clear_stack_pool, csw, current, exists, ext, is_cancelled, is_joinable, name, stack_size,
-    stats, status, with_name, Stats,
+    all, clear_stack_pool, csw, current, current_flags, exists, ext, is_cancelled, is_joinable,
+    name, stack_size, stats, status, with_name, CurrentFlags, Stats,
 };
 pub use park::{block, block_cancellable, sleep, testcancel, yield_now};
 pub(crate) use park::{park, park_enqueued, park_queued};

@@ -8,6 +8,7 @@ use super::core::{with, Scheduler};
 use super::error::Error;
 use super::handoff::{suspend, Blocked};
 use super::record::{Handle, Resume, Slot, Status};
+use crate::context::count_switch;
 
 /// Yields the current fiber: it goes to the back of the ready queue
 /// (Tarantool's `fiber.yield()`, which is `sleep(0)`). A cancellation point.
@@ -18,13 +19,20 @@ use super::record::{Handle, Resume, Slot, Status};
 /// yield when the fiber is cancelled.
 pub fn yield_now() -> Result<(), Error> {
     let blocked = with(|s| {
+        if let Some(flags) = s.yield_alone() {
+            return Ok(Err(flags));
+        }
         let (h, slot) = s.current_slot()?;
         slot.status = Status::Ready;
         let (y, resumer) = (slot.yielder, slot.resumer);
         s.ready.push_back(h);
-        Ok::<_, Error>(s.blocked(y, resumer))
+        Ok::<_, Error>(Ok(s.blocked(y, resumer)))
     })?;
-    match suspend(blocked).cancelled {
+    let flags = match blocked {
+        Ok(blocked) => suspend(blocked),
+        Err(flags) => flags,
+    };
+    match flags.cancelled {
         true => Err(Error::Cancelled),
         false => Ok(()),
     }
@@ -92,6 +100,31 @@ pub(crate) fn park_enqueued(
 }
 
 impl Scheduler {
+    /// A yield of the current fiber when it would be the next fiber of the
+    /// loop's batch anyway (nothing else ready, resumed by the loop, the
+    /// batch not done, no switch hook): the switch to itself without the
+    /// queue's push and pop, counted as that switch is (state rule 6).
+    /// Returns its flags, or `None` when the yield must go through the
+    /// queue.
+    #[inline(always)]
+    fn yield_alone(&mut self) -> Option<Resume> {
+        if !self.ready.is_empty() || self.hook.is_some() || !self.may_run_batch() {
+            return None;
+        }
+        let h = self.current?;
+        let slot = &mut self.slots[h];
+        if slot.resumer.is_some() {
+            return None;
+        }
+        self.budget -= 1;
+        count_switch(&mut self.switches, true);
+        slot.csw += 1;
+        Some(Resume {
+            timed_out: slot.timed_out,
+            cancelled: slot.cancelled,
+        })
+    }
+
     /// Blocks the current fiber (with a timer when `timeout` is set) unless
     /// `admit`, given its handle and slot, refuses; returns its yielder and
     /// whether it runs the loop's batch itself (state rule 6).

@@ -36,8 +36,13 @@ pub(super) fn entry(idx: usize) {
     // The message handler at 1 catches every Lua error, so none reaches
     // this Rust frame.
     let nargs = s.top() - 2;
+    // A fresh stack: the C stack check has nothing to find.
+    #[cfg(feature = "luajit")]
+    let rc = crate::luajit::cstack::pcall_fresh(s, nargs, ffi::LUA_MULTRET, 1);
+    #[cfg(not(feature = "luajit"))]
     let rc = s.pcall_with(nargs, ffi::LUA_MULTRET, 1);
-    let me = fiber::current().expect("a Lua fiber runs as current");
+    let flags = fiber::current_flags().expect("a Lua fiber runs as current");
+    let me = flags.id;
     let (storage, errors, shutting_down) = cord::with(|c| {
         let lf = &mut c.fibers[idx];
         lf.rc = Some(rc);
@@ -49,10 +54,10 @@ pub(super) fn entry(idx: usize) {
     if rc != 0 && errors == ErrorUse::Exit && !shutting_down {
         exit_with_error(me, idx);
     }
-    if fiber::is_joinable(me).unwrap_or(false) {
+    if flags.joinable {
         return;
     }
-    if rc != 0 && !fiber::is_cancelled(me).unwrap_or(false) {
+    if rc != 0 && !flags.cancelled {
         report_error(me, idx, "fiber error");
     }
     release(idx);
@@ -172,13 +177,12 @@ unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
 /// one a Lua `join` takes as it is.
 fn traceback_wanted() -> Option<usize> {
     let idx = fiber::current_ext().filter(|&e| e > 0)? - 1;
-    let me = fiber::current()?;
+    let me = fiber::current_flags()?;
     let errors = cord::try_with(|c| c.fibers.get(idx).map(|lf| lf.errors)).flatten()?;
-    let cancelled = fiber::is_cancelled(me).unwrap_or(false);
     let wanted = match errors {
         ErrorUse::Exit => true,
-        ErrorUse::Rust => !cancelled,
-        ErrorUse::Lua => !cancelled && !fiber::is_joinable(me).unwrap_or(false),
+        ErrorUse::Rust => !me.cancelled,
+        ErrorUse::Lua => !me.cancelled && !me.joinable,
     };
     wanted.then_some(idx)
 }

@@ -21,7 +21,8 @@ extern void __real_lua_call(lua_State *L, int nargs, int nresults) __attribute__
 extern int __real_lua_pcall(lua_State *L, int nargs, int nresults, int errfunc)
 	__attribute__((weak));
 
-/* LuaJIT's C API (not wrapped). */
+/* LuaJIT's C API (lua_pcall is the wrapper in a linked --wrap build). */
+extern int lua_pcall(lua_State *L, int nargs, int nresults, int errfunc);
 extern void lua_settop(lua_State *L, int idx);
 extern void lua_pushstring(lua_State *L, const char *s);
 extern int lua_error(lua_State *L);
@@ -57,4 +58,17 @@ __wrap_lua_pcall(lua_State *L, int nargs, int nresults, int errfunc)
 		return LUA_ERRRUN;
 	}
 	return __real_lua_pcall(L, nargs, nresults, errfunc);
+}
+
+/*
+ * lua_pcall without the check, for a call that starts at the top of a fresh
+ * fiber stack (a fiber's body): the real one when the build is linked with
+ * --wrap, else the only one there is.
+ */
+int
+luafiber_pcall_unchecked(lua_State *L, int nargs, int nresults, int errfunc)
+{
+	if (__real_lua_pcall)
+		return __real_lua_pcall(L, nargs, nresults, errfunc);
+	return lua_pcall(L, nargs, nresults, errfunc);
 }

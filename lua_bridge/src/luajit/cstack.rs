@@ -34,6 +34,21 @@ use crate::raw::Stack;
 extern "C-unwind" {
     // cstack.c.
     fn __wrap_lua_call(l: *mut ffi::lua_State, nargs: c_int, nresults: c_int);
+    fn luafiber_pcall_unchecked(
+        l: *mut ffi::lua_State,
+        nargs: c_int,
+        nresults: c_int,
+        errfunc: c_int,
+    ) -> c_int;
+}
+
+/// Calls the function below the `nargs` values on top of `s` as
+/// [`Stack::pcall_with`] does, without the check of the margin: for a call
+/// at the top of a fresh fiber stack (a fiber's body), which has the whole
+/// stack below it.
+pub(crate) fn pcall_fresh(s: &mut Stack, nargs: c_int, nresults: c_int, handler: c_int) -> c_int {
+    // SAFETY: `luafiber_pcall_unchecked` is LuaJIT's own `lua_pcall`.
+    unsafe { s.pcall_through(luafiber_pcall_unchecked, nargs, nresults, handler) }
 }
 
 /// Bytes of machine stack a call into Lua must leave, on stacks of 128 KiB

@@ -14,7 +14,9 @@
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 
-use super::obj::{gcptr, Global, State, Udata, Word, MAX_MEM};
+use std::mem::size_of;
+
+use super::obj::{gcptr, itype, Global, State, Udata, Word, MAX_MEM, UDATA};
 use crate::raw::Stack;
 
 /// What the probe learnt of the C function frame: the token of the
@@ -152,6 +154,36 @@ pub(crate) unsafe fn arg1_udata(s: &Stack) -> *mut c_void {
             .cast(),
         None => s.to_userdata(1),
     }
+}
+
+/// The payload of argument `i` (1-based) of the running C function when it
+/// is a full userdata whose metatable is `mt` (the table's address, as
+/// `lua_topointer` gives it), else null; read in place. `None` when the
+/// probe made no token (the caller asks the C API).
+#[inline(always)]
+pub(crate) fn arg_udata_with_mt(s: &Stack, i: usize, mt: *const c_void) -> Option<*mut c_void> {
+    let e = entry()?;
+    let st = state(s);
+    // SAFETY: `base..top` are the running C function's arguments (the
+    // checked layout); argument `i` is read only when it is one of them.
+    let word = unsafe {
+        if (st.top.cast_const() as usize - st.base as usize) / size_of::<Word>() < i {
+            return Some(std::ptr::null_mut());
+        }
+        e.arg(s, i)
+    };
+    if itype(word) != UDATA {
+        return Some(std::ptr::null_mut());
+    }
+    let ud = gcptr::<Udata>(word);
+    // SAFETY: a userdata's word points to its live `GCudata` head, of the
+    // checked layout (luajit rule 2); its payload follows the head.
+    let same = unsafe { (*ud).metatable } as *const c_void == mt;
+    Some(if same {
+        ud.wrapping_add(1).cast_mut().cast()
+    } else {
+        std::ptr::null_mut()
+    })
 }
 
 /// Argument 2 of the running C function, a number: read in place when the

@@ -97,7 +97,7 @@ fn state_ok(s: &mut Stack) -> bool {
     }
 }
 
-/// Calls [`frame_probe`] with a new userdata and 7; its words of `false`
+/// Calls [`frame_probe`] with a new userdata (with a metatable) and 7; its words of `false`
 /// and `true` when every read and write agreed with the C API.
 fn entry(s: &mut Stack) -> Option<Entry> {
     let main = s.as_ptr();
@@ -109,6 +109,8 @@ fn entry(s: &mut Stack) -> Option<Entry> {
         ffi::lua_checkstack(main, 4);
         ffi::lua_pushcfunction(main, crate::raw::wide_cfn!(frame_probe));
         ffi::lua_newuserdata(main, 24);
+        ffi::lua_createtable(main, 0, 0);
+        ffi::lua_setmetatable(main, -2);
         ffi::lua_pushnumber(main, 7.0);
         ffi::lua_pushlightuserdata(main, (&raw mut bools).cast());
         let ok = ffi::lua_pcall(main, 3, 1, 0) == 0 && ffi::lua_toboolean(main, -1) != 0;
@@ -118,7 +120,7 @@ fn entry(s: &mut Stack) -> Option<Entry> {
 }
 
 /// The C function [`entry`] calls with `(userdata, 7, out)`: checks that
-/// argument 1's payload and argument 2 read in place are what the C API
+/// argument 1's payload and metatable and argument 2 read in place are what the C API
 /// reads, learns the words of `false` and `true` into `out`, and checks that
 /// words written at the top read back through the C API; returns whether
 /// all of it held.
@@ -144,6 +146,13 @@ unsafe extern "C-unwind" fn frame_probe(l: *mut ffi::lua_State) -> c_int {
                 itype(tv) == UDATA
                     && !ud.is_null()
                     && ud.add(1).cast() == ffi::lua_touserdata(l, 1)
+                    && ffi::lua_getmetatable(l, 1) == 1
+                    && (*ud).metatable as *const c_void == ffi::lua_topointer(l, -1)
+                    && (*ud).metatable != 0
+                    && {
+                        ffi::lua_settop(l, 3);
+                        true
+                    }
                     && (*st).top.cast_const() == base.add(3)
                     && *base.add(1) == ffi::lua_tonumber(l, 2).to_bits()
             };

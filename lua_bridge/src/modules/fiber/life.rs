@@ -240,16 +240,10 @@ lua_fn! {
     pub(super) fn fiber_join(s: &mut Stack) {
         const USAGE: &str = "fiber:join(timeout): bad arguments";
         let id = to_fiber(s, 1).ok_or_else(|| Raise::illegal("Usage: fiber:join([timeout])"))?;
-        // Master's order: dead, not joinable, itself, then the timeout.
-        match fiber::is_joinable(id) {
-            Ok(false) => return Err(error::from_fiber(fiber::Error::NotJoinable(id))),
-            Ok(true) if fiber::current() == Some(id) => {
-                return Err(error::from_fiber(fiber::Error::JoinSelf))
-            }
-            _ => {}
-        }
+        // Master's order: not joinable, itself, then the timeout.
+        let ended = fiber::join_state(id).map_err(error::from_fiber)?;
         let timeout = opt_timeout(s, 2, USAGE)?;
-        if !dead(id) && fiber::current() != Some(id) {
+        if ended == Some(false) {
             lua_fiber::check_switch(s, "fiber:join")?;
         }
         s.settop(0);

@@ -10,6 +10,7 @@ use luafiber_fiber::{self as fiber, FiberId, Status};
 use mlua::ffi;
 
 use crate::cord;
+use crate::luajit::entry;
 use crate::raw::{error, lua_fn, LResult, Raise, Reg, Stack};
 
 thread_local! {
@@ -21,7 +22,16 @@ thread_local! {
 
 /// The fiber id of the fiber object at `idx`, or `None`.
 pub(super) fn to_fiber(s: &mut Stack, idx: c_int) -> Option<FiberId> {
-    let p = s.udata_with_mt(idx, FIBER_MT.with(Cell::get).1)?;
+    let mt = FIBER_MT.with(Cell::get).1;
+    let in_place = if idx > 0 {
+        entry::arg_udata_with_mt(s, idx as usize, mt)
+    } else {
+        None
+    };
+    let p = match in_place {
+        Some(p) => (!p.is_null()).then_some(p)?,
+        None => s.udata_with_mt(idx, mt)?,
+    };
     // SAFETY: a userdata with the fiber metatable was made by `push_fiber`
     // and holds a `u64` fiber id.
     Some(FiberId(unsafe { p.cast::<u64>().read() }))

@@ -33,6 +33,29 @@ impl Stack<'_> {
     /// Panics when fewer than `nargs + 1` values are on the stack, or
     /// `handler` is not below them.
     pub fn pcall_with(&mut self, nargs: c_int, nresults: c_int, handler: c_int) -> c_int {
+        // SAFETY: `lua_pcall` itself.
+        unsafe { self.pcall_through(ffi::lua_pcall, nargs, nresults, handler) }
+    }
+
+    /// [`Stack::pcall_with`] through `pcall`, a function with `lua_pcall`'s
+    /// contract and results (for a caller that knows which of the engine's
+    /// entries it wants, e.g. one without the C stack check).
+    ///
+    /// # Safety
+    ///
+    /// `pcall` behaves as `lua_pcall` does on this state.
+    ///
+    /// # Panics
+    ///
+    /// As [`Stack::pcall_with`].
+    #[inline(always)]
+    pub unsafe fn pcall_through(
+        &mut self,
+        pcall: unsafe extern "C-unwind" fn(*mut ffi::lua_State, c_int, c_int, c_int) -> c_int,
+        nargs: c_int,
+        nresults: c_int,
+        handler: c_int,
+    ) -> c_int {
         let top = self.t();
         assert!(nargs >= 0 && nargs < top, "pcall: {nargs} arguments");
         assert!(
@@ -40,8 +63,9 @@ impl Stack<'_> {
             "pcall: handler at {handler}"
         );
         // SAFETY: a function and its arguments on top, a handler below them
-        // (or none); every Lua error is caught by lua_pcall (raw rule 2).
-        let rc = unsafe { ffi::lua_pcall(self.l, nargs, nresults, handler) };
+        // (or none); every Lua error is caught by lua_pcall, which `pcall`
+        // is (contract; raw rule 2).
+        let rc = unsafe { pcall(self.l, nargs, nresults, handler) };
         // The top is read again when needed; the room above it is unknown
         // after Lua code ran (a collection may shrink the stack).
         self.top.set(-1);
