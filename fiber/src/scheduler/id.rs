@@ -19,12 +19,17 @@ impl std::fmt::Display for FiberId {
     }
 }
 
-/// Hashes sequential ids so that they stay neighbours in the id map: the
-/// low bits are the id itself (the map's bucket, in hashbrown, which std's
-/// map is), the top 7 bits a multiplicative mix (hashbrown's tag within a
-/// group, so a probe seldom compares a wrong key). Fibers made one after
-/// the other land in neighbouring buckets, so making a million of them
-/// touches the map's memory in order instead of a random cache line each.
+/// Hashes sequential ids so that they land near each other in the id map,
+/// but never in one probe group: the low bits (the map's bucket, in
+/// hashbrown, which std's map is) are the id times 17, so fibers made one
+/// after the other sit 17 buckets apart and making a million of them walks
+/// the map's memory at a fixed stride instead of a random cache line each;
+/// the top 7 bits (hashbrown's tag within a group) are a multiplicative mix,
+/// so a probe seldom compares a wrong key. The stride matters when fibers
+/// end: a removed entry whose 16-wide group has no empty slot becomes a
+/// tombstone, which only a rehash of the whole map clears; with neighbouring
+/// ids in neighbouring buckets every group of live fibers was full, and
+/// churning through a thousand fibers rehashed the map every lap.
 #[derive(Default)]
 pub(super) struct IdHasher(u64);
 
@@ -39,6 +44,6 @@ impl Hasher for IdHasher {
     }
     fn write_u64(&mut self, n: u64) {
         const TAG: u64 = 0x7F << 57;
-        self.0 = (n.wrapping_mul(0x9E37_79B9_7F4A_7C15) & TAG) | (n & !TAG);
+        self.0 = (n.wrapping_mul(0x9E37_79B9_7F4A_7C15) & TAG) | (n.wrapping_mul(17) & !TAG);
     }
 }

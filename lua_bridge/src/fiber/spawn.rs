@@ -37,6 +37,22 @@ pub(crate) fn spawn(
     builder: Builder,
     errors: ErrorUse,
 ) -> LResult<FiberId> {
+    spawn_at(s, func, start, builder, errors).map(|(id, _)| id)
+}
+
+/// [`spawn`], also returning the fiber's index in the cord's fibers (valid
+/// while the fiber lives: always, right after a `Start::Ready` spawn).
+///
+/// # Errors
+///
+/// As [`spawn`].
+pub(crate) fn spawn_at(
+    s: &mut Stack,
+    func: c_int,
+    start: Start,
+    builder: Builder,
+    errors: ErrorUse,
+) -> LResult<(FiberId, usize)> {
     spawn_with(s, func, start, builder, errors, entry)
 }
 
@@ -55,7 +71,7 @@ pub(crate) fn spawn_main(
     builder: Builder,
 ) -> LResult<FiberId> {
     let body = move |idx| main_entry(idx, prelude);
-    spawn_with(s, func, Start::Ready, builder, ErrorUse::Exit, body)
+    spawn_with(s, func, Start::Ready, builder, ErrorUse::Exit, body).map(|(id, _)| id)
 }
 
 /// [`spawn`] with the fiber's body: `body(idx)` runs on the new fiber, `idx`
@@ -67,7 +83,7 @@ fn spawn_with(
     builder: Builder,
     errors: ErrorUse,
     body: impl FnOnce(usize) + 'static,
-) -> LResult<FiberId> {
+) -> LResult<(FiberId, usize)> {
     let func = s.abs(func);
     let n = s.top() - func + 1;
     let (mut thread, pushed) = cord::take_thread(s)?;
@@ -100,7 +116,7 @@ fn spawn_with(
     if pushed {
         s.pop(1);
     }
-    spawned.map_err(|e| {
+    spawned.map(|id| (id, idx)).map_err(|e| {
         // SAFETY: the fiber was never made, so nothing runs on its thread.
         drop(unsafe { cord::Ended::own(idx) });
         error::from_fiber(e)

@@ -5,7 +5,7 @@
 use luafiber_fiber::{self as fiber, Builder, FiberId, Status};
 use mlua::ffi;
 
-use super::object::{check, current, push_fiber, to_fiber, to_fiber_or_id};
+use super::object::{check, current, push_fiber, push_lua_fiber, to_fiber, to_fiber_or_id};
 use crate::cord::ErrorUse;
 use crate::fiber::{self as lua_fiber, Start};
 use crate::modules::clock;
@@ -21,8 +21,12 @@ fn create(s: &mut Stack, start: Start, what: &str) -> LResult {
     if start == Start::Now {
         super::top::note_switch();
     }
-    let id = lua_fiber::spawn(s, 1, start, Builder::new(), ErrorUse::Lua)?;
-    push_fiber(s, id);
+    let (id, idx) = lua_fiber::spawn_at(s, 1, start, Builder::new(), ErrorUse::Lua)?;
+    match start {
+        // It has not run: it lives, at `idx`.
+        Start::Ready => push_lua_fiber(s, id, idx),
+        Start::Now => push_fiber(s, id),
+    }
     Ok(1)
 }
 

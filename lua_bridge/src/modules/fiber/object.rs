@@ -59,20 +59,26 @@ pub(super) fn lua_index(id: FiberId) -> Option<usize> {
 /// Pushes the fiber object of `id`: the cached one of a live Lua fiber, else
 /// a new one.
 pub(super) fn push_fiber(s: &mut Stack, id: FiberId) {
-    let idx = lua_index(id);
-    if let Some(idx) = idx {
-        let r = cord::with(|c| c.fibers[idx].udata);
-        if r != ffi::LUA_NOREF {
-            s.push_ref(r);
-            return;
+    match lua_index(id) {
+        Some(idx) => push_lua_fiber(s, id, idx),
+        None => {
+            s.push_userdata_with(id.0, FIBER_MT.with(Cell::get).0);
         }
     }
-    s.push_userdata_with(id.0, FIBER_MT.with(Cell::get).0);
-    if let Some(idx) = idx {
-        s.push_value(-1);
-        let r = s.make_ref();
-        cord::with(|c| c.fibers[idx].udata = r);
+}
+
+/// [`push_fiber`] for the live Lua fiber `id` whose index in the cord's
+/// fibers is `idx`: its cached object, made and cached on first use.
+pub(super) fn push_lua_fiber(s: &mut Stack, id: FiberId, idx: usize) {
+    let r = cord::with(|c| c.fibers[idx].udata);
+    if r != ffi::LUA_NOREF {
+        s.push_ref(r);
+        return;
     }
+    s.push_userdata_with(id.0, FIBER_MT.with(Cell::get).0);
+    s.push_value(-1);
+    let r = s.make_ref();
+    cord::with(|c| c.fibers[idx].udata = r);
 }
 
 /// Maps the fiber layer's errors; a cancel becomes `FiberIsCancelled`.
