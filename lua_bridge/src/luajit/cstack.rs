@@ -48,7 +48,14 @@ extern "C-unwind" {
 /// stack below it.
 pub(crate) fn pcall_fresh(s: &mut Stack, nargs: c_int, nresults: c_int, handler: c_int) -> c_int {
     // SAFETY: `luafiber_pcall_unchecked` is LuaJIT's own `lua_pcall`.
-    unsafe { s.pcall_through(luafiber_pcall_unchecked, nargs, nresults, handler) }
+    unsafe {
+        s.pcall_through(
+            |l, nargs, nresults, handler| luafiber_pcall_unchecked(l, nargs, nresults, handler),
+            nargs,
+            nresults,
+            handler,
+        )
+    }
 }
 
 /// Bytes of machine stack a call into Lua must leave, on stacks of 128 KiB

@@ -33,12 +33,20 @@ impl Stack<'_> {
     /// Panics when fewer than `nargs + 1` values are on the stack, or
     /// `handler` is not below them.
     pub fn pcall_with(&mut self, nargs: c_int, nresults: c_int, handler: c_int) -> c_int {
-        // SAFETY: `lua_pcall` itself.
-        unsafe { self.pcall_through(ffi::lua_pcall, nargs, nresults, handler) }
+        // SAFETY: `lua_pcall` itself, on the arguments `pcall_through`
+        // checked (raw rule 2).
+        unsafe {
+            self.pcall_through(
+                |l, nargs, nresults, handler| ffi::lua_pcall(l, nargs, nresults, handler),
+                nargs,
+                nresults,
+                handler,
+            )
+        }
     }
 
-    /// [`Stack::pcall_with`] through `pcall`, a function with `lua_pcall`'s
-    /// contract and results (for a caller that knows which of the engine's
+    /// [`Stack::pcall_with`] through `pcall`, a call with `lua_pcall`'s
+    /// arguments, contract and results (for a caller that knows which of the engine's
     /// entries it wants, e.g. one without the C stack check).
     ///
     /// # Safety
@@ -51,7 +59,7 @@ impl Stack<'_> {
     #[inline(always)]
     pub unsafe fn pcall_through(
         &mut self,
-        pcall: unsafe extern "C-unwind" fn(*mut ffi::lua_State, c_int, c_int, c_int) -> c_int,
+        pcall: impl FnOnce(*mut ffi::lua_State, c_int, c_int, c_int) -> c_int,
         nargs: c_int,
         nresults: c_int,
         handler: c_int,
@@ -62,10 +70,10 @@ impl Stack<'_> {
             (0..top - nargs).contains(&handler),
             "pcall: handler at {handler}"
         );
-        // SAFETY: a function and its arguments on top, a handler below them
-        // (or none); every Lua error is caught by lua_pcall, which `pcall`
-        // is (contract; raw rule 2).
-        let rc = unsafe { pcall(self.l, nargs, nresults, handler) };
+        // A function and its arguments on top, a handler below them (or
+        // none): what `pcall`, which is lua_pcall (contract), catches every
+        // Lua error of (raw rule 2).
+        let rc = pcall(self.l, nargs, nresults, handler);
         // The top is read again when needed; the room above it is unknown
         // after Lua code ran (a collection may shrink the stack).
         self.top.set(-1);
