@@ -552,6 +552,83 @@ fn timers_are_not_starved_by_busy_yielders() {
 }
 
 #[test]
+fn a_lone_yielder_counts_its_switches_and_lets_timers_fire() {
+    // One busy fiber and a sleeper: while the sleeper sleeps, the busy
+    // fiber's yields find nothing else ready (the switch to itself), and the
+    // loop still gets its turn at the end of each batch.
+    let stop = Rc::new(Cell::new(false));
+    let sleeper = Sleeper::new(stop.clone());
+    let yields = Rc::new(Cell::new(0u64));
+    let (s, y, sl) = (stop.clone(), yields.clone(), sleeper.clone());
+    let busy = joinable(move || {
+        while !s.get() {
+            sl.round();
+            fiber::yield_now().unwrap();
+            y.set(y.get() + 1);
+        }
+    });
+    sleeper.start();
+    let csw = Rc::new(Cell::new(None));
+    let c = csw.clone();
+    spawn(move || {
+        // Wait (by the sleeper's own stop) for the busy fiber to be done,
+        // then read its switch count before the join frees it.
+        while fiber::status(busy) != Some(fiber::Status::Dead) {
+            fiber::sleep(ms(1)).unwrap();
+        }
+        c.set(Some(fiber::csw(busy).unwrap()));
+        fiber::join(busy, None).unwrap();
+    });
+    fiber::run();
+    sleeper.assert_woke_in_time();
+    // Every yield is a switch out; the loop's first switch into it is one
+    // more, and so is the switch it ends by.
+    let csw = csw.get().expect("the joiner read the count");
+    assert!(
+        csw >= yields.get() && csw <= yields.get() + 2,
+        "csw {csw}, yields {}",
+        yields.get()
+    );
+}
+
+#[test]
+fn current_flags_and_join_state_read_the_slot() {
+    assert_eq!(fiber::current_flags(), None);
+    let done = Rc::new(Cell::new(false));
+    let d = done.clone();
+    spawn(move || {
+        let me = fiber::current().unwrap();
+        let flags = fiber::current_flags().unwrap();
+        assert_eq!(flags.id, me);
+        assert!(!flags.joinable && !flags.cancelled);
+        fiber::set_joinable(me, true).unwrap();
+        fiber::cancel(me).unwrap();
+        let flags = fiber::current_flags().unwrap();
+        assert!(flags.joinable && flags.cancelled);
+        assert!(matches!(fiber::join_state(me), Err(Error::JoinSelf)));
+        fiber::set_joinable(me, false).unwrap();
+
+        let detached = spawn(|| ());
+        assert!(matches!(
+            fiber::join_state(detached),
+            Err(Error::NotJoinable(_))
+        ));
+        let child = joinable(|| fiber::yield_now().unwrap());
+        assert_eq!(fiber::join_state(child).unwrap(), Some(false));
+        assert_eq!(fiber::join_state(FiberId(u64::MAX)).unwrap(), None);
+        while fiber::status(child) != Some(fiber::Status::Dead) {
+            let _ = fiber::yield_now();
+        }
+        assert_eq!(fiber::join_state(child).unwrap(), Some(true));
+        fiber::join(child, None).unwrap();
+        assert_eq!(fiber::join_state(child).unwrap(), None);
+        d.set(true);
+    });
+    fiber::run();
+    assert!(done.get());
+}
+
+#[test]
 fn a_hundred_thousand_fibers_come_and_go() {
     const TOTAL: usize = 100_000;
     let finished = Rc::new(Cell::new(0usize));
