@@ -202,7 +202,7 @@ impl Slot {
     /// Marks this fiber, `current` already, running again and publishes it
     /// to the thread-locals; returns its flags.
     #[inline(always)]
-    fn go_on(&mut self) -> Resume {
+    pub(super) fn go_on(&mut self) -> Resume {
         self.status = Status::Running;
         self.csw += 1;
         context::set_running(&self.running);

@@ -118,11 +118,7 @@ impl Scheduler {
         }
         self.budget -= 1;
         count_switch(&mut self.switches, true);
-        slot.csw += 1;
-        Some(Resume {
-            timed_out: slot.timed_out,
-            cancelled: slot.cancelled,
-        })
+        Some(slot.go_on())
     }
 
     /// Blocks the current fiber (with a timer when `timeout` is set) unless

@@ -97,6 +97,27 @@ fn state_ok(s: &mut Stack) -> bool {
     }
 }
 
+/// Whether the metatable word of `ud`, argument 1 of the running C function
+/// on `l`, is the address of the metatable the C API gives for it (which
+/// the probe's userdata has); leaves the stack as it was.
+///
+/// # Safety
+///
+/// `ud` is the `GCudata` head of argument 1 of the C function running on
+/// `l`, which has room for one more value.
+unsafe fn udata_metatable_reads(l: *mut ffi::lua_State, ud: *const Udata) -> bool {
+    // SAFETY: the function's contract.
+    unsafe {
+        if ffi::lua_getmetatable(l, 1) != 1 {
+            return false;
+        }
+        let word = (*ud).metatable;
+        let same = word != 0 && word as *const c_void == ffi::lua_topointer(l, -1);
+        ffi::lua_pop(l, 1);
+        same
+    }
+}
+
 /// Calls [`frame_probe`] with a new userdata (with a metatable) and 7; its words of `false`
 /// and `true` when every read and write agreed with the C API.
 fn entry(s: &mut Stack) -> Option<Entry> {
@@ -146,13 +167,7 @@ unsafe extern "C-unwind" fn frame_probe(l: *mut ffi::lua_State) -> c_int {
                 itype(tv) == UDATA
                     && !ud.is_null()
                     && ud.add(1).cast() == ffi::lua_touserdata(l, 1)
-                    && ffi::lua_getmetatable(l, 1) == 1
-                    && (*ud).metatable as *const c_void == ffi::lua_topointer(l, -1)
-                    && (*ud).metatable != 0
-                    && {
-                        ffi::lua_settop(l, 3);
-                        true
-                    }
+                    && udata_metatable_reads(l, ud)
                     && (*st).top.cast_const() == base.add(3)
                     && *base.add(1) == ffi::lua_tonumber(l, 2).to_bits()
             };

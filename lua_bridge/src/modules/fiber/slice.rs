@@ -81,17 +81,24 @@ lua_fn! {
     }
 }
 
+/// The body of `set_slice` and `extend_slice`: one slice argument, given
+/// to `apply` once the cord is watched; `usage` is the error for any other
+/// argument count.
+fn one_slice(s: &mut Stack, usage: &str, apply: fn(Slice)) -> LResult {
+    if s.top() != 1 {
+        return Err(Raise::illegal(usage));
+    }
+    let slice = parse(s, 1)?;
+    watchdog::arm();
+    apply(slice);
+    Ok(0)
+}
+
 lua_fn! {
     /// `fiber.set_slice(slice)`: the running fiber's current slice, until
     /// it yields. Master's `lbox_fiber_set_slice`.
     pub(super) fn fiber_set_slice(s: &mut Stack) {
-        if s.top() != 1 {
-            return Err(Raise::illegal("fiber.set_slice(slice): bad arguments"));
-        }
-        let slice = parse(s, 1)?;
-        watchdog::arm();
-        slice::set_slice(slice);
-        Ok(0)
+        one_slice(s, "fiber.set_slice(slice): bad arguments", slice::set_slice)
     }
 }
 
@@ -99,13 +106,7 @@ lua_fn! {
     /// `fiber.extend_slice(slice)`: adds to the running fiber's current
     /// slice. Master's `lbox_fiber_extend_slice`.
     pub(super) fn fiber_extend_slice(s: &mut Stack) {
-        if s.top() != 1 {
-            return Err(Raise::illegal("fiber.extend_slice(slice): bad arguments"));
-        }
-        let slice = parse(s, 1)?;
-        watchdog::arm();
-        slice::extend_slice(slice);
-        Ok(0)
+        one_slice(s, "fiber.extend_slice(slice): bad arguments", slice::extend_slice)
     }
 }
 
