@@ -45,6 +45,41 @@ fn new_ex_and_create_ex_take_a_stack_size_and_a_name() {
     "#);
 }
 
+/// Small fibers that spawn many small fibers, each spawning from inside a
+/// `pcall` and a sort comparator (a new chunk of the scheduler's slots is
+/// made every 64 fibers: once on the spawner's stack, which overflowed a
+/// 16 KiB one).
+#[test]
+fn small_fibers_spawn_many_small_fibers() {
+    run(r#"
+        local done, spawned, spawners = 0, 0, {}
+        for i = 1, 4 do
+            local f = fiber.new_ex({stack_size = 16384}, function()
+                local t = {3, 1, 2}
+                pcall(table.sort, t, function(a, b)
+                    for _ = 1, 150 do
+                        spawned = spawned + 1
+                        fiber.new_ex({stack_size = 16384}, function()
+                            fiber.yield()
+                            done = done + 1
+                        end)
+                    end
+                    fiber.yield()
+                    return a < b
+                end)
+            end)
+            f:set_joinable(true)
+            spawners[i] = f
+        end
+        for _, f in ipairs(spawners) do assert(f:join()) end
+        for _ = 1, 100 do
+            if done == spawned then break end
+            fiber.yield()
+        end
+        assert(done == spawned and spawned >= 4 * 150 * 2, done .. ' of ' .. spawned)
+    "#);
+}
+
 #[test]
 fn new_ex_errors_name_the_function_and_the_option() {
     run(r#"

@@ -756,6 +756,43 @@ fn a_joiner_refused_as_not_joinable_does_not_block_a_later_join() {
     assert!(log.contains(&"second: ok".to_string()), "{log:?}");
 }
 
+/// Uses about `kib` KiB of the stack, then runs `f` there.
+#[inline(never)]
+fn deep(kib: usize, f: &mut dyn FnMut()) {
+    let pad = std::hint::black_box([0u8; 1024]);
+    if kib > 1 {
+        deep(kib - 1, f);
+    } else {
+        f();
+    }
+    std::hint::black_box(&pad);
+}
+
+/// A fiber on the smallest stack spawns past several slot chunks from 8 KiB
+/// deep: a new chunk of slots (12 KiB) is made on the heap, not first on
+/// the spawning fiber's stack (which faulted in its guard).
+#[test]
+fn a_fiber_on_a_small_stack_spawns_past_slot_chunks() {
+    let done = Rc::new(Cell::new(0));
+    let d = done.clone();
+    Builder::new()
+        .stack_size(fiber::stack::MIN_STACK_SIZE)
+        .spawn_ready(move || {
+            deep(8, &mut || {
+                for _ in 0..200 {
+                    let d = d.clone();
+                    Builder::new()
+                        .stack_size(fiber::stack::MIN_STACK_SIZE)
+                        .spawn_ready(move || d.set(d.get() + 1))
+                        .unwrap();
+                }
+            });
+        })
+        .unwrap();
+    fiber::run();
+    assert_eq!(done.get(), 200);
+}
+
 #[test]
 fn a_running_fiber_spawns_past_many_slot_chunks_and_resumes_in_place() {
     let done = Rc::new(Cell::new(0));

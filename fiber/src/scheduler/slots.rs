@@ -105,15 +105,24 @@ impl<T> Slots<T> {
         if self.free == u32::MAX {
             let base = (self.chunks.len() * CHUNK) as u32;
             // Threaded so that the chunk's first key is handed out first.
-            let chunk: Box<[Entry<T>; CHUNK]> = Box::new(std::array::from_fn(|i| {
-                let next = base + i as u32 + 1;
-                Entry {
+            // Made in place on the heap: as a `Box::new` of an array, the
+            // chunk (12 KiB of fiber slots) would first be built on the
+            // stack of the fiber that spawns, which may have only 16 KiB.
+            let chunk: Box<[Entry<T>; CHUNK]> = (0..CHUNK)
+                .map(|i| Entry {
                     id: 0,
                     key: base + i as u32,
-                    next_free: if i + 1 < CHUNK { next } else { u32::MAX },
+                    next_free: if i + 1 < CHUNK {
+                        base + i as u32 + 1
+                    } else {
+                        u32::MAX
+                    },
                     value: None,
-                }
-            }));
+                })
+                .collect::<Vec<_>>()
+                .into_boxed_slice()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("a chunk has CHUNK entries"));
             self.chunks
                 .push(NonNull::from(Box::leak(chunk)).cast::<Entry<T>>());
             self.free = base;
