@@ -196,13 +196,7 @@ impl<'a> Encoder<'a> {
                 self.object(s, idx, top, level, handovers)
             }
             LUA_TCDATA => {
-                let payload = s.to_pointer(idx).cast::<u8>();
-                let read = |ct: crate::luajit::cdata::CTypes| {
-                    // SAFETY: a cdata's `lua_topointer` is its payload,
-                    // alive on the stack meanwhile.
-                    unsafe { ct.read_payload(payload) }
-                };
-                match self.st.ctypes.and_then(read) {
+                match self.st.ctypes.and_then(|ct| ct.read_at(s, idx)) {
                     Some(sc) => self.scalar(sc),
                     None => self.object(s, idx, top, level, handovers),
                 }
