@@ -56,6 +56,18 @@ impl Fill {
         unsafe { *(*l.cast::<State>()).top.sub(1) }
     }
 
+    /// The word of the value on top of `s`, `None` on an empty stack. A
+    /// word of a GC object stays valid while something anchors the object.
+    pub(crate) fn top_word_of(self, s: &crate::raw::Stack) -> Option<Word> {
+        if s.type_of(-1) == mlua::ffi::LUA_TNONE {
+            return None;
+        }
+        // SAFETY: a live state (the handle's) of the probed layout (a
+        // `Fill` is made only when the probe checked it, luajit rule 1),
+        // with a value on its stack.
+        Some(unsafe { self.top_word(s.as_ptr()) })
+    }
+
     /// The table on top of `l`'s stack.
     ///
     /// # Safety
