@@ -140,18 +140,10 @@ fn decode_entry(s: &mut Stack, check: bool) -> LResult<c_int> {
 fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
     // The decoder copies the words of the state it needs.
     let dec = Decoder::new(&state(s));
-    // `decode(s)`, the hot path: the string read in place.
-    let l = s.as_ptr();
-    let only_str = dec.fill().and_then(|f| {
-        // SAFETY: the running C function's state; the string stays at
-        // index 1 while the decoder reads it (it only pushes above).
-        unsafe { f.only_arg_str(l) }
-    });
-    if let Some(data) = only_str {
-        if check && data.is_empty() {
-            return Err(reader::Bad::Truncated.raise());
-        }
-        let used = dec.decode(s, data)?;
+    // `decode(s)`, the hot path: the string read in place (an empty one
+    // is the decoder's "truncated input", as the check's).
+    if let Some(r) = dec.decode_only_arg(s) {
+        let used = r?;
         s.push_int((used + 1) as i64);
         return Ok(2);
     }
@@ -169,10 +161,7 @@ fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
             0
         };
         s.settop(1);
-        // SAFETY: the string at index 1 stays on the stack while the
-        // decoder reads it (raw rule 6): the decoder only pushes above.
-        let data = unsafe { crate::raw::api::to_str(s.as_ptr(), 1) }.unwrap_or_default();
-        let used = dec.decode(s, &data[offset..])?;
+        let used = dec.decode_arg(s, offset)?;
         s.push_int((offset + used + 1) as i64);
         return Ok(2);
     }

@@ -87,6 +87,16 @@ struct Dec {
 /// minus 4 pushes before it asks again.
 const ROOM: c_int = 40;
 
+/// The bytes [`Decoder::decode_from`] reads.
+#[derive(Clone, Copy)]
+enum Src<'d> {
+    Bytes(&'d [u8]),
+    /// The string that is the only value on the stack ([`Fill`] only).
+    OnlyArg,
+    /// The string at index 1, from this offset on.
+    Arg(usize),
+}
+
 pub(crate) struct Decoder {
     st: Dec,
 }
@@ -110,15 +120,46 @@ impl Decoder {
         }
     }
 
-    /// The in-place writers, when the probe made them.
-    pub(crate) fn fill(&self) -> Option<Fill> {
-        self.st.fill
-    }
-
     /// Pushes the value at the start of `data` onto `s`; returns the bytes
     /// it took. On error, the stack holds partial results (the caller
     /// raises).
     pub(crate) fn decode(&self, s: &mut Stack, data: &[u8]) -> LResult<usize> {
+        match self.decode_from(s, Src::Bytes(data)) {
+            Some(r) => r,
+            None => unreachable!("bytes are always there"),
+        }
+    }
+
+    /// [`Decoder::decode`] of the string that is the only value on `s` (the
+    /// hot path of `decode(s)`, read in place), or `None` when there is no
+    /// such string or no [`Fill`].
+    #[inline(always)]
+    pub(crate) fn decode_only_arg(&self, s: &mut Stack) -> Option<LResult<usize>> {
+        self.decode_from(s, Src::OnlyArg)
+    }
+
+    /// [`Decoder::decode`] of the bytes from `offset` on of the string at
+    /// index 1 (nothing for another value there).
+    ///
+    /// # Panics
+    ///
+    /// Panics when `offset` is past the string's end.
+    pub(crate) fn decode_arg(&self, s: &mut Stack, offset: usize) -> LResult<usize> {
+        match self.decode_from(s, Src::Arg(offset)) {
+            Some(r) => r,
+            None => unreachable!("a string or none"),
+        }
+    }
+
+    #[inline(always)]
+    fn decode_from(&self, s: &mut Stack, src: Src<'_>) -> Option<LResult<usize>> {
+        // The string of an argument is borrowed from `s` (raw rule 6): it
+        // stays on the stack, the decoder only pushing above it.
+        let data = match src {
+            Src::Bytes(data) => data,
+            Src::OnlyArg => self.st.fill?.only_arg_str(s)?,
+            Src::Arg(offset) => &s.to_str(1).unwrap_or_default()[offset..],
+        };
         let mut frames = FRAMES.with(Cell::take);
         frames.clear();
         // SAFETY: `s` is the running C function's stack; `data` cannot
@@ -137,7 +178,7 @@ impl Decoder {
             r
         };
         FRAMES.with(|f| f.set(frames));
-        r
+        Some(r)
     }
 
     /// The decoding loop, on the C API directly (and [`Fill`]'s in-place
