@@ -123,6 +123,7 @@ impl Decoder {
     /// Pushes the value at the start of `data` onto `s`; returns the bytes
     /// it took. On error, the stack holds partial results (the caller
     /// raises).
+    #[inline]
     pub(crate) fn decode(&self, s: &mut Stack, data: &[u8]) -> LResult<usize> {
         match self.decode_from(s, Src::Bytes(data)) {
             Some(r) => r,
@@ -133,7 +134,7 @@ impl Decoder {
     /// [`Decoder::decode`] of the string that is the only value on `s` (the
     /// hot path of `decode(s)`, read in place), or `None` when there is no
     /// such string or no [`Fill`].
-    #[inline(always)]
+    #[inline]
     pub(crate) fn decode_only_arg(&self, s: &mut Stack) -> Option<LResult<usize>> {
         self.decode_from(s, Src::OnlyArg)
     }
@@ -144,6 +145,7 @@ impl Decoder {
     /// # Panics
     ///
     /// Panics when `offset` is past the string's end.
+    #[inline]
     pub(crate) fn decode_arg(&self, s: &mut Stack, offset: usize) -> LResult<usize> {
         match self.decode_from(s, Src::Arg(offset)) {
             Some(r) => r,
@@ -151,7 +153,9 @@ impl Decoder {
         }
     }
 
-    #[inline(always)]
+    /// The one body of the entries above, so that [`Decoder::run`] is
+    /// inlined into it once.
+    #[inline(never)]
     fn decode_from(&self, s: &mut Stack, src: Src<'_>) -> Option<LResult<usize>> {
         // The string of an argument is borrowed from `s` (raw rule 6): it
         // stays on the stack, the decoder only pushing above it.
@@ -348,37 +352,38 @@ impl Decoder {
         frames: &[Frame],
         r: &Reader<'_>,
     ) -> LResult<()> {
-        // An unsigned integer pushed as a signed one when that is the same.
-        let head = match head {
-            Head::Uint(u) => match i64::try_from(u) {
-                Ok(i) if i <= DBL_INT_MAX || !cfg!(feature = "luajit") => Head::Int(i),
-                _ => head,
-            },
-            head => head,
-        };
         // SAFETY: caller's contract (room for one value).
         unsafe {
+            // An integer, and an unsigned one when it is the same value.
+            let push_int = |i: i64| -> LResult<()> {
+                #[cfg(feature = "luajit")]
+                {
+                    if !(-DBL_INT_MAX..=DBL_INT_MAX).contains(&i) {
+                        return self.push_cdata(l, self.st.new_i64, i as u64);
+                    }
+                    match fill {
+                        Some(fill) => fill.push_word(l, (i as f64).to_bits()),
+                        None => ffi::lua_pushnumber(l, i as f64),
+                    }
+                }
+                #[cfg(not(feature = "luajit"))]
+                ffi::lua_pushinteger(l, i);
+                Ok(())
+            };
             match head {
                 Head::Nil if self.st.null == ffi::LUA_NOREF => {
                     ffi::lua_pushlightuserdata(l, std::ptr::null_mut())
                 }
                 Head::Nil => api::push_registry_ref(l, self.st.null),
                 Head::Bool(b) => ffi::lua_pushboolean(l, c_int::from(b)),
-                #[cfg(feature = "luajit")]
-                Head::Int(i) if !(-DBL_INT_MAX..=DBL_INT_MAX).contains(&i) => {
-                    return self.push_cdata(l, self.st.new_i64, i as u64);
-                }
-                #[cfg(feature = "luajit")]
-                Head::Int(i) => match fill {
-                    Some(fill) => fill.push_word(l, (i as f64).to_bits()),
-                    None => ffi::lua_pushnumber(l, i as f64),
+                Head::Int(i) => push_int(i)?,
+                Head::Uint(u) => match i64::try_from(u) {
+                    Ok(i) if i <= DBL_INT_MAX || !cfg!(feature = "luajit") => push_int(i)?,
+                    #[cfg(feature = "luajit")]
+                    _ => return self.push_cdata(l, self.st.new_u64, u),
+                    #[cfg(not(feature = "luajit"))]
+                    _ => ffi::lua_pushnumber(l, u as f64),
                 },
-                #[cfg(not(feature = "luajit"))]
-                Head::Int(i) => ffi::lua_pushinteger(l, i),
-                #[cfg(feature = "luajit")]
-                Head::Uint(u) => return self.push_cdata(l, self.st.new_u64, u),
-                #[cfg(not(feature = "luajit"))]
-                Head::Uint(u) => ffi::lua_pushnumber(l, u as f64),
                 Head::Float(f) => {
                     if !f.is_finite() {
                         if !self.st.invalid_numbers {
