@@ -452,13 +452,11 @@ impl Encoder<'_> {
             }
             ffi::LUA_TNUMBER => classify(s.to_number(k).unwrap_or_default()),
             #[cfg(feature = "luajit")]
-            10 => {
-                match self.sh.ctypes.and_then(|ct| ct.read_at(s, k)) {
-                    Some(cdata::Scalar::Int(i)) => Num::Int(i),
-                    Some(cdata::Scalar::Uint(u)) => Num::Uint(u),
-                    _ => return Err(bad()),
-                }
-            }
+            10 => match self.sh.ctypes.and_then(|ct| ct.read_at(s, k)) {
+                Some(cdata::Scalar::Int(i)) => Num::Int(i),
+                Some(cdata::Scalar::Uint(u)) => Num::Uint(u),
+                _ => return Err(bad()),
+            },
             _ => return Err(bad()),
         };
         self.put(b"\"")?;

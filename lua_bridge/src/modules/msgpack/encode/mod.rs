@@ -195,12 +195,10 @@ impl<'a> Encoder<'a> {
             ffi::LUA_TUSERDATA | ffi::LUA_TLIGHTUSERDATA => {
                 self.object(s, idx, top, level, handovers)
             }
-            LUA_TCDATA => {
-                match self.st.ctypes.and_then(|ct| ct.read_at(s, idx)) {
-                    Some(sc) => self.scalar(sc),
-                    None => self.object(s, idx, top, level, handovers),
-                }
-            }
+            LUA_TCDATA => match self.st.ctypes.and_then(|ct| ct.read_at(s, idx)) {
+                Some(sc) => self.scalar(sc),
+                None => self.object(s, idx, top, level, handovers),
+            },
             _ => self.unsupported(s, idx, top),
         }
     }
