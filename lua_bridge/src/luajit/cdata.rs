@@ -92,6 +92,16 @@ impl CTypes {
         unsafe { self.read_payload(v.cdata()?) }
     }
 
+    /// [`CTypes::read`] of the value at `idx` of `s`: `None` when it is no
+    /// cdata or none of the scalars.
+    #[inline]
+    pub(crate) fn read_at(&self, s: &Stack, idx: c_int) -> Option<Scalar> {
+        let payload = payload_at(s, idx)?;
+        // SAFETY: the payload of a cdata on the stack, live while `s` is
+        // borrowed.
+        unsafe { self.read_payload(payload) }
+    }
+
     /// [`CTypes::read`] of the cdata whose payload is at `payload`.
     ///
     /// # Safety
@@ -198,17 +208,22 @@ pub(crate) fn null_ref(s: &mut Stack) -> c_int {
     s.make_ref()
 }
 
-/// The C type id of the cdata whose payload is at `payload` (what
-/// [`CTypes::read`] looks up; a ctype object, `ffi.typeof(...)`, has
-/// LuaJIT's `CTID_CTYPEID`, and types a program declares have ids above
-/// it).
-///
-/// # Safety
-///
-/// `payload` is the payload of a live cdata value (`lua_topointer`).
+/// The payload of the cdata at `idx` (what `lua_topointer` gives), or
+/// `None` when the value there is no cdata.
+#[inline(always)]
+fn payload_at(s: &Stack, idx: c_int) -> Option<*const u8> {
+    (s.type_of(idx) == LUA_TCDATA).then(|| s.to_pointer(idx).cast())
+}
+
+/// The C type id of the cdata at `idx` (what [`CTypes::read`] looks up; a
+/// ctype object, `ffi.typeof(...)`, has LuaJIT's `CTID_CTYPEID`, and types
+/// a program declares have ids above it), or `None` when the value there is
+/// no cdata.
 #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
-pub(crate) unsafe fn ctype_id(payload: *const u8) -> u16 {
-    // SAFETY: caller's contract; the `GCcdata` head's `ctypeid` is `CTYPEID_BACK`
-    // bytes below the payload (luajit rule 2).
-    unsafe { payload.sub(CTYPEID_BACK).cast::<u16>().read() }
+pub(crate) fn ctype_id_at(s: &Stack, idx: c_int) -> Option<u16> {
+    let payload = payload_at(s, idx)?;
+    // SAFETY: the payload of a cdata on the stack, live while `s` is
+    // borrowed; its `GCcdata` head's `ctypeid` is `CTYPEID_BACK` bytes
+    // below it (luajit rule 2).
+    Some(unsafe { payload.sub(CTYPEID_BACK).cast::<u16>().read() })
 }

@@ -56,6 +56,18 @@ impl Fill {
         unsafe { *(*l.cast::<State>()).top.sub(1) }
     }
 
+    /// The word of the value on top of `s`, `None` on an empty stack. A
+    /// word of a GC object stays valid while something anchors the object.
+    pub(crate) fn top_word_of(self, s: &crate::raw::Stack) -> Option<Word> {
+        if s.type_of(-1) == mlua::ffi::LUA_TNONE {
+            return None;
+        }
+        // SAFETY: a live state (the handle's) of the probed layout (a
+        // `Fill` is made only when the probe checked it, luajit rule 1),
+        // with a value on its stack.
+        Some(unsafe { self.top_word(s.as_ptr()) })
+    }
+
     /// The table on top of `l`'s stack.
     ///
     /// # Safety
@@ -83,20 +95,18 @@ impl Fill {
         }
     }
 
-    /// The bytes of the running C function's only argument when it is a
-    /// string (`lua_gettop(l) == 1 && lua_type(l, 1) == LUA_TSTRING`, read
-    /// in place), else `None`.
-    ///
-    /// # Safety
-    ///
-    /// `l` is the state of the running C function, of the probed layout;
-    /// the bytes live while the argument is on the stack (raw rule 6).
+    /// The bytes of the string that is the only value on `s` (the only
+    /// argument of the running C function: `lua_gettop == 1 &&
+    /// lua_type(1) == LUA_TSTRING`, read in place), else `None`.
     #[inline(always)]
-    pub(crate) unsafe fn only_arg_str<'a>(self, l: *mut mlua::ffi::lua_State) -> Option<&'a [u8]> {
-        // SAFETY: caller's contract; `base..top` are the arguments, and a
-        // string's `len` bytes follow its head.
+    pub(crate) fn only_arg_str<'s>(self, s: &'s crate::raw::Stack) -> Option<&'s [u8]> {
+        // SAFETY: a live state (the handle's) of the probed layout (luajit
+        // rule 1), whose `base..top` are the values of its frame; a
+        // string's `len` bytes follow its head, and live while it stays on
+        // the stack, which `s`'s borrow keeps (popping takes `&mut`: raw
+        // rule 6).
         unsafe {
-            let st = &*l.cast::<State>();
+            let st = &*s.as_ptr().cast::<State>();
             if st.top.cast_const() != st.base.add(1) || itype(*st.base) != STR {
                 return None;
             }

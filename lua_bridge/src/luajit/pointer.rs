@@ -9,7 +9,7 @@
 
 use std::ffi::c_int;
 
-use super::obj::{CTYPEID_BACK, LUA_TCDATA};
+use super::obj::LUA_TCDATA;
 use crate::raw::{LResult, Raise, Stack};
 
 /// Registry refs of the constructors, and the pointer ctype ids.
@@ -47,12 +47,9 @@ return cast(charp, 0), cast(ccharp, 0),
     function(o) return o.__serialize end
 "#;
 
-/// The ctype id of the cdata at `idx`.
+/// The ctype id of the cdata at `idx` (0 for any other value).
 fn ctype_id(s: &Stack, idx: c_int) -> u16 {
-    let payload = s.to_pointer(idx).cast::<u8>();
-    // SAFETY: a cdata's `lua_topointer` is its payload, which follows its
-    // `GCcdata` head (luajit rule 2), alive on the stack.
-    unsafe { payload.sub(CTYPEID_BACK).cast::<u16>().read() }
+    super::cdata::ctype_id_at(s, idx).unwrap_or(0)
 }
 
 /// Learns the pointer types and makes the constructors (at setup: this

@@ -452,15 +452,11 @@ impl Encoder<'_> {
             }
             ffi::LUA_TNUMBER => classify(s.to_number(k).unwrap_or_default()),
             #[cfg(feature = "luajit")]
-            10 => {
-                let p = s.to_pointer(k).cast::<u8>();
-                // SAFETY: the payload of a live cdata key on the stack.
-                match self.sh.ctypes.and_then(|ct| unsafe { ct.read_payload(p) }) {
-                    Some(cdata::Scalar::Int(i)) => Num::Int(i),
-                    Some(cdata::Scalar::Uint(u)) => Num::Uint(u),
-                    _ => return Err(bad()),
-                }
-            }
+            10 => match self.sh.ctypes.and_then(|ct| ct.read_at(s, k)) {
+                Some(cdata::Scalar::Int(i)) => Num::Int(i),
+                Some(cdata::Scalar::Uint(u)) => Num::Uint(u),
+                _ => return Err(bad()),
+            },
             _ => return Err(bad()),
         };
         self.put(b"\"")?;
@@ -477,17 +473,16 @@ impl Encoder<'_> {
     #[cfg(feature = "luajit")]
     fn cdata(&mut self, s: &mut Stack, idx: c_int, depth: u32) -> LResult<()> {
         use cdata::Scalar;
-        let p = s.to_pointer(idx).cast::<u8>();
-        // SAFETY: the payload of a live cdata on the stack.
-        match self.sh.ctypes.and_then(|ct| unsafe { ct.read_payload(p) }) {
+        match self.sh.ctypes.and_then(|ct| ct.read_at(s, idx)) {
             Some(Scalar::Nil) => self.put(b"null"),
             Some(Scalar::Bool(b)) => self.put(if b { b"true" } else { b"false" }),
             Some(Scalar::Int(i)) => self.int(i),
             Some(Scalar::Uint(u)) => self.uint(u),
             Some(Scalar::F32(f)) => self.double(f64::from(f)),
             Some(Scalar::F64(f)) => self.double(f),
-            // SAFETY: as above.
-            None if unsafe { cdata::ctype_id(p) } > self.sh.ctypeid => self.object(s, idx, depth),
+            None if cdata::ctype_id_at(s, idx) > Some(self.sh.ctypeid) => {
+                self.object(s, idx, depth)
+            }
             None => self.unsupported(s, idx, depth),
         }
     }

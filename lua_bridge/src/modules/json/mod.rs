@@ -112,96 +112,70 @@ const SETUP: &str = "return next, tostring, function(o) return o.__serialize end
 /// Pushes the `json` module table (at setup: this runs Lua code under
 /// `lua_pcall`), after `msgpack` was put into `package.loaded`.
 pub(crate) fn open(s: &mut Stack) {
+    // Room for the setup chunks' results too (`lua_pcall` does not check).
     if s.ensure(8).is_err() {
         panic!("no Lua stack for the json module");
     }
-    // SAFETY: an idle state outside any `lua_fn` body with room for 8
-    // values; the handle reads the top again after.
-    unsafe {
-        open_raw(s.as_ptr());
-        s.sync();
+    let top = s.top();
+    let mut refs = [ffi::LUA_NOREF; 3];
+    if s.load(SETUP, c"=json").is_ok() && s.pcall(0, 3).is_ok() {
+        for r in refs.iter_mut().rev() {
+            *r = s.make_ref();
+        }
     }
-}
-
-/// [`open`] on the C API.
-///
-/// # Safety
-///
-/// `l` is a valid state with room for 8 values, not inside a `lua_fn` body
-/// (setup runs Lua code), after `msgpack` was put into `package.loaded`.
-unsafe fn open_raw(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract: setup on an idle state; raw reads only,
-    // the chunk runs under lua_pcall; pushes are balanced.
-    unsafe {
-        let top = ffi::lua_gettop(l);
-        let mut refs = [ffi::LUA_NOREF; 3];
-        if ffi::luaL_loadbuffer(l, SETUP.as_ptr().cast(), SETUP.len(), c"=json".as_ptr()) == 0
-            && ffi::lua_pcall(l, 0, 3, 0) == 0
-        {
-            for r in refs.iter_mut().rev() {
-                *r = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-            }
-        }
-        ffi::lua_settop(l, top);
-        let mut shared = Shared {
-            next: refs[0],
-            tostring: refs[1],
-            index: refs[2],
-            array_mt: ffi::LUA_NOREF,
-            map_mt: ffi::LUA_NOREF,
-            null: ffi::LUA_NOREF,
-            #[cfg(feature = "luajit")]
-            ctypes: None,
-            #[cfg(feature = "luajit")]
-            ctypeid: u16::MAX,
-            #[cfg(feature = "luajit")]
-            int64: ffi::LUA_NOREF,
-            #[cfg(feature = "luajit")]
-            uint64: ffi::LUA_NOREF,
-        };
-        // msgpack's metatables and NULL, so that both modules agree.
-        ffi::lua_getglobal(l, c"package".as_ptr());
-        if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-            ffi::lua_getfield(l, -1, c"loaded".as_ptr());
-            if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-                ffi::lua_getfield(l, -1, c"msgpack".as_ptr());
-                if ffi::lua_type(l, -1) == ffi::LUA_TTABLE {
-                    for (name, slot) in [
-                        (c"array_mt", &mut shared.array_mt),
-                        (c"map_mt", &mut shared.map_mt),
-                        (c"NULL", &mut shared.null),
-                    ] {
-                        ffi::lua_getfield(l, -1, name.as_ptr());
-                        if ffi::lua_type(l, -1) == ffi::LUA_TLIGHTUSERDATA {
-                            ffi::lua_pop(l, 1);
-                        } else {
-                            *slot = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-                        }
-                    }
-                }
-            }
-        }
-        ffi::lua_settop(l, top);
+    s.settop(top);
+    let mut shared = Shared {
+        next: refs[0],
+        tostring: refs[1],
+        index: refs[2],
+        array_mt: ffi::LUA_NOREF,
+        map_mt: ffi::LUA_NOREF,
+        null: ffi::LUA_NOREF,
         #[cfg(feature = "luajit")]
-        {
-            shared.ctypes = crate::luajit::layout().ctypes;
-            let types = "local ffi = require('ffi')\n\
-                         return ffi.typeof('int'), ffi.typeof('int64_t'), ffi.typeof('uint64_t')";
-            if ffi::luaL_loadbuffer(l, types.as_ptr().cast(), types.len(), c"=json".as_ptr()) == 0
-                && ffi::lua_pcall(l, 0, 3, 0) == 0
-                && ffi::lua_type(l, -3) == 10
-            {
-                shared.ctypeid = cdata::ctype_id(ffi::lua_topointer(l, -3).cast());
-                shared.uint64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-                shared.int64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        ctypes: None,
+        #[cfg(feature = "luajit")]
+        ctypeid: u16::MAX,
+        #[cfg(feature = "luajit")]
+        int64: ffi::LUA_NOREF,
+        #[cfg(feature = "luajit")]
+        uint64: ffi::LUA_NOREF,
+    };
+    // msgpack's metatables and NULL, so that both modules agree.
+    s.push_globals();
+    if s.rawget_field(-1, c"package") == ffi::LUA_TTABLE
+        && s.rawget_field(-1, c"loaded") == ffi::LUA_TTABLE
+        && s.rawget_field(-1, c"msgpack") == ffi::LUA_TTABLE
+    {
+        for (name, slot) in [
+            (c"array_mt", &mut shared.array_mt),
+            (c"map_mt", &mut shared.map_mt),
+            (c"NULL", &mut shared.null),
+        ] {
+            if s.rawget_field(-1, name) == ffi::LUA_TLIGHTUSERDATA {
+                s.pop(1);
+            } else {
+                *slot = s.make_ref();
             }
-            ffi::lua_settop(l, top);
         }
-        let mut s = Stack::from_state(l);
-        push_serializer(&mut s, &shared);
-        shared.push_null(&mut s);
-        s.set_field(-2, c"null");
     }
+    s.settop(top);
+    #[cfg(feature = "luajit")]
+    {
+        shared.ctypes = crate::luajit::layout().ctypes;
+        let types = "local ffi = require('ffi')\n\
+                     return ffi.typeof('int'), ffi.typeof('int64_t'), ffi.typeof('uint64_t')";
+        if s.load(types, c"=json").is_ok() && s.pcall(0, 3).is_ok() {
+            if let Some(id) = cdata::ctype_id_at(s, -3) {
+                shared.ctypeid = id;
+                shared.uint64 = s.make_ref();
+                shared.int64 = s.make_ref();
+            }
+        }
+        s.settop(top);
+    }
+    push_serializer(s, &shared);
+    shared.push_null(s);
+    s.set_field(-2, c"null");
 }
 
 /// Pushes a serializer table (the module's, or one `json.new()` makes)

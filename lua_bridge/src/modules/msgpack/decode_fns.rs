@@ -15,7 +15,7 @@ use luafiber_runtime::ibuf;
 
 use super::decode::reader::{self, Head, Reader};
 use super::decode::Decoder;
-use super::{settle, state, state_ptr, State};
+use super::{settle, state, State};
 use crate::modules::buffer;
 use crate::raw::error::{type_name, ErrorKind};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
@@ -84,13 +84,14 @@ pub(super) fn check_integer(s: &Stack, idx: c_int, name: &str) -> LResult<i64> {
 /// a cdata pointer into no ibuf is read as Tarantool reads it, trusting
 /// the caller for the bytes of one value. A NULL pointer raises.
 ///
-/// # Safety
-///
-/// The caller vouches that a cdata pointer `ptr` and the `len` bytes after
-/// it (or the one MsgPack value there) are readable, as Tarantool's
-/// `decode(ptr, size)` and `decode_unchecked(ptr)` require; nothing may
-/// run that frees them while the slice lives.
-unsafe fn bytes_at<'a>(ptr: Ptr, len: Option<usize>) -> LResult<&'a [u8]> {
+/// The contract is the Lua caller's, which no Rust caller can check: `ptr`
+/// is a pointer argument of a Lua call (a [`Ptr`] is only made by
+/// [`to_ptr`]), and whoever passes a cdata pointer vouches that it and the
+/// `len` bytes after it (or the one MsgPack value there) are readable, as
+/// Tarantool's `decode(ptr, size)` and `decode_unchecked(ptr)` require. The
+/// slice is used before anything runs that could free them (the callers
+/// copy the value out, or read only its header).
+fn bytes_at<'a>(ptr: Ptr, len: Option<usize>) -> LResult<&'a [u8]> {
     let addr = ptr.addr();
     if addr == 0 {
         // Tarantool would read address 0; a NULL is refused here.
@@ -106,19 +107,17 @@ unsafe fn bytes_at<'a>(ptr: Ptr, len: Option<usize>) -> LResult<&'a [u8]> {
         }
     };
     let n = len.unwrap_or(avail);
-    // SAFETY: the caller's contract (a cdata), or the bytes of a live ibuf
-    // up to its `wpos`.
+    // SAFETY: the Lua caller's contract for a cdata pointer (see above),
+    // or the bytes of a live ibuf up to its `wpos`.
     Ok(unsafe { std::slice::from_raw_parts(addr as *const u8, n) })
 }
 
 /// Decodes the value at `ptr` (`len` bytes, or unbounded), checking it
 /// first; pushes the value and the pointer after it.
 fn decode_ptr(s: &mut Stack, st: &State, ptr: Ptr, len: Option<usize>) -> LResult<c_int> {
-    // SAFETY: the caller of the Lua function vouches for the pointer
-    // (Tarantool's contract); the value is copied out before any Lua object
-    // is made, so Lua code run by the collector cannot free it under the
-    // decoder.
-    let src = unsafe { bytes_at(ptr, len)? };
+    // The value is copied out before any Lua object is made, so Lua code
+    // run by the collector cannot free it under the decoder.
+    let src = bytes_at(ptr, len)?;
     // Checked whether asked or not: the copy needs the value's length.
     let used = reader::check(src).map_err(|b| b.raise())?;
     ibuf::with_cord_scratch(|copy| -> LResult<()> {
@@ -139,21 +138,12 @@ fn decode_entry(s: &mut Stack, check: bool) -> LResult<c_int> {
 }
 
 fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
-    // SAFETY: the state is read at once (the decoder copies the words it
-    // needs); no Lua code runs meanwhile.
-    let dec = Decoder::new(unsafe { &*state_ptr(s) });
-    // `decode(s)`, the hot path: the string read in place.
-    let l = s.as_ptr();
-    let only_str = dec.fill().and_then(|f| {
-        // SAFETY: the running C function's state; the string stays at
-        // index 1 while the decoder reads it (it only pushes above).
-        unsafe { f.only_arg_str(l) }
-    });
-    if let Some(data) = only_str {
-        if check && data.is_empty() {
-            return Err(reader::Bad::Truncated.raise());
-        }
-        let used = dec.decode(s, data)?;
+    // The decoder copies the words of the state it needs.
+    let dec = Decoder::new(&state(s));
+    // `decode(s)`, the hot path: the string read in place (an empty one
+    // is the decoder's "truncated input", as the check's).
+    if let Some(r) = dec.decode_only_arg(s) {
+        let used = r?;
         s.push_int((used + 1) as i64);
         return Ok(2);
     }
@@ -171,10 +161,7 @@ fn decode_args(s: &mut Stack, top: c_int, check: bool) -> LResult<c_int> {
             0
         };
         s.settop(1);
-        // SAFETY: the string at index 1 stays on the stack while the
-        // decoder reads it (raw rule 6): the decoder only pushes above.
-        let data = unsafe { crate::raw::api::to_str(s.as_ptr(), 1) }.unwrap_or_default();
-        let used = dec.decode(s, &data[offset..])?;
+        let used = dec.decode_arg(s, offset)?;
         s.push_int((offset + used + 1) as i64);
         return Ok(2);
     }
@@ -252,9 +239,8 @@ fn decode_header(s: &mut Stack, map: bool) -> LResult<c_int> {
     if size <= 0 {
         return Err(Raise::Message(format!("{name}: non-positive size")));
     }
-    // SAFETY: the caller vouches for `size` bytes at the pointer
-    // (Tarantool's contract); only the header is read.
-    let data = unsafe { bytes_at(ptr, Some(size as usize))? };
+    // Only the header is read.
+    let data = bytes_at(ptr, Some(size as usize))?;
     let is_kind = match data[0] {
         0x80..=0x8f | 0xde | 0xdf => map,
         0x90..=0x9f | 0xdc | 0xdd => !map,

@@ -167,7 +167,7 @@ impl State {
 }
 
 /// The state userdata a module function sees as upvalue 1.
-pub(super) fn state_ptr(s: &Stack) -> *mut State {
+fn state_ptr(s: &Stack) -> *mut State {
     let p = s.to_userdata(Stack::upvalue(1)).cast::<State>();
     assert!(!p.is_null(), "a msgpack function without its state");
     p
@@ -249,9 +249,8 @@ fn make_state(s: &mut Stack) -> State {
         } else {
             s.push_ref(null);
         }
-        // SAFETY: the value just pushed, of the probed layout; anchored by
-        // its registry ref (or no GC object: a light userdata).
-        x.null_word = Some(unsafe { fill.top_word(s.as_ptr()) });
+        // Anchored by its registry ref (or no GC object: a light userdata).
+        x.null_word = fill.top_word_of(s);
         s.pop(1);
     }
     let st = State {

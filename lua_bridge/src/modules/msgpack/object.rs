@@ -50,11 +50,33 @@ pub(super) struct Iter {
 }
 
 impl Obj {
+    /// An object that owns nothing and refers to nothing (what a collected
+    /// one holds after its `__gc`).
+    fn spent() -> Obj {
+        Obj {
+            _own: Box::new([]),
+            ptr: std::ptr::NonNull::dangling().as_ptr(),
+            len: 0,
+            state_ref: ffi::LUA_NOREF,
+            src_ref: ffi::LUA_NOREF,
+            decoded_ref: ffi::LUA_NOREF,
+        }
+    }
+
     fn bytes<'a>(&self) -> &'a [u8] {
         // SAFETY: `ptr..ptr + len` is in `own`, or in the source object's
         // `own`, which its ref pins (module doc); callers keep the object
         // alive (on the stack) while they read.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Iter {
+    /// The source object.
+    fn obj<'a>(&self) -> &'a Obj {
+        // SAFETY: `obj` is the userdata block of the object that `obj_ref`
+        // pins (`obj_iterator`), so it lives while the iterator does.
+        unsafe { &*self.obj }
     }
 }
 
@@ -110,29 +132,36 @@ fn bad_self(s: &Stack, idx: c_int, what: &str) -> Raise {
     ))
 }
 
-/// The object at `idx`.
-fn obj_at(s: &mut Stack, idx: c_int) -> LResult<*mut Obj> {
-    let st = state_of_mt(s);
-    s.udata_with_mt(idx, st.0)
-        .map(|p| p.cast::<Obj>())
-        .ok_or_else(|| bad_self(s, idx, OBJ))
+/// The object at `idx`, if the value there is one; the caller keeps it at
+/// `idx` while it uses the reference.
+fn try_obj_at<'a>(s: &mut Stack, idx: c_int) -> Option<&'a mut Obj> {
+    let p = s.udata_with_mt(idx, state_of_mt(s).0)?.cast::<Obj>();
+    // SAFETY: a userdata with the object metatable is an `Obj` block
+    // (`push_obj` is the only maker), alive while it stays on the stack.
+    Some(unsafe { &mut *p })
+}
+
+/// The object at `idx` (the caller keeps it there), or `luaL_checkudata`'s
+/// error.
+fn obj_at<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a mut Obj> {
+    try_obj_at(s, idx).ok_or_else(|| bad_self(s, idx, OBJ))
 }
 
 /// The bytes of the msgpack.object at `idx`, if it is one; they live while
 /// the object is on the stack.
 pub(super) fn bytes_of<'a>(s: &mut Stack, idx: c_int) -> Option<&'a [u8]> {
-    let p = s.udata_with_mt(idx, state_of_mt(s).0)?.cast::<Obj>();
-    // SAFETY: a live object userdata (its metatable says so), whose bytes
-    // never change while it lives.
-    Some(unsafe { (*p).bytes() })
+    try_obj_at(s, idx).map(|o| o.bytes())
 }
 
-/// The iterator at 1.
-fn iter_at(s: &mut Stack) -> LResult<*mut Iter> {
-    let st = state_of_mt(s);
-    s.udata_with_mt(1, st.1)
-        .map(|p| p.cast::<Iter>())
-        .ok_or_else(|| bad_self(s, 1, ITER))
+/// The iterator at 1 (the caller keeps it there), or `luaL_checkudata`'s
+/// error.
+fn iter_at<'a>(s: &mut Stack) -> LResult<&'a mut Iter> {
+    let Some(p) = s.udata_with_mt(1, state_of_mt(s).1) else {
+        return Err(bad_self(s, 1, ITER));
+    };
+    // SAFETY: a userdata with the iterator metatable is an `Iter` block
+    // (`obj_iterator` is the only maker), alive while it stays at 1.
+    Ok(unsafe { &mut *p.cast::<Iter>() })
 }
 
 thread_local! {
@@ -258,10 +287,9 @@ lua_fn! {
 lua_fn! {
     /// `__gc` of an object.
     fn obj_gc(s: &mut Stack) {
-        let p = obj_at(s, 1)?;
-        // SAFETY: the collector calls `__gc` once on an object userdata;
-        // its metatable is taken away, so nothing reads it again.
-        let obj = unsafe { p.read() };
+        // The collector calls `__gc` once; the block keeps a spent object
+        // (its metatable taken away as well, so nothing reads it again).
+        let obj = std::mem::replace(obj_at(s, 1)?, Obj::spent());
         s.push_nil();
         s.set_metatable(1);
         for r in [obj.state_ref, obj.src_ref, obj.decoded_ref] {
@@ -283,9 +311,7 @@ lua_fn! {
 lua_fn! {
     /// `obj:decode()`.
     fn obj_decode(s: &mut Stack) {
-        let p = obj_at(s, 1)?;
-        // SAFETY: a live object on the stack (slot 1).
-        let obj = unsafe { &*p };
+        let obj = obj_at(s, 1)?;
         let st = state_by_ref(s, obj.state_ref);
         decode_bytes(s, &st, obj.bytes())?;
         Ok(1)
@@ -294,9 +320,7 @@ lua_fn! {
 
 /// `obj:get(key)` / `obj[key]` for non-methods.
 fn get(s: &mut Stack) -> LResult<c_int> {
-    let p = obj_at(s, 1)?;
-    // SAFETY: a live object on the stack (slot 1).
-    let obj = unsafe { &mut *p };
+    let obj = obj_at(s, 1)?;
     if !matches!(obj.bytes().first(), Some(0x80..=0x9f | 0xdc..=0xdf)) {
         return Err(Raise::Message("not an array or map".into()));
     }
@@ -353,12 +377,12 @@ lua_fn! {
 lua_fn! {
     /// `obj:iterator()`.
     fn obj_iterator(s: &mut Stack) {
-        let p = obj_at(s, 1)?;
-        // SAFETY: a live object on the stack (slot 1).
-        let st = state_by_ref(s, unsafe { (*p).state_ref });
+        let obj = obj_at(s, 1)?;
+        let st = state_by_ref(s, obj.state_ref);
+        let obj: *const Obj = obj;
         s.settop(1);
         let obj_ref = s.make_ref();
-        s.push_userdata_with(Iter { obj: p, obj_ref, pos: 0 }, st.x.iter_mt);
+        s.push_userdata_with(Iter { obj, obj_ref, pos: 0 }, st.x.iter_mt);
         Ok(1)
     }
 }
@@ -366,12 +390,8 @@ lua_fn! {
 /// The iterator at 1 and its source's bytes from the cursor on, checked
 /// to have something left.
 fn iter_rest<'a>(s: &mut Stack) -> LResult<(&'a mut Iter, &'a [u8])> {
-    let p = iter_at(s)?;
-    // SAFETY: a live iterator on the stack (slot 1), whose object its ref
-    // pins.
-    let it = unsafe { &mut *p };
-    // SAFETY: as above.
-    let bytes = unsafe { (*it.obj).bytes() };
+    let it = iter_at(s)?;
+    let bytes = it.obj().bytes();
     let pos = it.pos;
     if pos >= bytes.len() {
         return Err(Raise::Message("iteration ended".into()));
@@ -416,8 +436,7 @@ lua_fn! {
     /// `it:decode()`: the value at the cursor; the cursor moves past it.
     fn iter_decode(s: &mut Stack) {
         let (it, rest) = iter_rest(s)?;
-        // SAFETY: the iterator's object is pinned by its ref.
-        let st = state_by_ref(s, unsafe { (*it.obj).state_ref });
+        let st = state_by_ref(s, it.obj().state_ref);
         let n = value_len(rest)?;
         decode_bytes(s, &st, &rest[..n])?;
         it.pos += n;
@@ -441,8 +460,7 @@ lua_fn! {
         let (it, rest) = iter_rest(s)?;
         let n = value_len(rest)?;
         it.pos += n;
-        // SAFETY: the iterator's object is pinned by its ref.
-        let state_ref = unsafe { (*it.obj).state_ref };
+        let state_ref = it.obj().state_ref;
         let st = state_by_ref(s, state_ref);
         s.push_ref(it.obj_ref);
         let src_ref = s.make_ref();
@@ -465,11 +483,8 @@ lua_fn! {
         if count < 0 {
             return Err(Raise::Message("count must be >= 0".into()));
         }
-        let p = iter_at(s)?;
-        // SAFETY: a live iterator on the stack, its object pinned.
-        let it = unsafe { &mut *p };
-        // SAFETY: as above.
-        let obj = unsafe { &*it.obj };
+        let it = iter_at(s)?;
+        let obj = it.obj();
         let bytes = obj.bytes();
         let mut end = it.pos;
         for _ in 0..count {
@@ -494,10 +509,9 @@ lua_fn! {
 lua_fn! {
     /// `__gc` of an iterator.
     fn iter_gc(s: &mut Stack) {
-        let p = iter_at(s)?;
-        // SAFETY: the collector calls `__gc` once; the metatable is taken
-        // away so nothing reads it again.
-        let r = unsafe { (*p).obj_ref };
+        // The collector calls `__gc` once; the metatable is taken away so
+        // nothing reads the iterator again.
+        let r = iter_at(s)?.obj_ref;
         s.push_nil();
         s.set_metatable(1);
         s.unref(r);

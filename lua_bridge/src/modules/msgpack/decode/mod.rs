@@ -76,13 +76,26 @@ struct Dec {
     map_mt: c_int,
     array_mt_ptr: *const GcTab,
     map_mt_ptr: *const GcTab,
+    /// The 64-bit integer cdata constructors (decode rule 5, LuaJIT's).
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
     new_i64: c_int,
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
     new_u64: c_int,
 }
 
 /// Slots the decoder asks `lua_checkstack` for at once: room for this many
 /// minus 4 pushes before it asks again.
 const ROOM: c_int = 40;
+
+/// The bytes [`Decoder::decode_from`] reads.
+#[derive(Clone, Copy)]
+enum Src<'d> {
+    Bytes(&'d [u8]),
+    /// The string that is the only value on the stack ([`Fill`] only).
+    OnlyArg,
+    /// The string at index 1, from this offset on.
+    Arg(usize),
+}
 
 pub(crate) struct Decoder {
     st: Dec,
@@ -107,31 +120,50 @@ impl Decoder {
         }
     }
 
-    /// The in-place writers, when the probe made them.
-    pub(crate) fn fill(&self) -> Option<Fill> {
-        self.st.fill
-    }
-
-    /// Pushes `msgpack.NULL`.
-    ///
-    /// # Safety
-    ///
-    /// `l` has room for a value.
-    unsafe fn push_null(&self, l: *mut ffi::lua_State) {
-        // SAFETY: caller's contract.
-        unsafe {
-            if self.st.null == ffi::LUA_NOREF {
-                ffi::lua_pushlightuserdata(l, std::ptr::null_mut());
-            } else {
-                api::push_registry_ref(l, self.st.null);
-            }
-        }
-    }
-
     /// Pushes the value at the start of `data` onto `s`; returns the bytes
     /// it took. On error, the stack holds partial results (the caller
     /// raises).
+    #[inline]
     pub(crate) fn decode(&self, s: &mut Stack, data: &[u8]) -> LResult<usize> {
+        match self.decode_from(s, Src::Bytes(data)) {
+            Some(r) => r,
+            None => unreachable!("bytes are always there"),
+        }
+    }
+
+    /// [`Decoder::decode`] of the string that is the only value on `s` (the
+    /// hot path of `decode(s)`, read in place), or `None` when there is no
+    /// such string or no [`Fill`].
+    #[inline]
+    pub(crate) fn decode_only_arg(&self, s: &mut Stack) -> Option<LResult<usize>> {
+        self.decode_from(s, Src::OnlyArg)
+    }
+
+    /// [`Decoder::decode`] of the bytes from `offset` on of the string at
+    /// index 1 (nothing for another value there).
+    ///
+    /// # Panics
+    ///
+    /// Panics when `offset` is past the string's end.
+    #[inline]
+    pub(crate) fn decode_arg(&self, s: &mut Stack, offset: usize) -> LResult<usize> {
+        match self.decode_from(s, Src::Arg(offset)) {
+            Some(r) => r,
+            None => unreachable!("a string or none"),
+        }
+    }
+
+    /// The one body of the entries above, so that [`Decoder::run`] is
+    /// inlined into it once.
+    #[inline(never)]
+    fn decode_from(&self, s: &mut Stack, src: Src<'_>) -> Option<LResult<usize>> {
+        // The string of an argument is borrowed from `s` (raw rule 6): it
+        // stays on the stack, the decoder only pushing above it.
+        let data = match src {
+            Src::Bytes(data) => data,
+            Src::OnlyArg => self.st.fill?.only_arg_str(s)?,
+            Src::Arg(offset) => &s.to_str(1).unwrap_or_default()[offset..],
+        };
         let mut frames = FRAMES.with(Cell::take);
         frames.clear();
         // SAFETY: `s` is the running C function's stack; `data` cannot
@@ -150,7 +182,7 @@ impl Decoder {
             r
         };
         FRAMES.with(|f| f.set(frames));
-        r
+        Some(r)
     }
 
     /// The decoding loop, on the C API directly (and [`Fill`]'s in-place
@@ -254,24 +286,22 @@ impl Decoder {
             let Some(f) = frames.last_mut() else {
                 return true;
             };
-            if f.map {
-                if f.due % 2 == 0 {
-                    // A key (a NaN key was refused as it was read).
-                    f.due -= 1;
-                    return false;
-                }
-                // SAFETY: a map table under its key and value, or under
-                // its value when the key is an integer kept aside.
-                unsafe {
+            if f.map && f.due % 2 == 0 {
+                // A key (a NaN key was refused as it was read).
+                f.due -= 1;
+                return false;
+            }
+            // SAFETY: a map table under its key and value, or under its
+            // value when the key is an integer kept aside; an array table
+            // under its element.
+            unsafe {
+                if f.map {
                     match f.int_key.take() {
                         Some(k) => ffi::lua_rawseti(l, -2, k.into()),
                         None => ffi::lua_rawset(l, -3),
                     }
-                }
-            } else {
-                f.next += 1;
-                // SAFETY: an array table under its element.
-                unsafe {
+                } else {
+                    f.next += 1;
                     let stored = fill.is_some_and(|fill| fill.pop_into(l, f.tab, f.next));
                     if !stored {
                         ffi::lua_rawseti(l, -2, ffi::lua_Integer::from(f.next));
@@ -306,7 +336,10 @@ impl Decoder {
         }
     }
 
-    /// Pushes a scalar item.
+    /// Pushes a scalar item: an integer is a Lua integer on 5.4; on LuaJIT
+    /// a number within [`DBL_INT_MAX`], else an `int64_t` or `uint64_t`
+    /// cdata (decode rule 5); an unsigned integer past `i64::MAX` is a
+    /// float on 5.4.
     ///
     /// # Safety
     ///
@@ -321,15 +354,35 @@ impl Decoder {
     ) -> LResult<()> {
         // SAFETY: caller's contract (room for one value).
         unsafe {
-            match head {
-                Head::Nil => self.push_null(l),
-                Head::Bool(b) => ffi::lua_pushboolean(l, c_int::from(b)),
-                Head::Int(i) => self.push_int(l, fill, i)?,
-                Head::Uint(u) => match i64::try_from(u) {
-                    Ok(i) if i <= DBL_INT_MAX || !cfg!(feature = "luajit") => {
-                        self.push_int(l, fill, i)?
+            // An integer, and an unsigned one when it is the same value.
+            let push_int = |i: i64| -> LResult<()> {
+                #[cfg(feature = "luajit")]
+                {
+                    if !(-DBL_INT_MAX..=DBL_INT_MAX).contains(&i) {
+                        return self.push_cdata(l, self.st.new_i64, i as u64);
                     }
-                    _ => self.push_u64(l, u)?,
+                    match fill {
+                        Some(fill) => fill.push_word(l, (i as f64).to_bits()),
+                        None => ffi::lua_pushnumber(l, i as f64),
+                    }
+                }
+                #[cfg(not(feature = "luajit"))]
+                ffi::lua_pushinteger(l, i);
+                Ok(())
+            };
+            match head {
+                Head::Nil if self.st.null == ffi::LUA_NOREF => {
+                    ffi::lua_pushlightuserdata(l, std::ptr::null_mut())
+                }
+                Head::Nil => api::push_registry_ref(l, self.st.null),
+                Head::Bool(b) => ffi::lua_pushboolean(l, c_int::from(b)),
+                Head::Int(i) => push_int(i)?,
+                Head::Uint(u) => match i64::try_from(u) {
+                    Ok(i) if i <= DBL_INT_MAX || !cfg!(feature = "luajit") => push_int(i)?,
+                    #[cfg(feature = "luajit")]
+                    _ => return self.push_cdata(l, self.st.new_u64, u),
+                    #[cfg(not(feature = "luajit"))]
+                    _ => ffi::lua_pushnumber(l, u as f64),
                 },
                 Head::Float(f) => {
                     if !f.is_finite() {
@@ -363,53 +416,6 @@ impl Decoder {
         Ok(())
     }
 
-    /// Pushes an integer: a Lua integer on 5.4; on LuaJIT a number within
-    /// [`DBL_INT_MAX`], else an `int64_t` cdata (decode rule 5).
-    ///
-    /// # Safety
-    ///
-    /// As [`Decoder::push_scalar`].
-    #[inline(always)]
-    unsafe fn push_int(&self, l: *mut ffi::lua_State, fill: Option<Fill>, i: i64) -> LResult<()> {
-        // SAFETY: caller's contract (room for one value).
-        unsafe {
-            #[cfg(feature = "luajit")]
-            {
-                if !(-DBL_INT_MAX..=DBL_INT_MAX).contains(&i) {
-                    return self.push_cdata(l, self.st.new_i64, i as u64);
-                }
-                match fill {
-                    Some(fill) => fill.push_word(l, (i as f64).to_bits()),
-                    None => ffi::lua_pushnumber(l, i as f64),
-                }
-            }
-            #[cfg(not(feature = "luajit"))]
-            {
-                // No cdata here (decode rule 5 is LuaJIT's).
-                let _ = (fill, self.st.new_i64);
-                ffi::lua_pushinteger(l, i);
-            }
-        }
-        Ok(())
-    }
-
-    /// Pushes an unsigned integer past [`DBL_INT_MAX`] (LuaJIT: a
-    /// `uint64_t` cdata) or past `i64::MAX` (Lua 5.4: a float).
-    ///
-    /// # Safety
-    ///
-    /// As [`Decoder::push_scalar`].
-    unsafe fn push_u64(&self, l: *mut ffi::lua_State, u: u64) -> LResult<()> {
-        // SAFETY: caller's contract (room for one value).
-        unsafe {
-            if cfg!(feature = "luajit") {
-                return self.push_cdata(l, self.st.new_u64, u);
-            }
-            ffi::lua_pushnumber(l, u as f64);
-        }
-        Ok(())
-    }
-
     /// Pushes a new 64-bit integer cdata holding `bits`, made by the Lua
     /// function of registry ref `make` (decode rule 5).
     ///
@@ -417,16 +423,17 @@ impl Decoder {
     ///
     /// As [`Decoder::push_scalar`].
     #[cold]
+    #[cfg(feature = "luajit")]
     unsafe fn push_cdata(&self, l: *mut ffi::lua_State, make: c_int, bits: u64) -> LResult<()> {
-        if make == ffi::LUA_NOREF {
-            // SAFETY: caller's contract.
-            unsafe { ffi::lua_pushnumber(l, bits as i64 as f64) };
-            return Ok(());
-        }
-        // SAFETY: the constructor takes no argument and returns a new
-        // 8-byte cdata, whose payload `lua_topointer` gives (luajit rule 1:
-        // the constructor's ctype was made by the probe of `new_i64`).
+        // SAFETY: caller's contract (room for one value); the constructor
+        // takes no argument and returns a new 8-byte cdata, whose payload
+        // `lua_topointer` gives (luajit rule 1: the constructor's ctype was
+        // made by the probe of `new_i64`).
         unsafe {
+            if make == ffi::LUA_NOREF {
+                ffi::lua_pushnumber(l, bits as i64 as f64);
+                return Ok(());
+            }
             api::push_registry_ref(l, make);
             if ffi::lua_pcall(l, 0, 1, 0) != 0 {
                 return Err(Raise::Top);

@@ -195,18 +195,10 @@ impl<'a> Encoder<'a> {
             ffi::LUA_TUSERDATA | ffi::LUA_TLIGHTUSERDATA => {
                 self.object(s, idx, top, level, handovers)
             }
-            LUA_TCDATA => {
-                let payload = s.to_pointer(idx).cast::<u8>();
-                let read = |ct: crate::luajit::cdata::CTypes| {
-                    // SAFETY: a cdata's `lua_topointer` is its payload,
-                    // alive on the stack meanwhile.
-                    unsafe { ct.read_payload(payload) }
-                };
-                match self.st.ctypes.and_then(read) {
-                    Some(sc) => self.scalar(sc),
-                    None => self.object(s, idx, top, level, handovers),
-                }
-            }
+            LUA_TCDATA => match self.st.ctypes.and_then(|ct| ct.read_at(s, idx)) {
+                Some(sc) => self.scalar(sc),
+                None => self.object(s, idx, top, level, handovers),
+            },
             _ => self.unsupported(s, idx, top),
         }
     }
