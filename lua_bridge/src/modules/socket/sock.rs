@@ -114,21 +114,22 @@ impl Sock {
 
     /// Runs the syscalls of `f` on the fd, borrowed for the call; the errno
     /// of the error it returns, or `EBADF` (what a syscall on -1 says) once
-    /// the socket is closed or detached. `f` must not close this socket
-    /// (no closure in this module does: each is a syscall or two).
+    /// the socket is closed or detached. `f` must not close this socket,
+    /// switch fibers or call Lua (no closure in this module does: each is
+    /// a syscall or two).
     #[inline]
     pub fn call<R>(&self, f: impl FnOnce(BorrowedFd<'_>) -> io::Result<R>) -> Result<R, c_int> {
         let fd = self.fd.get();
         if fd < 0 {
             return Err(libc::EBADF);
         }
-        // SAFETY: a number >= 0, so not the -1 `BorrowedFd` may not hold,
-        // and open while `f` runs: a registered socket's `Fd` owns it and
-        // closes it only in `close` (and drop), which set `fd` to -1 first
-        // and which `f` does not call; a `from_fd` socket's number is the
-        // one the caller gave it to own, closed likewise. (A number that
-        // was never open, given to `from_fd`, fails each call with `EBADF`:
-        // the kernel checks it, no memory is at stake.)
+        // SAFETY: `fd` is not the -1 a `BorrowedFd` may not hold, and stays
+        // open while `f` runs: this socket closes it only in `close` and
+        // drop, which set `fd` to -1 first and which `f` does not call, and
+        // whatever else could close the number (another socket over it,
+        // Lua code) runs only when the fiber switches or calls Lua, which
+        // `f` does not. (A `from_fd` number that was never open fails each
+        // call with `EBADF`: the kernel checks it, no memory is at stake.)
         f(unsafe { BorrowedFd::borrow_raw(fd) }).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
     }
 
