@@ -187,6 +187,28 @@ fn ready_fibers_take_turns_in_fifo_order() {
     );
 }
 
+/// With more ready fibers than the switch prefetches for (32), the order
+/// is that of a few.
+#[test]
+fn many_ready_fibers_take_turns_in_fifo_order() {
+    const N: usize = 100;
+    let log = Log::default();
+    for i in 0..N {
+        let l = log.clone();
+        spawn(move || {
+            for round in 0..3 {
+                push(&l, format!("{round}.{i}"));
+                fiber::yield_now().unwrap();
+            }
+        });
+    }
+    fiber::run();
+    let want: Vec<String> = (0..3)
+        .flat_map(|round| (0..N).map(move |i| format!("{round}.{i}")))
+        .collect();
+    assert_eq!(entries(&log), want);
+}
+
 #[test]
 fn sleepers_wake_in_deadline_order() {
     let log = Log::default();

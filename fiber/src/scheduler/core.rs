@@ -48,6 +48,10 @@ pub(crate) struct Scheduler {
     pub(super) stacks: Option<StackPool>,
     /// See [`set_switch_hook`].
     pub(super) hook: Option<fn()>,
+    /// Bytes from a fiber's yielder down to its stack pointer when it last
+    /// blocked (any fiber's: they block through the same frames); 0 until
+    /// one has. Where the prefetch of the next fiber's frames looks.
+    pub(super) depth: usize,
 }
 
 thread_local! {
@@ -111,6 +115,7 @@ impl Scheduler {
             next_fid: FIRST_FID,
             switches: 0,
             budget: 0,
+            depth: 0,
             stacks: None,
             hook: None,
         }

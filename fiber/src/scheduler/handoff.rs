@@ -134,6 +134,7 @@ impl Scheduler {
             let Some(n) = self.ready.pop_front() else {
                 break;
             };
+            self.prefetch_next();
             let Some(slot) = self.slots.get_mut(n) else {
                 continue;
             };
@@ -184,6 +185,7 @@ impl Scheduler {
     /// now that it has blocked or queued itself.
     #[inline(always)]
     pub(super) fn blocked(&mut self, y: *const FiberYielder, resumer: Option<Handle>) -> Blocked {
+        self.depth = (y as usize).wrapping_sub(super::prefetch::stack_pointer());
         let (hub, back) = match resumer {
             None => (self.may_run_batch(), None),
             Some(r) if self.hook.is_none() => (false, self.hand_back(r)),

@@ -23,6 +23,8 @@
 //!   rule 6);
 //! - `park`: blocking the current fiber (yield, sleep, block, the queued
 //!   waits of `Cond` and `Channel`);
+//! - `prefetch`: with many fibers ready, the cache lines of the next ones
+//!   asked for while one runs;
 //! - `builder`: making fibers; `info`: what can be asked about fibers; `run`:
 //!   the loop; `control`: wakeup, cancel, join, renaming, abandoning.
 //!
@@ -90,6 +92,7 @@ mod id;
 pub mod idle;
 mod info;
 mod park;
+mod prefetch;
 mod ready;
 mod record;
 mod run;

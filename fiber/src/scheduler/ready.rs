@@ -48,6 +48,14 @@ impl<T: Copy> Ring<T> {
         (self.len > 0).then(|| unsafe { self.buf[self.head].assume_init() })
     }
 
+    /// The value `i` places from the front, if there are that many.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<T> {
+        // SAFETY: as in `pop_front`: `head + i` is within `head..head + len`.
+        (i < self.len)
+            .then(|| unsafe { self.buf[(self.head + i) & (self.buf.len() - 1)].assume_init() })
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -94,6 +102,10 @@ mod tests {
                 }
             }
             assert_eq!(r.len(), next_in - next_out);
+            for i in 0..r.len() {
+                assert_eq!(r.get(i), Some(next_out + i));
+            }
+            assert_eq!(r.get(r.len()), None);
         }
         while let Some(v) = r.pop_front() {
             assert_eq!(v, next_out);

@@ -126,6 +126,7 @@ fn run_loop(hand_over: bool, mut done: impl FnMut() -> bool) {
                         s.budget = 0;
                         return None;
                     };
+                    s.prefetch_next();
                     if matches!(s.slot(h), Some(slot) if slot.status == Status::Ready) {
                         if !hand_over {
                             // Kept from fibers, which hand over only in `run`.

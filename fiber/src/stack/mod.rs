@@ -61,8 +61,10 @@ pub const MIN_STACK_SIZE: usize = 16 * 1024;
 pub const GUARD_SIZE: usize = 64 * 1024;
 /// Bytes between two colours of stack tops: a cache line.
 pub const COLOUR_STEP: usize = 64;
-/// Distinct colours of stack tops.
-pub const COLOURS: usize = 32;
+/// Distinct colours of stack tops: every line of a page, so the tops
+/// spread over every set of a first-level data cache indexed by the line's
+/// offset in its page (32 KiB, 8 ways: 64 sets).
+pub const COLOURS: usize = 64;
 
 fn page_size() -> usize {
     static PAGE: OnceLock<usize> = OnceLock::new();
