@@ -196,6 +196,19 @@ impl std::fmt::Display for GaiError {
 
 impl std::error::Error for GaiError {}
 
+impl GaiError {
+    /// `gai_strerror(3)` of the code, alone ("Name or service not known";
+    /// [`message`](GaiError::message) has more words, or the errno's
+    /// message for `EAI_SYSTEM`): what Tarantool puts after
+    /// "getaddrinfo: ".
+    pub fn strerror(&self) -> String {
+        // SAFETY: gai_strerror gives a static NUL-terminated message for
+        // any code.
+        let m = unsafe { std::ffi::CStr::from_ptr(libc::gai_strerror(self.code)) };
+        m.to_string_lossy().into_owned()
+    }
+}
+
 /// Resolves `host` and `service` (a port number or a service name; either
 /// may be `None`, not both) with `getaddrinfo(3)` on the
 /// [`run_blocking`] pool, so the cord goes on meanwhile; the calling fiber

@@ -45,7 +45,7 @@
 
 mod listener;
 mod stream;
-mod sys;
+pub mod sys;
 mod udp;
 
 use std::io;

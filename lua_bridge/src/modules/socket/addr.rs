@@ -6,11 +6,12 @@
 use std::borrow::Cow;
 use std::ffi::{c_int, CStr};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
 
+use luafiber_runtime::net::sys;
 use mlua::ffi;
-use socket2::SockAddr;
+use socket2::{SockAddr, SockRef};
 
+use super::sock::Sock;
 use crate::raw::Stack;
 
 /// The text of a host or port argument, as Tarantool's `tostring(x)` has
@@ -113,15 +114,8 @@ fn host_text(sa: &SocketAddr) -> String {
         SocketAddr::V4(a) => a.ip().to_string(),
         SocketAddr::V6(a) if a.scope_id() == 0 => a.ip().to_string(),
         SocketAddr::V6(a) => {
-            let mut name = [0u8; libc::IF_NAMESIZE];
-            // SAFETY: `name` has IF_NAMESIZE bytes, as if_indextoname needs.
-            let p = unsafe { libc::if_indextoname(a.scope_id(), name.as_mut_ptr().cast()) };
-            let scope = match p.is_null() {
-                true => a.scope_id().to_string(),
-                false => CStr::from_bytes_until_nul(&name)
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            };
+            let scope = sys::interface_name(a.scope_id());
+            let scope = scope.unwrap_or_else(|| a.scope_id().to_string());
             format!("{}%{scope}", a.ip())
         }
     }
@@ -207,22 +201,12 @@ const PROTOCOLS: &[(&[u8], c_int)] = &[
     (b"raw", libc::IPPROTO_RAW),
 ];
 
-/// `getprotobyname(3)` and `getprotobynumber(3)` use one static buffer:
-/// the cords take turns.
-static PROTOENT: Mutex<()> = Mutex::new(());
-
 /// The number of protocol `name` (`getprotobyname(3)`).
 pub(super) fn protocol_number(name: &[u8]) -> Option<c_int> {
     if let Some((_, n)) = PROTOCOLS.iter().find(|(p, _)| *p == name) {
         return Some(*n);
     }
-    let name = std::ffi::CString::new(name).ok()?;
-    let _turn = PROTOENT.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: a NUL-terminated name; the entry is read before the lock goes.
-    unsafe {
-        let p = libc::getprotobyname(name.as_ptr());
-        (!p.is_null()).then(|| (*p).p_proto)
-    }
+    sys::protocol_number(&std::ffi::CString::new(name).ok()?)
 }
 
 /// The name of protocol `proto` (`getprotobynumber(3)`).
@@ -230,87 +214,45 @@ fn protocol_name(proto: c_int) -> Option<Cow<'static, [u8]>> {
     if let Some((name, _)) = PROTOCOLS.iter().find(|(_, n)| *n == proto) {
         return Some(Cow::Borrowed(name));
     }
-    let _turn = PROTOENT.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: the entry and its name are read before the lock goes.
-    unsafe {
-        let p = libc::getprotobynumber(proto);
-        if p.is_null() || (*p).p_name.is_null() {
-            return None;
-        }
-        Some(Cow::Owned(CStr::from_ptr((*p).p_name).to_bytes().to_vec()))
-    }
+    sys::protocol_name(proto).map(Cow::Owned)
 }
 
-/// The address of the local end of `fd` (`getsockname`), or of the remote
-/// one (`getpeername`); the errno when that fails.
-pub(super) fn end_addr(fd: c_int, peer: bool) -> Result<SockAddr, c_int> {
-    // SAFETY: `try_init` hands storage for any address and its length to
-    // the call, which fills them.
-    let got = unsafe {
-        SockAddr::try_init(|storage, len| {
-            let rc = match peer {
-                true => libc::getpeername(fd, storage.cast(), len),
-                false => libc::getsockname(fd, storage.cast(), len),
-            };
-            match rc {
-                0 => Ok(()),
-                _ => Err(std::io::Error::last_os_error()),
-            }
-        })
-    };
-    got.map(|((), a)| a)
-        .map_err(|e| e.raw_os_error().unwrap_or(libc::EINVAL))
+/// The address of the local end of `sock` (`getsockname`), or of the
+/// remote one (`getpeername`); the errno when that fails.
+pub(super) fn end_addr(sock: &Sock, peer: bool) -> Result<SockAddr, c_int> {
+    sock.call(|fd| match peer {
+        true => SockRef::from(&fd).peer_addr(),
+        false => SockRef::from(&fd).local_addr(),
+    })
 }
 
 /// Pushes the table `s:name()` / `s:peer()` give: the address with `type`
 /// and `protocol` (Tarantool's `lbox_socket_name`), or nil with the errno
 /// when `getsockname`/`getpeername` fails.
-pub(super) fn push_name(s: &mut Stack, fd: c_int, peer: bool) -> Result<(), c_int> {
-    let addr = end_addr(fd, peer)?;
+pub(super) fn push_name(s: &mut Stack, sock: &Sock, peer: bool) -> Result<(), c_int> {
+    let addr = end_addr(sock, peer)?;
     push_addr(s, &addr);
     if s.type_of(-1) != ffi::LUA_TTABLE {
         return Ok(());
     }
-    if let Some(t) = int_opt(fd, libc::SO_TYPE) {
-        push_sotype(s, t);
+    if let Ok(t) = sock.call(|fd| SockRef::from(&fd).r#type()) {
+        push_sotype(s, t.into());
         s.set_field(-2, c"type");
     }
-    if let Some(p) = int_opt(fd, libc::SO_PROTOCOL) {
-        push_protocol(s, p);
+    // `SO_PROTOCOL` (0, which socket2 gives as none, stays 0).
+    if let Ok(p) = sock.call(|fd| SockRef::from(&fd).protocol()) {
+        push_protocol(s, p.map_or(0, c_int::from));
         s.set_field(-2, c"protocol");
     }
     Ok(())
 }
 
-/// An `int` option of level `SOL_SOCKET`.
-pub(super) fn int_opt(fd: c_int, name: c_int) -> Option<c_int> {
-    let mut v: c_int = 0;
-    let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
-    // SAFETY: `v` and `len` are valid for getsockopt to write.
-    let rc = unsafe { libc::getsockopt(fd, libc::SOL_SOCKET, name, (&raw mut v).cast(), &mut len) };
-    (rc == 0 && len as usize == std::mem::size_of::<c_int>()).then_some(v)
-}
-
 /// The pending error of a socket (`SO_ERROR`), 0 for none; the errno of
 /// `getsockopt` itself when that fails.
-pub(super) fn so_error(fd: c_int) -> c_int {
-    let mut v: c_int = 0;
-    let mut len = std::mem::size_of::<c_int>() as libc::socklen_t;
-    // SAFETY: `v` and `len` are valid for getsockopt to write.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ERROR,
-            (&raw mut v).cast(),
-            &mut len,
-        )
-    };
-    match rc {
-        0 => v,
-        _ => std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO),
+pub(super) fn so_error(sock: &Sock) -> c_int {
+    match sock.call(|fd| SockRef::from(&fd).take_error()) {
+        Ok(pending) => pending.and_then(|e| e.raw_os_error()).unwrap_or(0),
+        Err(e) => e,
     }
 }
 

@@ -2,13 +2,14 @@
 //! `accept`, `sysconnect` and `connect`, `shutdown`, `name`, `peer`.
 
 use std::ffi::c_int;
-use std::os::fd::RawFd;
+use std::net::Shutdown;
 
 use luafiber_runtime::io::Interest;
-use socket2::SockAddr;
+use luafiber_runtime::net::sys;
+use socket2::{SockAddr, SockRef};
 
 use super::addr;
-use super::sock::{self, last_errno, push_outcome, this};
+use super::sock::{self, push_outcome, this, Sock};
 use super::wait::{failed, opt_timeout};
 use crate::raw::{lua_fn, LResult, Stack};
 
@@ -21,19 +22,12 @@ fn addr_args(s: &Stack) -> Result<SockAddr, c_int> {
     }
 }
 
-/// `bind(2)` or `connect(2)` of `fd` to `a`.
-fn sys_addr(fd: RawFd, a: &SockAddr, connect: bool) -> Result<(), c_int> {
-    // SAFETY: `a` is a whole address of `a.len()` bytes.
-    let rc = unsafe {
-        match connect {
-            true => libc::connect(fd, a.as_ptr().cast(), a.len()),
-            false => libc::bind(fd, a.as_ptr().cast(), a.len()),
-        }
-    };
-    match rc {
-        0 => Ok(()),
-        _ => Err(last_errno()),
-    }
+/// `bind(2)` or `connect(2)` of the socket to `a`.
+fn sys_addr(sock: &Sock, a: &SockAddr, connect: bool) -> Result<(), c_int> {
+    sock.call(|fd| match connect {
+        true => SockRef::from(&fd).connect(a),
+        false => SockRef::from(&fd).bind(a),
+    })
 }
 
 lua_fn! {
@@ -41,7 +35,7 @@ lua_fn! {
     /// path); true, or false with `s:errno()`.
     pub(super) fn sock_bind(s: &mut Stack) {
         let sock = this(s, 1)?;
-        let r = addr_args(s).and_then(|a| sys_addr(sock.raw(), &a, false));
+        let r = addr_args(s).and_then(|a| sys_addr(sock, &a, false));
         push_outcome(s, sock, r)
     }
 }
@@ -52,7 +46,7 @@ lua_fn! {
     /// connect goes on).
     pub(super) fn sock_sysconnect(s: &mut Stack) {
         let sock = this(s, 1)?;
-        let r = addr_args(s).and_then(|a| sys_addr(sock.raw(), &a, true));
+        let r = addr_args(s).and_then(|a| sys_addr(sock, &a, true));
         push_outcome(s, sock, r)
     }
 }
@@ -67,7 +61,7 @@ lua_fn! {
         let sock = this(s, 1)?;
         let timeout = opt_timeout(s, 4, "Usage: s:connect(host, port[, timeout])")?;
         sock.ok();
-        let r = addr_args(s).and_then(|a| sys_addr(sock.raw(), &a, true));
+        let r = addr_args(s).and_then(|a| sys_addr(sock, &a, true));
         let e = match r {
             Ok(()) => 0,
             Err(libc::EINPROGRESS) => {
@@ -75,7 +69,7 @@ lua_fn! {
                     crate::fiber::check_switch(s, "socket.connect")?;
                 }
                 match sock.wait(Interest::WRITABLE, timeout) {
-                    Ok(_) => addr::so_error(sock.raw()),
+                    Ok(_) => addr::so_error(sock),
                     Err(e) => failed(e)?,
                 }
             }
@@ -101,11 +95,7 @@ lua_fn! {
             true => 256,
             false => s.to_integer(2).unwrap_or(256).clamp(0, i64::from(c_int::MAX)) as c_int,
         };
-        // SAFETY: listen takes an fd and an int.
-        let r = match unsafe { libc::listen(sock.raw(), backlog) } {
-            0 => Ok(()),
-            _ => Err(last_errno()),
-        };
+        let r = sock.call(|fd| SockRef::from(&fd).listen(backlog));
         push_outcome(s, sock, r)
     }
 }
@@ -117,20 +107,9 @@ lua_fn! {
     /// none waits).
     pub(super) fn sock_accept(s: &mut Stack) {
         let sock = this(s, 1)?;
-        // SAFETY: `try_init` gives storage for the peer's address and its
-        // length, which accept4 fills.
-        let got = unsafe {
-            SockAddr::try_init(|storage, len| {
-                match libc::accept4(sock.raw(), storage.cast(), len, libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC) {
-                    -1 => Err(std::io::Error::last_os_error()),
-                    fd => Ok(fd),
-                }
-            })
-        };
-        let (fd, from) = match got {
+        let (fd, from) = match sock.call(sys::accept_any) {
             Ok(v) => v,
             Err(e) => {
-                let e = e.raw_os_error().unwrap_or(libc::EIO);
                 if e == libc::EAGAIN {
                     sock.would_block(Interest::READABLE);
                 }
@@ -158,17 +137,13 @@ lua_fn! {
     pub(super) fn sock_shutdown(s: &mut Stack) {
         let sock = this(s, 1)?;
         let how = match (s.to_integer(2), s.to_str(2)) {
-            (Some(0), _) => libc::SHUT_RD,
-            (Some(1), _) => libc::SHUT_WR,
-            (_, Some(b"R" | b"READ" | b"receive")) => libc::SHUT_RD,
-            (_, Some(b"W" | b"WRITE" | b"send")) => libc::SHUT_WR,
-            _ => libc::SHUT_RDWR,
+            (Some(0), _) => Shutdown::Read,
+            (Some(1), _) => Shutdown::Write,
+            (_, Some(b"R" | b"READ" | b"receive")) => Shutdown::Read,
+            (_, Some(b"W" | b"WRITE" | b"send")) => Shutdown::Write,
+            _ => Shutdown::Both,
         };
-        // SAFETY: shutdown takes an fd and an int.
-        let r = match unsafe { libc::shutdown(sock.raw(), how) } {
-            0 => Ok(()),
-            _ => Err(last_errno()),
-        };
+        let r = sock.call(|fd| SockRef::from(&fd).shutdown(how));
         push_outcome(s, sock, r)
     }
 }
@@ -177,7 +152,7 @@ lua_fn! {
 fn name(s: &mut Stack, peer: bool) -> LResult {
     let sock = this(s, 1)?;
     s.ensure(4)?;
-    match addr::push_name(s, sock.raw(), peer) {
+    match addr::push_name(s, sock, peer) {
         Ok(()) => sock.ok(),
         Err(e) => {
             sock.fail(e);
@@ -202,9 +177,9 @@ lua_fn! {
     }
 }
 
-/// `"host:port"` of the local (or remote) end of `fd`, if it has one.
-fn end_text(fd: c_int, peer: bool) -> Option<String> {
-    let a = addr::end_addr(fd, peer).ok()?;
+/// `"host:port"` of the local (or remote) end of `sock`, if it has one.
+fn end_text(sock: &Sock, peer: bool) -> Option<String> {
+    let a = addr::end_addr(sock, peer).ok()?;
     if let Some(sa) = a.as_socket() {
         return Some(format!("{}:{}", sa.ip(), sa.port()));
     }
@@ -216,13 +191,13 @@ lua_fn! {
     /// `__tostring`: `"fd 5, aka 127.0.0.1:8080, peer 127.0.0.1:55610"`
     /// (`s:errno()` untouched).
     pub(super) fn sock_tostring(s: &mut Stack) {
-        let fd = this(s, 1)?.raw();
-        let mut text = format!("fd {fd}");
-        if let Some(aka) = end_text(fd, false) {
+        let sock = this(s, 1)?;
+        let mut text = format!("fd {}", sock.raw());
+        if let Some(aka) = end_text(sock, false) {
             text.push_str(", aka ");
             text.push_str(&aka);
         }
-        if let Some(peer) = end_text(fd, true) {
+        if let Some(peer) = end_text(sock, true) {
             text.push_str(", peer ");
             text.push_str(&peer);
         }

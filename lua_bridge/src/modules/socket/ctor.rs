@@ -3,14 +3,22 @@
 //! `getaddrinfo`, `getprotobyname`.
 
 use std::ffi::{c_int, CStr};
+use std::os::fd::OwnedFd;
 
 use luafiber_runtime::io::{self as rio, GaiError, Hints};
 use mlua::ffi;
+use socket2::{Domain, Protocol, Socket, Type};
 
 use super::addr;
-use super::sock::{self, last_errno, Sock};
+use super::sock::{self, os_errno, Sock};
 use crate::modules::errno;
 use crate::raw::{lua_fn, LResult, Raise, Stack};
+
+/// A socket type with the flags every socket made here has
+/// (non-blocking, close-on-exec).
+fn sock_type(ty: c_int) -> Type {
+    Type::from(ty | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
+}
 
 /// Three integral number arguments from 1.
 fn triple(s: &Stack, usage: &str) -> LResult<(c_int, c_int, c_int)> {
@@ -28,13 +36,15 @@ lua_fn! {
     /// loop; nil with `errno()` set.
     pub(super) fn internal_socket(s: &mut Stack) {
         let (domain, ty, proto) = triple(s, "Usage: internal.socket(domain, type, protocol)")?;
-        // SAFETY: socket takes three ints.
-        let fd = unsafe { libc::socket(domain, ty | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, proto) };
-        if fd < 0 {
-            errno::set(last_errno());
-            s.push_nil();
-            return Ok(1);
-        }
+        let made = Socket::new_raw(Domain::from(domain), sock_type(ty), Some(Protocol::from(proto)));
+        let fd = match made {
+            Ok(fd) => OwnedFd::from(fd),
+            Err(e) => {
+                errno::set(os_errno(e));
+                s.push_nil();
+                return Ok(1);
+            }
+        };
         s.ensure(2)?;
         let ip = domain == libc::AF_INET || domain == libc::AF_INET6;
         if let Err(e) = sock::push_new(s, fd, ty, ip) {
@@ -51,23 +61,23 @@ lua_fn! {
     /// `errno()` set.
     pub(super) fn internal_socketpair(s: &mut Stack) {
         let (domain, ty, proto) = triple(s, "Usage: internal.socketpair(domain, type, protocol)")?;
-        let mut fds = [-1; 2];
-        let flags = libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
-        // SAFETY: `fds` has room for the two fds.
-        if unsafe { libc::socketpair(domain, ty | flags, proto, fds.as_mut_ptr()) } != 0 {
-            errno::set(last_errno());
-            s.push_nil();
-            return Ok(1);
-        }
+        let made = Socket::pair_raw(Domain::from(domain), sock_type(ty), Some(Protocol::from(proto)));
+        let (a, b) = match made {
+            Ok((a, b)) => (OwnedFd::from(a), OwnedFd::from(b)),
+            Err(e) => {
+                errno::set(os_errno(e));
+                s.push_nil();
+                return Ok(1);
+            }
+        };
         s.ensure(3)?;
-        if let Err(e) = sock::push_new(s, fds[0], ty, false) {
-            // SAFETY: the second fd is still ours.
-            unsafe { libc::close(fds[1]) };
+        if let Err(e) = sock::push_new(s, a, ty, false) {
+            // The second fd closes as `b` goes.
             errno::set(e);
             s.push_nil();
             return Ok(1);
         }
-        if let Err(e) = sock::push_new(s, fds[1], ty, false) {
+        if let Err(e) = sock::push_new(s, b, ty, false) {
             // The first socket closes when collected.
             s.pop(1);
             errno::set(e);
@@ -89,9 +99,8 @@ lua_fn! {
             .to_integer(1)
             .and_then(|n| c_int::try_from(n).ok())
             .ok_or_else(|| Raise::illegal("fd must be a number"))?;
-        let itype = addr::int_opt(fd, libc::SO_TYPE).unwrap_or(0);
         s.ensure(2)?;
-        sock::push(s, Sock::foreign(fd, itype));
+        sock::push(s, Sock::foreign(fd));
         Ok(1)
     }
 }
@@ -141,11 +150,7 @@ fn gai_message(e: &std::io::Error) -> String {
         return "timed out".into();
     }
     match e.get_ref().and_then(|i| i.downcast_ref::<GaiError>()) {
-        Some(g) => {
-            // SAFETY: gai_strerror gives a static NUL-terminated message.
-            let m = unsafe { CStr::from_ptr(libc::gai_strerror(g.code)) };
-            format!("getaddrinfo: {}", m.to_string_lossy())
-        }
+        Some(g) => format!("getaddrinfo: {}", g.strerror()),
         None => format!("getaddrinfo: {e}"),
     }
 }
@@ -179,9 +184,7 @@ lua_fn! {
             let hints = Hints { flags: hints.flags & !libc::AI_ADDRCONFIG, ..hints };
             found = rio::getaddrinfo(host.as_deref(), port.as_deref(), hints, timeout);
         }
-        // SAFETY: the stack is as the C API left it; the fiber may have
-        // slept.
-        unsafe { s.sync() };
+        super::wait::after_switch(s);
         s.ensure(6)?;
         let found = match found {
             Ok(f) => f,

@@ -44,8 +44,14 @@ unsafe extern "C" fn try_read(
     limit: f64,
     out: *mut *const u8,
 ) -> f64 {
-    // SAFETY: caller's contract.
-    let sock = unsafe { &*sock };
+    // SAFETY: the caller's contract: `sock` is live, `delim` (when not
+    // null) valid for `dlen` bytes, `out` for a write; the wrapper holds
+    // the socket and the delimiter's string on its stack for the call.
+    let (sock, delim, out) = unsafe {
+        let delim =
+            (!delim.is_null()).then(|| std::slice::from_raw_parts(delim.cast::<u8>(), dlen));
+        (&*sock, delim, &mut *out)
+    };
     let Ok(limit) = limit_of(limit) else {
         return FALLBACK;
     };
@@ -55,20 +61,16 @@ unsafe extern "C" fn try_read(
     let Ok(mut b) = sock.rbuf.try_borrow_mut() else {
         return FALLBACK;
     };
-    let n = match delim.is_null() {
-        true => b.check_limit(limit),
-        // SAFETY: caller's contract.
-        false => b.check_delimiter(
-            unsafe { std::slice::from_raw_parts(delim.cast(), dlen) },
-            limit,
-        ),
+    let n = match delim {
+        None => b.check_limit(limit),
+        Some(d) => b.check_delimiter(d, limit),
     };
     let Some(n) = n else {
         return FALLBACK;
     };
-    // SAFETY: caller's contract. The bytes stay where they are after the
-    // consume, until the buffer is next written.
-    unsafe { *out = b.data().as_ptr() };
+    // The bytes stay where they are after the consume, until the buffer
+    // is next written.
+    *out = b.data().as_ptr();
     b.consume(n);
     sock.ok();
     n as f64
@@ -82,10 +84,11 @@ unsafe extern "C" fn try_read(
 /// # Safety
 ///
 /// `sock` is a live socket (the wrapper checked the metatable); `p` is
-/// valid for `len` bytes.
+/// valid (not null) for `len` bytes.
 unsafe extern "C" fn try_write(sock: *const Sock, p: *const c_char, len: usize) -> f64 {
-    // SAFETY: caller's contract.
-    let sock = unsafe { &*sock };
+    // SAFETY: the caller's contract: `sock` is live, `p` valid for `len`
+    // bytes (a string the wrapper holds on its stack for the call).
+    let (sock, data) = unsafe { (&*sock, std::slice::from_raw_parts(p.cast::<u8>(), len)) };
     if sock.is_closed() {
         return FALLBACK;
     }
@@ -94,9 +97,7 @@ unsafe extern "C" fn try_write(sock: *const Sock, p: *const c_char, len: usize) 
         return 0.0;
     }
     let more = sock.more_flag();
-    // SAFETY: caller's contract.
-    let data = unsafe { std::slice::from_raw_parts(p.cast(), len) };
-    match sys_send(sock.raw(), data, more) {
+    match sys_send(sock, data, more) {
         Ok(n) => {
             if n == len {
                 sock.set_corked(more != 0);
@@ -126,19 +127,7 @@ pub(super) fn install(s: &mut Stack, mt: c_int, methods: c_int) -> LResult<()> {
     }
     s.ensure(8)?;
     let top = s.top();
-    // SAFETY: loading a chunk does not raise (an error comes back as a
-    // code, raw rule 2); the stack is read again after.
-    let rc = unsafe {
-        mlua::ffi::luaL_loadbuffer(
-            s.as_ptr(),
-            CHUNK.as_ptr().cast(),
-            CHUNK.len(),
-            c"=socket.fast".as_ptr(),
-        )
-    };
-    // SAFETY: the C API pushed one value.
-    unsafe { s.sync() };
-    if rc != 0 {
+    if s.load(CHUNK, c"=socket.fast").is_err() {
         s.settop(top);
         return Ok(());
     }

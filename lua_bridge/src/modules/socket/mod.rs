@@ -42,8 +42,6 @@ mod write;
 
 use std::ffi::{c_int, CStr};
 
-use mlua::ffi;
-
 use crate::raw::{lua_fn, LResult, Raise, Reg, Stack};
 
 /// The methods of socket objects written in C (and `read`, a closure: see
@@ -200,17 +198,7 @@ lua_fn! {
         s.ensure(8)?;
         let (mt, methods) = sock::init_metatable(s, METHODS)?;
         let internal = push_internal(s)?;
-        // SAFETY: a chunk that does not raise to load (errors come back
-        // as a code, with the message pushed, raw rule 2); the stack is
-        // re-read after.
-        let rc = unsafe {
-            ffi::luaL_loadbuffer(s.as_ptr(), CHUNK.as_ptr().cast(), CHUNK.len(), c"=socket".as_ptr())
-        };
-        // SAFETY: the C API pushed one value.
-        unsafe { s.sync() };
-        if rc != 0 {
-            return Err(Raise::Top);
-        }
+        s.load(CHUNK, c"=socket").map_err(|()| Raise::Top)?;
         s.ensure(4)?;
         s.push_value(internal);
         s.push_value(methods);

@@ -5,7 +5,10 @@
 
 use std::ffi::{c_int, CStr};
 
-use super::sock::{last_errno, push_outcome, this, Sock};
+use luafiber_runtime::net::sys;
+use socket2::SockRef;
+
+use super::sock::{push_outcome, this, Sock};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// How an option's value is passed: an `int`, or bytes (a device name).
@@ -109,19 +112,22 @@ fn int_arg(s: &Stack, idx: c_int, usage: &str) -> LResult<c_int> {
         .ok_or_else(|| Raise::illegal(usage))
 }
 
-/// `setsockopt(2)` of `len` bytes at `p`.
-fn set(
-    sock: &Sock,
-    level: c_int,
-    name: c_int,
-    p: *const libc::c_void,
-    len: usize,
-) -> Result<(), c_int> {
-    // SAFETY: `p` is valid for reads of `len` bytes (the callers' values).
-    match unsafe { libc::setsockopt(sock.raw(), level, name, p, len as libc::socklen_t) } {
-        0 => Ok(()),
-        _ => Err(last_errno()),
-    }
+/// `setsockopt(2)` of the bytes `value`.
+fn set(sock: &Sock, level: c_int, name: c_int, value: &[u8]) -> Result<(), c_int> {
+    sock.call(|fd| sys::setsockopt(fd, level, name, value))
+}
+
+/// `getsockopt(2)` into `buf`: the length the kernel gave.
+fn get(sock: &Sock, level: c_int, name: c_int, buf: &mut [u8]) -> Result<usize, c_int> {
+    sock.call(|fd| sys::getsockopt(fd, level, name, buf))
+}
+
+/// `struct linger` as `SO_LINGER` takes it: `l_onoff`, then `l_linger`.
+fn linger_bytes(on: c_int, secs: c_int) -> [u8; 8] {
+    let mut b = [0; 8];
+    b[..4].copy_from_slice(&on.to_ne_bytes());
+    b[4..].copy_from_slice(&secs.to_ne_bytes());
+    b
 }
 
 const SET_USAGE: &str = "Usage: internal.setsockopt(s, level, name, type, value)";
@@ -138,11 +144,11 @@ lua_fn! {
         let r = match int_arg(s, 4, SET_USAGE)? {
             1 => {
                 let v = int_arg(s, 5, SET_USAGE)?;
-                set(sock, level, name, (&raw const v).cast(), std::mem::size_of::<c_int>())
+                set(sock, level, name, &v.to_ne_bytes())
             }
             _ => {
                 let v = s.to_str(5).ok_or_else(|| Raise::illegal(SET_USAGE))?;
-                set(sock, level, name, v.as_ptr().cast(), v.len())
+                set(sock, level, name, v)
             }
         };
         if r.is_ok() && level == libc::SOL_SOCKET && name == libc::SO_PASSCRED {
@@ -165,19 +171,19 @@ lua_fn! {
         let name = int_arg(s, 3, GET_USAGE)?;
         let kind = int_arg(s, 4, GET_USAGE)?;
         let mut buf = [0u8; 256];
-        let mut len = match kind {
+        let room = match kind {
             1 => std::mem::size_of::<c_int>(),
             _ => buf.len(),
-        } as libc::socklen_t;
-        // SAFETY: `buf` is valid for writes of `len` bytes.
-        let rc = unsafe { libc::getsockopt(sock.raw(), level, name, buf.as_mut_ptr().cast(), &mut len) };
-        if rc != 0 {
-            sock.fail(last_errno());
-            s.push_nil();
-            return Ok(1);
-        }
+        };
+        let len = match get(sock, level, name, &mut buf[..room]) {
+            Ok(len) => len.min(buf.len()),
+            Err(e) => {
+                sock.fail(e);
+                s.push_nil();
+                return Ok(1);
+            }
+        };
         sock.ok();
-        let len = (len as usize).min(buf.len());
         match kind {
             1 if len == std::mem::size_of::<c_int>() => {
                 s.push_int(c_int::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]).into())
@@ -195,27 +201,26 @@ lua_fn! {
     /// default) and gives them back; nil with `s:errno()`.
     pub(super) fn sock_linger(s: &mut Stack) {
         let sock = this(s, 1)?;
-        let mut l = libc::linger { l_onoff: 0, l_linger: 0 };
         let r = if s.is_none_or_nil(2) {
-            let mut len = std::mem::size_of::<libc::linger>() as libc::socklen_t;
-            // SAFETY: `l` is valid for writes of its size.
-            match unsafe { libc::getsockopt(sock.raw(), libc::SOL_SOCKET, libc::SO_LINGER, (&raw mut l).cast(), &mut len) } {
-                0 => Ok(()),
-                _ => Err(last_errno()),
-            }
+            let mut b = linger_bytes(0, 0);
+            get(sock, libc::SOL_SOCKET, libc::SO_LINGER, &mut b).map(|_| {
+                let int = |i: usize| c_int::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+                (int(0), int(4))
+            })
         } else {
-            l.l_onoff = c_int::from(s.to_bool(2));
-            l.l_linger = match s.is_none_or_nil(3) {
+            let on = c_int::from(s.to_bool(2));
+            let secs = match s.is_none_or_nil(3) {
                 true => 0,
                 false => int_arg(s, 3, "Usage: s:linger([active[, timeout]])")?,
             };
-            set(sock, libc::SOL_SOCKET, libc::SO_LINGER, (&raw const l).cast(), std::mem::size_of::<libc::linger>())
+            let b = linger_bytes(on, secs);
+            set(sock, libc::SOL_SOCKET, libc::SO_LINGER, &b).map(|()| (on, secs))
         };
         match r {
-            Ok(()) => {
+            Ok((on, secs)) => {
                 sock.ok();
-                s.push_bool(l.l_onoff != 0);
-                s.push_int(l.l_linger.into());
+                s.push_bool(on != 0);
+                s.push_int(secs.into());
                 Ok(2)
             }
             Err(e) => {
@@ -233,23 +238,12 @@ lua_fn! {
     /// blocks the whole cord in its syscalls, as in Tarantool.
     pub(super) fn sock_nonblock(s: &mut Stack) {
         let sock = this(s, 1)?;
-        let fd = sock.raw();
-        // SAFETY: fcntl with F_GETFL takes no argument.
-        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-        let r = if flags < 0 {
-            Err(last_errno())
-        } else if s.is_none_or_nil(2) {
-            Ok(flags & libc::O_NONBLOCK != 0)
-        } else {
-            let on = s.to_bool(2);
-            let new = match on {
-                true => flags | libc::O_NONBLOCK,
-                false => flags & !libc::O_NONBLOCK,
-            };
-            // SAFETY: fcntl with F_SETFL takes an int.
-            match new == flags || unsafe { libc::fcntl(fd, libc::F_SETFL, new) } >= 0 {
-                true => Ok(on),
-                false => Err(last_errno()),
+        // `fcntl(F_GETFL)`, and `F_SETFL` when the flag changes.
+        let r = match s.is_none_or_nil(2) {
+            true => sock.call(|fd| SockRef::from(&fd).nonblocking()),
+            false => {
+                let on = s.to_bool(2);
+                sock.call(|fd| SockRef::from(&fd).set_nonblocking(on)).map(|()| on)
             }
         };
         match r {

@@ -9,13 +9,13 @@
 //! nil with `s:errno()` set, the buffered bytes kept for the next call.
 
 use std::ffi::c_int;
-use std::os::fd::RawFd;
 
 use luafiber_runtime::io::Interest;
+use luafiber_runtime::net::sys;
 use mlua::ffi;
 
 use super::rbuf::{ReadBuf, READAHEAD};
-use super::sock::{last_errno, this, Sock};
+use super::sock::{this, Sock};
 use super::wait::{opt_timeout, park, Deadline};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
@@ -146,23 +146,14 @@ fn spec_arg(s: &mut Stack) -> LResult<Spec> {
     Ok(Spec { limit, delim })
 }
 
-/// One `recv(2)` of at most `buf.len()` bytes; `read(2)` when `fd` is no
-/// socket (`from_fd` of a pipe).
+/// One `recv(2)` of at most `buf.len()` bytes; `read(2)` when the fd is
+/// no socket (`from_fd` of a pipe).
 #[inline]
-pub(super) fn sys_read(fd: RawFd, buf: &mut [u8]) -> Result<usize, c_int> {
-    // SAFETY: `buf` is valid for writes of its length.
-    let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-    if n >= 0 {
-        return Ok(n as usize);
-    }
-    match last_errno() {
-        // SAFETY: as above.
-        libc::ENOTSOCK => match unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) } {
-            -1 => Err(last_errno()),
-            n => Ok(n as usize),
-        },
-        e => Err(e),
-    }
+pub(super) fn sys_read(sock: &Sock, buf: &mut [u8]) -> Result<usize, c_int> {
+    sock.call(|fd| match sys::recv(fd, buf) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOTSOCK) => sys::read(fd, buf),
+        r => r,
+    })
 }
 
 /// Pushes the first `n` buffered bytes and drops them from the buffer.
@@ -230,12 +221,8 @@ fn read(s: &mut Stack, sock: &Sock, spec: &Spec, mut deadline: Deadline) -> LRes
             if let Err(e) = park(s, sock, Interest::READABLE, &mut deadline, "socket.read")? {
                 return fail(s, sock, e);
             }
-            // SAFETY: the stack is as the C API left it; a collection
-            // while the fiber slept may have shrunk the free room.
-            unsafe { s.sync() };
         }
-        let fd = sock.raw();
-        if fd < 0 {
+        if sock.is_closed() {
             return fail(s, sock, libc::EBADF);
         }
         let got = {
@@ -243,7 +230,7 @@ fn read(s: &mut Stack, sock: &Sock, spec: &Spec, mut deadline: Deadline) -> LRes
             let want = (spec.limit - b.len()).min(READAHEAD);
             let room = b.reserve(want);
             let asked = room.len();
-            let got = sys_read(fd, room);
+            let got = sys_read(sock, room);
             if let Ok(n) = got {
                 b.commit(n);
                 sock.read_got(n, asked);

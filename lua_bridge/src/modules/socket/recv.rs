@@ -2,14 +2,14 @@
 //! `sysread`, `recv`, `recvfrom`. None of them waits.
 
 use std::ffi::c_int;
-use std::os::fd::RawFd;
 
-use socket2::SockAddr;
+use luafiber_runtime::net::sys;
+use socket2::SockRef;
 
 use super::addr;
 use super::rbuf::READAHEAD;
 use super::read::{fail, sys_read, LIMIT_INFINITY};
-use super::sock::{flags_arg, last_errno, this, Sock};
+use super::sock::{flags_arg, this, Sock};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// A size argument of `sysread`/`recv`: absent is `default`.
@@ -58,32 +58,9 @@ lua_fn! {
     pub(super) fn sock_sysread(s: &mut Stack) {
         let sock = this(s, 1)?;
         let size = size_arg(s, 2, READAHEAD, "sysread")?;
-        let fd = sock.raw();
-        read_into_spare(s, sock, size, |buf| sys_read(fd, buf).map(|n| (n, ())))?;
+        read_into_spare(s, sock, size, |buf| sys_read(sock, buf).map(|n| (n, ())))?;
         Ok(1)
     }
-}
-
-/// `recv(2)`/`recvfrom(2)` with `flags`, and the sender's address.
-fn sys_recvfrom(fd: RawFd, buf: &mut [u8], flags: c_int) -> Result<(usize, SockAddr), c_int> {
-    // SAFETY: `try_init` gives storage for an address and its length,
-    // which recvfrom fills; `buf` is valid for writes of its length.
-    let r = unsafe {
-        SockAddr::try_init(|storage, len| {
-            match libc::recvfrom(
-                fd,
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                flags,
-                storage.cast(),
-                len,
-            ) {
-                -1 => Err(std::io::Error::last_os_error()),
-                n => Ok(n as usize),
-            }
-        })
-    };
-    r.map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
 }
 
 /// The size `recv` takes when none is given: the next datagram's on a
@@ -96,19 +73,9 @@ fn recv_size(s: &Stack, sock: &Sock) -> LResult<Result<usize, c_int>> {
     if sock.itype != libc::SOCK_DGRAM {
         return Ok(Ok(512));
     }
-    // SAFETY: a zero-length read with a null buffer is allowed.
-    let n = unsafe {
-        libc::recv(
-            sock.raw(),
-            std::ptr::null_mut(),
-            0,
-            libc::MSG_PEEK | libc::MSG_TRUNC,
-        )
-    };
-    Ok(match n {
-        -1 => Err(last_errno()),
-        n => Ok(n as usize),
-    })
+    // A zero-length peek: with MSG_TRUNC the length of the datagram.
+    let peek = libc::MSG_PEEK | libc::MSG_TRUNC;
+    Ok(sock.call(|fd| SockRef::from(&fd).recv_with_flags(&mut [], peek)))
 }
 
 /// The flags and size of `recv`/`recvfrom`: `Err` with the errno when
@@ -128,13 +95,8 @@ lua_fn! {
             Ok(a) => a,
             Err(e) => return fail(s, sock, e),
         };
-        let fd = sock.raw();
         read_into_spare(s, sock, size, |buf| {
-            // SAFETY: `buf` is valid for writes of its length.
-            match unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) } {
-                -1 => Err(last_errno()),
-                n => Ok((n as usize, ())),
-            }
+            sock.call(|fd| sys::recv_with_flags(fd, buf, flags)).map(|n| (n, ()))
         })?;
         Ok(1)
     }
@@ -149,8 +111,9 @@ lua_fn! {
             Ok(a) => a,
             Err(e) => return fail(s, sock, e),
         };
-        let fd = sock.raw();
-        let from = read_into_spare(s, sock, size, |buf| sys_recvfrom(fd, buf, flags))?;
+        let from = read_into_spare(s, sock, size, |buf| {
+            sock.call(|fd| sys::recv_from_with_flags(fd, buf, flags))
+        })?;
         match from {
             Some(from) => {
                 addr::push_addr(s, &from);

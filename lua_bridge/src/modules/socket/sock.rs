@@ -13,15 +13,23 @@
 //! but `&Sock` (the userdata stays on its stack, so it lives). `close()`
 //! keeps the [`Fd`] in place (closed, its waiters woken with `EBADF`); it is
 //! dropped only by `__gc`, which closes an fd still open without a switch.
+//!
+//! The unsafe code of the module is here, but for the FFI entries of
+//! [`fast`](super::fast) and the stack's re-read after a switch
+//! ([`wait`](super::wait)): the one borrow of the fd number
+//! ([`Sock::call`], under every syscall), the `close(2)` of a `from_fd`
+//! number, the one read of a `&Sock` out of a userdata ([`any`]) and its
+//! drop in `__gc`.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void};
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 use luafiber_runtime::io::{self as rio, Fd, Interest, Ready};
 use mlua::ffi;
+use socket2::SockRef;
 
 use super::rbuf::ReadBuf;
 use crate::modules::errno;
@@ -84,18 +92,45 @@ impl Sock {
         })
     }
 
-    /// A socket over an fd number of the caller's (`socket.from_fd`).
-    pub fn foreign(fd: RawFd, itype: c_int) -> Sock {
-        Sock {
+    /// A socket over an fd number of the caller's (`socket.from_fd`),
+    /// which it closes when closed or collected; its type from `SO_TYPE`
+    /// (0 when that fails).
+    pub fn foreign(fd: RawFd) -> Sock {
+        let mut sock = Sock {
             fd: Cell::new(fd),
             reg: None,
-            itype,
+            itype: 0,
             errno: Cell::new(0),
             stream: Cell::new(false),
             tcp: false,
             corked: Cell::new(false),
             rbuf: RefCell::default(),
+        };
+        sock.itype = sock
+            .call(|fd| SockRef::from(&fd).r#type())
+            .map_or(0, c_int::from);
+        sock
+    }
+
+    /// Runs the syscalls of `f` on the fd, borrowed for the call; the errno
+    /// of the error it returns, or `EBADF` (what a syscall on -1 says) once
+    /// the socket is closed or detached. `f` must not close this socket,
+    /// switch fibers or call Lua (no closure in this module does: each is
+    /// a syscall or two).
+    #[inline]
+    pub fn call<R>(&self, f: impl FnOnce(BorrowedFd<'_>) -> io::Result<R>) -> Result<R, c_int> {
+        let fd = self.fd.get();
+        if fd < 0 {
+            return Err(libc::EBADF);
         }
+        // SAFETY: `fd` is not the -1 a `BorrowedFd` may not hold, and stays
+        // open while `f` runs: this socket closes it only in `close` and
+        // drop, which set `fd` to -1 first and which `f` does not call, and
+        // whatever else could close the number (another socket over it,
+        // Lua code) runs only when the fiber switches or calls Lua, which
+        // `f` does not. (A `from_fd` number that was never open fails each
+        // call with `EBADF`: the kernel checks it, no memory is at stake.)
+        f(unsafe { BorrowedFd::borrow_raw(fd) }).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
     }
 
     /// The fd, or -1 when closed.
@@ -137,7 +172,11 @@ impl Sock {
             // A registration closed behind this socket: another socket over
             // the same fd (`from_fd`) closed it.
             Some(_) => Err(libc::EBADF),
-            // SAFETY: the caller's fd, which it gave this socket to close.
+            // A negative number was never open (and -1 is a closed socket).
+            None if fd < 0 => Err(libc::EBADF),
+            // SAFETY: the number `from_fd` was given, for this socket to
+            // close (Tarantool's `socket.from_fd` hands it over); `fd` is
+            // -1 from now on, so no call here uses it again.
             None => match unsafe { libc::close(fd) } {
                 0 => Ok(()),
                 _ => Err(io::Error::last_os_error()
@@ -177,17 +216,7 @@ impl Sock {
     #[inline]
     pub fn uncork(&self) {
         if self.corked.replace(false) {
-            let off: c_int = 0;
-            // SAFETY: TCP_CORK reads one int.
-            unsafe {
-                libc::setsockopt(
-                    self.raw(),
-                    libc::IPPROTO_TCP,
-                    libc::TCP_CORK,
-                    (&raw const off).cast(),
-                    std::mem::size_of::<c_int>() as libc::socklen_t,
-                )
-            };
+            let _ = self.call(|fd| SockRef::from(&fd).set_tcp_cork(false));
         }
     }
 
@@ -237,6 +266,15 @@ impl Sock {
     }
 }
 
+impl Drop for Sock {
+    /// Closes an fd still open (no switch); `__gc` drops a socket.
+    fn drop(&mut self) {
+        if !self.is_closed() {
+            let _ = self.close();
+        }
+    }
+}
+
 /// Pushes `true`, or `false` with the errno set.
 pub(super) fn push_outcome(s: &mut Stack, sock: &Sock, r: Result<(), c_int>) -> LResult {
     match r {
@@ -261,14 +299,6 @@ pub(super) fn flags_arg(s: &Stack, idx: c_int) -> LResult<c_int> {
     s.to_integer(idx)
         .and_then(|n| c_int::try_from(n).ok())
         .ok_or_else(|| Raise::illegal("socket: flags must be a number"))
-}
-
-/// The errno of the last failed syscall (read right after it).
-#[inline]
-pub(super) fn last_errno() -> c_int {
-    io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
 }
 
 /// The errno of an error of the runtime's I/O: its OS error, `ETIMEDOUT`
@@ -301,32 +331,33 @@ pub(super) fn this<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
     }
 }
 
-/// The socket at `idx`, closed or not.
+/// The socket at `idx`, closed or not: the one place a `&Sock` is read
+/// out of a userdata (but for the FFI entries of [`fast`](super::fast),
+/// which are given its address).
 #[inline]
 pub(super) fn any<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
-    let p = s.to_userdata(idx);
-    if !p.is_null() && p == LAST.with(Cell::get) {
-        // SAFETY: `p` is the block of a socket userdata that is alive (its
-        // `__gc`, which drops the `Sock`, resets LAST first); it is on the
-        // calling C function's stack (raw rule 6). A light userdata with
-        // that address reaches the same live `Sock`.
-        return Ok(unsafe { &*p.cast::<Sock>() });
+    let mut p = s.to_userdata(idx);
+    if p.is_null() || p != LAST.with(Cell::get) {
+        p = checked_block(s, idx)?;
     }
-    any_checked(s, idx)
+    // SAFETY: `p` is the block of a userdata with the socket metatable
+    // (checked now, or when it became LAST: its `__gc`, which drops the
+    // `Sock` and takes the metatable away, resets LAST first; a light
+    // userdata with that address reaches the same block), which holds a
+    // live `Sock` (`push` wrote it). The value is on the calling C
+    // function's stack, which keeps it alive for the call (raw rule 6),
+    // and the caller uses the reference no longer.
+    Ok(unsafe { &*p.cast::<Sock>() })
 }
 
-/// [`any`] when the value is not the last socket checked.
+/// The block of the socket userdata at `idx`, which becomes LAST, when the
+/// value is not the last socket checked.
 #[inline(never)]
-fn any_checked<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
+fn checked_block(s: &mut Stack, idx: c_int) -> LResult<*mut c_void> {
     match s.udata_with_mt(idx, SOCK_MT.with(Cell::get).1) {
         Some(p) => {
             LAST.with(|l| l.set(p));
-            // SAFETY: a userdata with the socket metatable holds a live
-            // `Sock` (`push` wrote it, `__gc` takes the metatable away when
-            // it drops it); the userdata is a value of the calling C
-            // function's stack, which keeps it alive for the call (raw rule
-            // 6), and the caller uses the reference no longer.
-            Ok(unsafe { &*p.cast::<Sock>() })
+            Ok(p)
         }
         None => Err(not_a_socket(s, idx)),
     }
@@ -348,11 +379,10 @@ pub(super) fn push(s: &mut Stack, sock: Sock) {
 }
 
 /// Pushes a socket over a new non-blocking `fd` (of an IP family when
-/// `ip`), registered; on failure pushes nothing and gives the errno.
-pub(super) fn push_new(s: &mut Stack, fd: RawFd, itype: c_int, ip: bool) -> Result<(), c_int> {
-    // SAFETY: `fd` is a new fd the caller owns and gives away here.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
-    let sock = Sock::registered(owned, itype, ip).map_err(os_errno)?;
+/// `ip`), registered; on failure pushes nothing (the fd is closed) and
+/// gives the errno.
+pub(super) fn push_new(s: &mut Stack, fd: OwnedFd, itype: c_int, ip: bool) -> Result<(), c_int> {
+    let sock = Sock::registered(fd, itype, ip).map_err(os_errno)?;
     push(s, sock);
     Ok(())
 }
@@ -371,14 +401,9 @@ lua_fn! {
             s.set_metatable(1);
             // SAFETY: a live `Sock` (the metatable said so) that nothing
             // uses again: the metatable is gone, and no fiber waits on it
-            // (a waiter's stack would keep the userdata alive).
-            unsafe {
-                let sock = &*p.cast::<Sock>();
-                if !sock.is_closed() {
-                    let _ = sock.close();
-                }
-                std::ptr::drop_in_place(p.cast::<Sock>());
-            }
+            // (a waiter's stack would keep the userdata alive). Its drop
+            // closes the fd.
+            unsafe { std::ptr::drop_in_place(p.cast::<Sock>()) };
         }
         Ok(0)
     }
@@ -417,12 +442,7 @@ pub(super) fn init_metatable(
     s.push_value(mt);
     s.set_field(mt, c"__metatable");
     s.push_value(mt);
-    // SAFETY: a value on top to take a ref of; `luaL_ref` pops it and does
-    // a raw set on the registry (it allocates at most, which does not
-    // fail in a body: raw rule 3).
-    let r = unsafe { ffi::luaL_ref(s.as_ptr(), ffi::LUA_REGISTRYINDEX) };
-    // SAFETY: `luaL_ref` popped the value, through the C API.
-    unsafe { s.sync() };
+    let r = s.make_ref();
     SOCK_MT.with(|c| c.set((r, s.to_pointer(mt))));
     LAST.with(|l| l.set(std::ptr::null_mut()));
     Ok((mt, m))

@@ -57,10 +57,22 @@ impl Deadline {
     }
 }
 
+/// Tells the stack handle that the fiber may have slept: it reads the top
+/// again and counts no free slot it was given (a collection while other
+/// fibers ran may have shrunk this thread's stack).
+#[inline]
+pub(super) fn after_switch(s: &mut Stack) {
+    // SAFETY: the stack is as the C API left it: a switch runs other
+    // fibers on their own Lua threads, and nothing here wrote to this one
+    // but through the C API.
+    unsafe { s.sync() };
+}
+
 /// Parks the calling fiber until an event says `sock` is ready for
 /// `interest` or the deadline passes: `Ok(Ok)` to go on, `Ok(Err(errno))`
 /// for the method to fail with (`ETIMEDOUT`, `EBADF` when the socket was
-/// closed meanwhile), `Err` to raise (a cancel, a switch refused).
+/// closed meanwhile), `Err` to raise (a cancel, a switch refused). The
+/// stack handle is told of the switch ([`after_switch`]).
 pub(super) fn park(
     s: &mut Stack,
     sock: &Sock,
@@ -73,7 +85,9 @@ pub(super) fn park(
         return Ok(Err(libc::ETIMEDOUT));
     }
     crate::fiber::check_switch(s, what)?;
-    match sock.park(interest, left) {
+    let parked = sock.park(interest, left);
+    after_switch(s);
+    match parked {
         Ok(_) => Ok(Ok(())),
         Err(e) => failed(e).map(Err),
     }

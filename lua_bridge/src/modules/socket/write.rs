@@ -16,41 +16,28 @@
 //! is acknowledged, or after about 200 ms.
 
 use std::ffi::c_int;
-use std::os::fd::RawFd;
 
 use luafiber_runtime::io::Interest;
+use luafiber_runtime::net::sys;
+use socket2::SockRef;
 
 use super::addr;
-use super::sock::{flags_arg, last_errno, this, Sock};
+use super::sock::{flags_arg, this, Sock};
 use super::wait::{opt_timeout, park, Deadline};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
-/// One `send(2)` with `MSG_NOSIGNAL | flags`; `write(2)` when `fd` is no
-/// socket.
+/// One `send(2)` with `MSG_NOSIGNAL | flags`; `write(2)` when the fd is
+/// no socket (and `flags` is 0).
 #[inline]
-pub(super) fn sys_send(fd: RawFd, data: &[u8], flags: c_int) -> Result<usize, c_int> {
-    // SAFETY: `data` is valid for reads of its length.
-    let n = unsafe {
-        libc::send(
-            fd,
-            data.as_ptr().cast(),
-            data.len(),
-            flags | libc::MSG_NOSIGNAL,
-        )
-    };
-    if n >= 0 {
-        return Ok(n as usize);
-    }
-    match last_errno() {
-        libc::ENOTSOCK if flags == 0 => {
-            // SAFETY: as above.
-            match unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) } {
-                -1 => Err(last_errno()),
-                n => Ok(n as usize),
+pub(super) fn sys_send(sock: &Sock, data: &[u8], flags: c_int) -> Result<usize, c_int> {
+    sock.call(
+        |fd| match SockRef::from(&fd).send_with_flags(data, flags | libc::MSG_NOSIGNAL) {
+            Err(e) if flags == 0 && e.raw_os_error() == Some(libc::ENOTSOCK) => {
+                sys::write(fd, data)
             }
-        }
-        e => Err(e),
-    }
+            r => r,
+        },
+    )
 }
 
 /// The data argument of a write: a string (numbers are refused, as
@@ -102,11 +89,10 @@ fn write(s: &mut Stack, mut done: usize) -> LResult {
         if done >= data.len() {
             break;
         }
-        let fd = sock.raw();
-        if fd < 0 {
+        if sock.is_closed() {
             return fail(s, sock, libc::EBADF);
         }
-        match sys_send(fd, &data[done..], more) {
+        match sys_send(sock, &data[done..], more) {
             Ok(0) => break,
             Ok(n) => done += n,
             Err(libc::EINTR) => {}
@@ -115,9 +101,6 @@ fn write(s: &mut Stack, mut done: usize) -> LResult {
                 if let Err(e) = park(s, sock, Interest::WRITABLE, &mut deadline, "socket.write")? {
                     return fail(s, sock, e);
                 }
-                // SAFETY: the stack is as the C API left it; a collection
-                // while the fiber slept may have shrunk the free room.
-                unsafe { s.sync() };
             }
             Err(e) => return fail(s, sock, e),
         }
@@ -133,7 +116,7 @@ fn write(s: &mut Stack, mut done: usize) -> LResult {
 fn send_once(s: &mut Stack, flags: c_int, usage: &str) -> LResult {
     let sock = this(s, 1)?;
     let data = data_arg(s, 2, usage)?;
-    match sys_send(sock.raw(), data, flags) {
+    match sys_send(sock, data, flags) {
         Ok(n) => {
             sock.ok();
             s.push_int(n as i64);
@@ -185,24 +168,10 @@ lua_fn! {
             Ok(to) => to,
             Err(e) => return fail(s, sock, e),
         };
-        // SAFETY: `data` is valid for reads of its length, `to` is a whole
-        // address.
-        let n = unsafe {
-            libc::sendto(
-                sock.raw(),
-                data.as_ptr().cast(),
-                data.len(),
-                flags | libc::MSG_NOSIGNAL,
-                to.as_ptr().cast(),
-                to.len(),
-            )
-        };
-        match n {
-            -1 => {
-                let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
-                fail(s, sock, e)
-            }
-            n => {
+        let flags = flags | libc::MSG_NOSIGNAL;
+        match sock.call(|fd| SockRef::from(&fd).send_to_with_flags(data, &to, flags)) {
+            Err(e) => fail(s, sock, e),
+            Ok(n) => {
                 s.push_int(n as i64);
                 Ok(1)
             }
