@@ -117,14 +117,8 @@ pub fn live_stacks() -> usize {
     arena::live() + mapped::live()
 }
 
-/// Where a stack's memory comes from.
-#[derive(Clone, Copy)]
-enum Origin {
-    /// A slot of an arena of this class.
-    Arena(u32),
-    /// A mapping of its own.
-    Mapped,
-}
+/// [`FiberStack::class`] of a stack in a mapping of its own.
+const MAPPED: usize = usize::MAX;
 
 /// A guarded fiber stack, in an arena or a mapping of its own; given back
 /// on drop.
@@ -139,7 +133,13 @@ pub struct FiberStack {
     len: usize,
     /// `base()`: below the end of the memory by the colour.
     base: NonZeroUsize,
-    origin: Origin,
+    /// Where the memory comes from: the class of the arena it is a slot
+    /// of, or [`MAPPED`]. A whole word, as every other field: with a `u32`
+    /// (an enum of the class and a tag) the moves of a stack on creation
+    /// were made of loads straddling two stores (`Result<FiberStack, _>`
+    /// took its tag from the enum's), which the store buffer cannot
+    /// forward: `Builder::build` took twice its share of the time.
+    class: usize,
     /// The stack's memory registered as a stack with Valgrind (a no-op
     /// elsewhere), so that it takes a switch onto this stack for one, not
     /// for wild accesses: dropped (deregistered) before the memory is given
@@ -167,12 +167,12 @@ impl FiberStack {
         let Some((size, len)) = layout(size) else {
             return Err(StackError::TooLarge { size });
         };
-        let (start, origin) = match arena::take(size, len, GUARD_SIZE) {
+        let (start, class) = match arena::take(size, len, GUARD_SIZE) {
             Some(slot) => {
                 let (start, class) = slot?;
-                (start, Origin::Arena(class))
+                (start, class as usize)
             }
-            None => (mapped::map(len - GUARD_SIZE, len)?, Origin::Mapped),
+            None => (mapped::map(len - GUARD_SIZE, len)?, MAPPED),
         };
         let end = start.as_ptr() as usize + len;
         let base = NonZeroUsize::new(end - colour(start.as_ptr() as usize, len))
@@ -181,7 +181,7 @@ impl FiberStack {
             start,
             len,
             base,
-            origin,
+            class,
             valgrind: ManuallyDrop::new(ValgrindStackRegistration::new(start.as_ptr(), len)),
         })
     }
@@ -193,7 +193,7 @@ impl FiberStack {
 
     /// Whether this stack is a slot of an arena (else a mapping of its own).
     pub fn in_arena(&self) -> bool {
-        matches!(self.origin, Origin::Arena(_))
+        self.class != MAPPED
     }
 
     /// The end of the stack's memory, at or above `base()`.
@@ -256,13 +256,13 @@ impl Drop for FiberStack {
     fn drop(&mut self) {
         // SAFETY: dropped once, here, before the memory is given back.
         unsafe { ManuallyDrop::drop(&mut self.valgrind) };
-        match self.origin {
+        match self.class {
+            // SAFETY: the mapping `new` made; no coroutine uses it any more.
+            MAPPED => unsafe { mapped::unmap(self.start.as_ptr(), self.len) },
             // SAFETY: the slot `new` took from the arenas with this length
             // and guard; no coroutine uses it any more (the stack is owned
-            // here).
-            Origin::Arena(class) => unsafe { arena::free(self.start, class, self.len, GUARD_SIZE) },
-            // SAFETY: the mapping `new` made; no coroutine uses it any more.
-            Origin::Mapped => unsafe { mapped::unmap(self.start.as_ptr(), self.len) },
+            // here). Classes are `u32`s (`arena::take`).
+            class => unsafe { arena::free(self.start, class as u32, self.len, GUARD_SIZE) },
         }
     }
 }

@@ -82,6 +82,7 @@ impl StackPool {
     /// # Errors
     ///
     /// As [`FiberStack::new`].
+    #[inline]
     pub fn take(&mut self, size: Option<usize>) -> Result<FiberStack, StackError> {
         match size {
             Some(size) if crate::stack::usable_size(size) != self.config.stack_size => {
@@ -96,6 +97,7 @@ impl StackPool {
 
     /// Takes a stack back; unmaps it when the pool is full or the size is not
     /// the pool's.
+    #[inline]
     pub fn put(&mut self, mut stack: FiberStack) {
         if stack.size() != self.config.stack_size || self.free.len() >= self.config.max {
             return;
