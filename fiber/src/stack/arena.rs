@@ -14,7 +14,7 @@
 //! - Slots of one usable size form a class. Every size of a whole number of
 //!   pages up to [`MAX_ARENA_STACK`] gets its class, for the first
 //!   [`MAX_CLASSES`] sizes a process asks for; sizes past either bound take
-//!   the two-map path ([`super::mapped`]): a few deep fibers do not reserve
+//!   the two-map path (`stack::mapped`): a few deep fibers do not reserve
 //!   an arena each.
 //! - The arenas of every thread are one set behind a lock, taken when a
 //!   stack is made or freed, which the per-thread pool in front of it makes

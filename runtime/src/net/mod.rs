@@ -12,9 +12,9 @@
 //! (share one between fibers with an `Rc`), and has a `close(&self)`
 //! that wakes the fibers waiting on it with `EBADF`.
 //!
-//! Addresses are [`SocketAddr`](std::net::SocketAddr)s: a host name is
+//! Addresses are [`SocketAddr`]s: a host name is
 //! resolved first with [`lookup_host`] (off the cord). Errors are
-//! [`io::Error`](std::io::Error)s as the [`io`](crate::io#errors) module
+//! [`io::Error`]s as the [`io`](crate::io#errors) module
 //! describes: a peer that vanished gives `ECONNRESET` or `EPIPE` (never a
 //! `SIGPIPE`), a cancel of the fiber gives an error
 //! [`io::is_cancelled`](crate::io::is_cancelled) tells.
