@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's test command (README): formatting, lints, the Rust tests and
+# The project's test command (README): formatting, lints, the docs' links, the Rust tests and
 # the Lua conformance cases, for both Lua engines (LuaJIT and Lua 5.4), and
 # once more on LuaJIT with every fast path off (`--cfg
 # luafiber_no_fast_paths`), so the C API paths that the fast paths skip stay
@@ -23,6 +23,9 @@ if [ -z "${QUICK:-}" ]; then
     step "cargo clippy (Lua 5.4)"
     CARGO_TARGET_DIR=target/lua54 cargo clippy --workspace --all-targets \
         --no-default-features --features lua54 -- -D warnings
+    # Broken or private intra-doc links fail here, not in a reader's browser.
+    step "cargo doc"
+    RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --workspace --no-deps --profile ci
 fi
 
 # The `ci` profile is the release code without link-time optimisation
