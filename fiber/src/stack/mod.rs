@@ -122,7 +122,19 @@ const MAPPED: usize = usize::MAX;
 
 /// A guarded fiber stack, in an arena or a mapping of its own; given back
 /// on drop.
+///
+/// `repr(C)`, the Valgrind registration first: an `Option` or `Result` of
+/// a stack has its tag in `start` (the one field with a niche), and with
+/// `start` at offset 8 the moves of a stack out of the pool are read back
+/// in the 16-byte pieces they were written in (the store buffer forwards
+/// them; with `start` first, the rest was read across two pieces).
+#[repr(C)]
 pub struct FiberStack {
+    /// The stack's memory registered as a stack with Valgrind (a no-op
+    /// elsewhere), so that it takes a switch onto this stack for one, not
+    /// for wild accesses: dropped (deregistered) before the memory is given
+    /// back.
+    valgrind: ManuallyDrop<ValgrindStackRegistration>,
     /// The guard's lowest address: the start of the stack's memory.
     start: NonNull<u8>,
     /// Length of the stack's memory, guard and colour room included.
@@ -140,11 +152,6 @@ pub struct FiberStack {
     /// took its tag from the enum's), which the store buffer cannot
     /// forward: `Builder::build` took twice its share of the time.
     class: usize,
-    /// The stack's memory registered as a stack with Valgrind (a no-op
-    /// elsewhere), so that it takes a switch onto this stack for one, not
-    /// for wild accesses: dropped (deregistered) before the memory is given
-    /// back.
-    valgrind: ManuallyDrop<ValgrindStackRegistration>,
 }
 
 impl FiberStack {

@@ -43,11 +43,14 @@ impl Default for StackPoolConfig {
 /// The pool; one per scheduler (per thread).
 pub struct StackPool {
     config: StackPoolConfig,
-    /// Each stack with whether its top pages may still be resident past the
-    /// watermark (given back by `trim`).
-    free: Vec<(FiberStack, bool)>,
-    /// Some stack past the watermark was pooled since the last `trim`.
-    untrimmed: bool,
+    /// The pooled stacks, the most recently pooled last.
+    free: Vec<FiberStack>,
+    /// The stacks at `hot..trimmed` have given their pages back (`trim`)
+    /// and not been taken since; those from `trimmed` up may have resident
+    /// pages. Kept as a bound, not as a flag beside each stack: a flag's
+    /// byte stored next to a stack made its move into the pool a store
+    /// the next load of it could not be forwarded from.
+    trimmed: usize,
 }
 
 impl StackPool {
@@ -57,7 +60,7 @@ impl StackPool {
         StackPool {
             config,
             free: Vec::new(),
-            untrimmed: false,
+            trimmed: 0,
         }
     }
 
@@ -89,7 +92,10 @@ impl StackPool {
                 FiberStack::new(size)
             }
             _ => match self.free.pop() {
-                Some((stack, _)) => Ok(stack),
+                Some(stack) => {
+                    self.trimmed = self.trimmed.min(self.free.len());
+                    Ok(stack)
+                }
                 None => FiberStack::new(self.config.stack_size),
             },
         }
@@ -105,26 +111,78 @@ impl StackPool {
         if stack.touched_below(KEEP_BYTES) {
             stack.release_deep_pages(KEEP_BYTES);
         }
-        let past_watermark = self.free.len() >= self.config.hot;
-        self.untrimmed |= past_watermark;
-        self.free.push((stack, past_watermark));
+        self.free.push(stack);
     }
 
     /// Gives back every page of the stacks pooled past the `hot` watermark
     /// since the last trim.
     pub fn trim(&mut self) {
-        if !std::mem::take(&mut self.untrimmed) {
-            return;
+        let from = self.trimmed.max(self.config.hot);
+        for stack in self.free.iter_mut().skip(from) {
+            stack.release_deep_pages(0);
         }
-        for (stack, resident) in self.free.iter_mut().skip(self.config.hot) {
-            if std::mem::take(resident) {
-                stack.release_deep_pages(0);
-            }
-        }
+        self.trimmed = self.trimmed.max(self.free.len());
     }
 
     /// Unmaps every pooled stack.
     pub fn clear(&mut self) {
         self.free.clear();
+        self.trimmed = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use corosensei::stack::Stack;
+
+    use super::{StackPool, StackPoolConfig};
+    use crate::stack::FiberStack;
+
+    /// Writes a mark just below the stack's top.
+    fn mark(s: &FiberStack) {
+        // SAFETY: the top 8 bytes below `base()` are the stack's own, and
+        // no coroutine runs on it.
+        unsafe { ((s.base().get() - 8) as *mut u64).write(0xfeed) };
+    }
+
+    /// Whether the mark is still there (a released page reads as zeros).
+    fn marked(s: &FiberStack) -> bool {
+        // SAFETY: as in `mark`.
+        unsafe { ((s.base().get() - 8) as *const u64).read() == 0xfeed }
+    }
+
+    #[test]
+    fn trim_gives_back_the_pages_of_the_stacks_past_hot_once() {
+        let mut pool = StackPool::new(StackPoolConfig {
+            hot: 2,
+            ..StackPoolConfig::default()
+        });
+        let stacks: Vec<_> = (0..4).map(|_| pool.take(None).unwrap()).collect();
+        for s in stacks {
+            mark(&s);
+            pool.put(s);
+        }
+        pool.trim();
+        let marks: Vec<bool> = pool.free.iter().map(marked).collect();
+        assert_eq!(marks, [true, true, false, false]);
+        // Taken and pooled again: only that one is trimmed again.
+        let s = pool.take(None).unwrap();
+        mark(&s);
+        pool.put(s);
+        assert!(marked(&pool.free[3]));
+        pool.trim();
+        assert!(!marked(&pool.free[3]));
+        // Below `hot` nothing is trimmed.
+        let (a, b, c) = (
+            pool.take(None).unwrap(),
+            pool.take(None).unwrap(),
+            pool.take(None).unwrap(),
+        );
+        mark(&b);
+        pool.put(b);
+        pool.put(c);
+        pool.put(a);
+        pool.trim();
+        assert!(marked(&pool.free[1]), "the stack at index 1 is below hot");
     }
 }
