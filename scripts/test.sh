@@ -5,7 +5,7 @@
 # luafiber_no_fast_paths`), so the C API paths that the fast paths skip stay
 # tested.
 #   scripts/test.sh            everything
-#   QUICK=1 scripts/test.sh    LuaJIT only (fast paths on), no clippy
+#   QUICK=1 scripts/test.sh    LuaJIT only (fast paths on), no fmt, clippy or doc
 # Memcheck (not run here: each test binary takes minutes under it):
 #   cargo test --profile ci --test embed_call --no-run   # prints the binary
 #   valgrind --error-exitcode=1 --suppressions=scripts/valgrind.supp \
@@ -42,7 +42,7 @@ if [ -z "${QUICK:-}" ]; then
         --no-default-features --features lua54
 fi
 
-# Conformance cases not yet implemented by an engine (see README, "Status").
+# Conformance cases an engine is let off (none now): regexps of case names.
 SKIP_LUAJIT=${SKIP_LUAJIT:-'^$'}
 SKIP_LUA54=${SKIP_LUA54:-'^$'}
 

@@ -80,6 +80,33 @@ fn small_fibers_spawn_many_small_fibers() {
     "#);
 }
 
+/// On the smallest stack the codecs take tables (their stack margin is a
+/// quarter of a small stack, not a fixed 64 KiB), and nesting deeper than
+/// the stack holds is an error naming the level, not a fault.
+#[test]
+fn json_and_msgpack_work_on_small_stacks() {
+    run(r#"
+        local json, msgpack = require('json'), require('msgpack')
+        local f = fiber.new_ex({stack_size = 16384}, function()
+            assert(json.encode({a = {1, 2}}) == '{"a":[1,2]}')
+            assert(msgpack.decode(msgpack.encode({a = {1, 2}})).a[2] == 2)
+            assert(json.decode('{"a":[1,2]}').a[2] == 2)
+            local deep, t = {}, nil
+            t = deep
+            for _ = 1, 200 do t.x = {}; t = t.x end
+            local ok, err = pcall(json.encode, deep)
+            assert(not ok and tostring(err):find('too deep for the fiber', 1, true), tostring(err))
+            ok, err = pcall(msgpack.encode, deep)
+            assert(not ok and tostring(err):find('too deep for the fiber', 1, true), tostring(err))
+            ok, err = pcall(json.decode, string.rep('[', 200) .. string.rep(']', 200))
+            assert(not ok and tostring(err):find('too many nested', 1, true), tostring(err))
+            return true
+        end)
+        f:set_joinable(true)
+        assert(f:join())
+    "#);
+}
+
 #[test]
 fn new_ex_errors_name_the_function_and_the_option() {
     run(r#"

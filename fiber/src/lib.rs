@@ -61,7 +61,7 @@ pub use scheduler::{
     status, testcancel, truncate, wakeup, with_name, yield_now, Builder, Config, CurrentFlags,
     DisplayName, FiberId, Stats, Status, FIRST_FID, MAX_NAME_LEN, SCHED_FID,
 };
-pub use stack::overflow::{stack_left, stack_left_and_size};
+pub use stack::overflow::{stack_left, stack_left_and_size, stack_room};
 pub use stack::pool;
 pub use stack::pool::StackPoolConfig;
 pub use stack::{FiberStack, StackError};

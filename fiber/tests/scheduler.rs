@@ -768,6 +768,39 @@ fn deep(kib: usize, f: &mut dyn FnMut()) {
     std::hint::black_box(&pad);
 }
 
+/// Recurses until less than `below` bytes of stack are left, then runs `f`.
+#[inline(never)]
+fn down_to(below: usize, f: &mut dyn FnMut()) {
+    let pad = std::hint::black_box([0u8; 256]);
+    if fiber::stack_left().unwrap() >= below {
+        down_to(below, f);
+    } else {
+        f();
+    }
+    std::hint::black_box(&pad);
+}
+
+/// `stack_room`'s margin is a quarter of a small stack: a 64 KiB margin
+/// does not refuse everything on a 16 KiB stack, and still stops before the
+/// guard; outside fibers there is always room.
+#[test]
+fn stack_room_asks_a_quarter_of_small_stacks() {
+    assert!(fiber::stack_room(usize::MAX));
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s = seen.clone();
+    Builder::new()
+        .stack_size(fiber::stack::MIN_STACK_SIZE)
+        .spawn_ready(move || {
+            s.borrow_mut().push(fiber::stack_room(64 * 1024));
+            down_to(4 * 1024 - 512, &mut || {
+                s.borrow_mut().push(fiber::stack_room(64 * 1024))
+            });
+        })
+        .unwrap();
+    fiber::run();
+    assert_eq!(*seen.borrow(), [true, false]);
+}
+
 /// A fiber on the smallest stack spawns past several slot chunks from 8 KiB
 /// deep: a new chunk of slots (12 KiB) is made on the heap, not first on
 /// the spawning fiber's stack (which faulted in its guard).

@@ -64,20 +64,12 @@ pub(crate) fn pcall_fresh(s: &mut Stack, nargs: c_int, nresults: c_int, handler:
 /// unwinding the error, and for the fiber's message handler.
 pub const MARGIN: usize = 32 * 1024;
 
-/// The margin for a stack of `size` usable bytes.
-#[inline]
-fn margin(size: usize) -> usize {
-    MARGIN.min(size / 4)
-}
-
 /// Whether the running fiber has less than the margin of machine stack
 /// left (never outside fibers: the thread's own stack is the kernel's to
 /// grow). Called by `cstack.c` before every wrapped call; never unwinds.
 #[no_mangle]
 pub extern "C" fn luafiber_cstack_low() -> c_int {
-    luafiber_fiber::stack_left_and_size()
-        .is_some_and(|(left, size)| left < margin(size))
-        .into()
+    (!luafiber_fiber::stack_room(MARGIN)).into()
 }
 
 /// The `tostring` installed in front of LuaJIT's: its arguments are
@@ -141,13 +133,6 @@ pub fn active() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_margin_is_a_quarter_of_small_stacks() {
-        assert_eq!(margin(16 * 1024), 4 * 1024);
-        assert_eq!(margin(128 * 1024), MARGIN);
-        assert_eq!(margin(512 * 1024), MARGIN);
-    }
 
     #[test]
     fn this_crates_tests_are_linked_with_the_wrappers() {

@@ -432,7 +432,7 @@ impl Parser<'_> {
     /// Enters a table, with room for `slots` values.
     fn descend(&mut self, s: &mut Stack, slots: c_int) -> LResult<()> {
         self.depth += 1;
-        let stack_ok = luafiber_fiber::stack_left().is_none_or(|n| n >= STACK_MARGIN);
+        let stack_ok = luafiber_fiber::stack_room(STACK_MARGIN);
         if self.depth <= self.cfg.decode_max_depth && stack_ok && s.ensure(slots).is_ok() {
             return Ok(());
         }
