@@ -785,15 +785,15 @@ fn down_to(below: usize, f: &mut dyn FnMut()) {
 /// guard; outside fibers there is always room.
 #[test]
 fn stack_room_asks_a_quarter_of_small_stacks() {
-    assert!(fiber::stack_room(usize::MAX));
+    assert!(fiber::stack_room(usize::MAX, 4));
     let seen = Rc::new(RefCell::new(Vec::new()));
     let s = seen.clone();
     Builder::new()
         .stack_size(fiber::stack::MIN_STACK_SIZE)
         .spawn_ready(move || {
-            s.borrow_mut().push(fiber::stack_room(64 * 1024));
+            s.borrow_mut().push(fiber::stack_room(64 * 1024, 4));
             down_to(4 * 1024 - 512, &mut || {
-                s.borrow_mut().push(fiber::stack_room(64 * 1024))
+                s.borrow_mut().push(fiber::stack_room(64 * 1024, 4))
             });
         })
         .unwrap();

@@ -45,14 +45,20 @@ pub fn stack_left_and_size() -> Option<(usize, usize)> {
 }
 
 /// Whether the running fiber has `margin` bytes of machine stack left, or
-/// a quarter of its usable stack when that is less (a margin larger than a
-/// small stack would refuse everything on it); `true` outside fibers (the
+/// `1 / share` of its usable stack when that is less (a margin larger than
+/// a small stack would refuse everything on it); `true` outside fibers (the
 /// thread's own stack is the kernel's to grow). For code that recurses on
 /// the machine stack and stops with an error before the guard: the Lua
-/// bridge's C stack check, and the JSON and msgpack codecs' table levels.
+/// bridge's C stack check (a quarter), and the JSON and msgpack codecs'
+/// table levels (a half, so that their own error comes before the C stack
+/// check of the calls they make).
+///
+/// # Panics
+///
+/// When `share` is 0.
 #[inline]
-pub fn stack_room(margin: usize) -> bool {
-    stack_left_and_size().is_none_or(|(left, size)| left >= margin.min(size / 4))
+pub fn stack_room(margin: usize, share: usize) -> bool {
+    stack_left_and_size().is_none_or(|(left, size)| left >= margin.min(size / share))
 }
 
 /// Installs the handler (once per process) and this thread's alternate

@@ -69,7 +69,7 @@ pub const MARGIN: usize = 32 * 1024;
 /// grow). Called by `cstack.c` before every wrapped call; never unwinds.
 #[no_mangle]
 pub extern "C" fn luafiber_cstack_low() -> c_int {
-    (!luafiber_fiber::stack_room(MARGIN)).into()
+    (!luafiber_fiber::stack_room(MARGIN, 4)).into()
 }
 
 /// The `tostring` installed in front of LuaJIT's: its arguments are

@@ -32,8 +32,8 @@ use crate::luajit::cdata;
 /// other.
 const MAX_HANDOVERS: u32 = 64;
 
-/// Machine stack a table level leaves free (a fiber has 512 KiB), or a
-/// quarter of a smaller stack ([`luafiber_fiber::stack_room`]).
+/// Machine stack a table level leaves free (a fiber has 512 KiB), or half
+/// a smaller stack ([`luafiber_fiber::stack_room`]).
 const STACK_MARGIN: usize = 64 * 1024;
 
 /// Lua stack slots a level needs: the metatable, its field, a key and a
@@ -291,7 +291,7 @@ impl Encoder<'_> {
 
     /// Makes sure of room for one more table level (json encode rule 3).
     fn level(&mut self, s: &mut Stack, depth: u32) -> LResult<()> {
-        if !luafiber_fiber::stack_room(STACK_MARGIN) {
+        if !luafiber_fiber::stack_room(STACK_MARGIN, 2) {
             return Err(Raise::illegal(format!(
                 "json.encode: nest level {} is too deep for the fiber's stack",
                 depth + 1
