@@ -10,6 +10,7 @@ use super::record::Handle;
 /// around the stack pointer `blocked` saw: the registers the switch saved
 /// below it, the frames of the call that blocked above it.
 const BELOW: usize = 2 * 64;
+/// See [`BELOW`].
 const ABOVE: usize = 4 * 64;
 
 /// Ready fibers below which nothing is prefetched: the lines a switch
@@ -49,7 +50,8 @@ impl Scheduler {
     /// Prefetches for the switches after the one to the fiber just taken
     /// from the ready queue: the slot of the fiber after the next one, and
     /// the stack of the next one (whose slot the previous call brought in):
-    /// its yielder, at its top, and the frames below the point where fibers
+    /// its yielder, at its top, its embedder's tag word (the Lua bridge's
+    /// `lua_State`), and the frames around the stack pointer at which fibers
     /// last blocked ([`Scheduler::depth`]).
     #[inline(always)]
     pub(super) fn prefetch_next(&self) {
