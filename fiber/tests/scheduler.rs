@@ -168,21 +168,28 @@ fn new_fibers_queue_in_fifo_order_and_run_when_the_creator_yields() {
     assert_eq!(entries(&log), ["parent", "a", "b", "c", "parent again"]);
 }
 
-#[test]
-fn ready_fibers_take_turns_in_fifo_order() {
+/// Runs one fiber per name, each logging `{name}{round}` and yielding, for
+/// `rounds` rounds; returns the log.
+fn take_turns(names: &[String], rounds: usize) -> Vec<String> {
     let log = Log::default();
-    for name in ["x", "y", "z"] {
-        let l = log.clone();
+    for name in names {
+        let (l, name) = (log.clone(), name.clone());
         spawn(move || {
-            for round in 0..3 {
+            for round in 0..rounds {
                 push(&l, format!("{name}{round}"));
                 fiber::yield_now().unwrap();
             }
         });
     }
     fiber::run();
+    entries(&log)
+}
+
+#[test]
+fn ready_fibers_take_turns_in_fifo_order() {
+    let names = ["x", "y", "z"].map(String::from);
     assert_eq!(
-        entries(&log),
+        take_turns(&names, 3),
         ["x0", "y0", "z0", "x1", "y1", "z1", "x2", "y2", "z2"]
     );
 }
@@ -191,22 +198,11 @@ fn ready_fibers_take_turns_in_fifo_order() {
 /// is that of a few.
 #[test]
 fn many_ready_fibers_take_turns_in_fifo_order() {
-    const N: usize = 100;
-    let log = Log::default();
-    for i in 0..N {
-        let l = log.clone();
-        spawn(move || {
-            for round in 0..3 {
-                push(&l, format!("{round}.{i}"));
-                fiber::yield_now().unwrap();
-            }
-        });
-    }
-    fiber::run();
+    let names: Vec<String> = (0..100).map(|i| format!("{i}.")).collect();
     let want: Vec<String> = (0..3)
-        .flat_map(|round| (0..N).map(move |i| format!("{round}.{i}")))
+        .flat_map(|round| names.iter().map(move |n| format!("{n}{round}")))
         .collect();
-    assert_eq!(entries(&log), want);
+    assert_eq!(take_turns(&names, 3), want);
 }
 
 #[test]
