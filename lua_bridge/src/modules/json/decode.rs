@@ -23,10 +23,6 @@ use crate::raw::{LResult, Raise, Stack};
 /// `DBL_INT_MAX`, 10^14 - 1: what `%.14g` prints exactly).
 const DBL_INT_MAX: i64 = 99_999_999_999_999;
 
-/// Machine stack a nesting level leaves free (a fiber has 512 KiB), or half
-/// a smaller stack ([`luafiber_fiber::stack_room`]).
-const STACK_MARGIN: usize = 64 * 1024;
-
 /// Decodes the JSON text at index 1 (the only value on the stack) and
 /// pushes its value.
 pub(super) fn decode(s: &mut Stack, cfg: &Config, sh: &Shared) -> LResult<()> {
@@ -433,7 +429,7 @@ impl Parser<'_> {
     /// Enters a table, with room for `slots` values.
     fn descend(&mut self, s: &mut Stack, slots: c_int) -> LResult<()> {
         self.depth += 1;
-        let stack_ok = luafiber_fiber::stack_room(STACK_MARGIN, 2);
+        let stack_ok = crate::modules::serializer::stack_ok();
         if self.depth <= self.cfg.decode_max_depth && stack_ok && s.ensure(slots).is_ok() {
             return Ok(());
         }

@@ -32,10 +32,6 @@ use crate::luajit::cdata;
 /// other.
 const MAX_HANDOVERS: u32 = 64;
 
-/// Machine stack a table level leaves free (a fiber has 512 KiB), or half
-/// a smaller stack ([`luafiber_fiber::stack_room`]).
-const STACK_MARGIN: usize = 64 * 1024;
-
 /// Lua stack slots a level needs: the metatable, its field, a key and a
 /// value, a call's function and argument, and the traversal's `next`.
 const SLOTS_PER_LEVEL: c_int = 8;
@@ -291,7 +287,7 @@ impl Encoder<'_> {
 
     /// Makes sure of room for one more table level (json encode rule 3).
     fn level(&mut self, s: &mut Stack, depth: u32) -> LResult<()> {
-        if !luafiber_fiber::stack_room(STACK_MARGIN, 2) {
+        if !serializer::stack_ok() {
             return Err(Raise::illegal(format!(
                 "json.encode: nest level {} is too deep for the fiber's stack",
                 depth + 1

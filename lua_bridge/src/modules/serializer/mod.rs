@@ -12,6 +12,20 @@ pub(crate) use config::Config;
 
 use crate::raw::Stack;
 
+/// Machine stack a table level of an encoder or decoder must leave free:
+/// the levels above it, and raising the error, need it (a fiber's stack is
+/// 512 KiB by default). On a stack of less than 128 KiB, half of it
+/// instead ([`luafiber_fiber::stack_room`]): more than the C stack check
+/// keeps (a quarter), so the codec's own "too deep" error comes first.
+const STACK_MARGIN: usize = 64 * 1024;
+
+/// Whether the fiber's machine stack has room for one more table level of
+/// `msgpack` or `json` (encoding or decoding).
+#[inline(always)]
+pub(crate) fn stack_ok() -> bool {
+    luafiber_fiber::stack_room(STACK_MARGIN, 2)
+}
+
 /// What a table is encoded as.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Shape {

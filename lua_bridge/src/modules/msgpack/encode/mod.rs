@@ -79,17 +79,6 @@ fn too_deep(level: u32) -> Fail {
     illegal(format!("Too high nest level - {}", level + 1))
 }
 
-/// Machine stack a table level must leave free: the levels above it, and
-/// raising the error, need it (a fiber's stack is 512 KiB by default); half
-/// a smaller stack ([`luafiber_fiber::stack_room`]).
-const STACK_MARGIN: usize = 64 * 1024;
-
-/// Whether the fiber's machine stack has room for one more table level.
-#[inline(always)]
-fn stack_ok() -> bool {
-    luafiber_fiber::stack_room(STACK_MARGIN, 2)
-}
-
 #[cold]
 fn no_stack(level: u32) -> Fail {
     illegal(format!(

@@ -98,7 +98,9 @@ impl Encoder<'_> {
                 };
             }
         }
-        if level >= self.cfg.encode_max_depth.min(MAX_NESTING) || !super::stack_ok() {
+        if level >= self.cfg.encode_max_depth.min(MAX_NESTING)
+            || !crate::modules::serializer::stack_ok()
+        {
             return Err(Bail);
         }
         let shape = match hint {

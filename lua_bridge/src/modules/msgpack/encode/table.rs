@@ -6,7 +6,7 @@ use std::ffi::c_int;
 use mlua::ffi;
 use rmp::encode as mp;
 
-use super::{illegal, no_stack, oom, stack_ok, too_deep, Encoder, LResult};
+use super::{illegal, no_stack, oom, too_deep, Encoder, LResult};
 use super::{SLOTS_AT_ONCE, SLOTS_PER_LEVEL};
 use crate::modules::msgpack::MAX_NESTING;
 use crate::modules::serializer::{self, Hint, Shape};
@@ -33,7 +33,7 @@ impl Encoder<'_> {
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
-        if !stack_ok() {
+        if !serializer::stack_ok() {
             return Err(no_stack(level));
         }
         if s.room() < SLOTS_PER_LEVEL {
