@@ -231,12 +231,6 @@ impl Stack<'_> {
         unsafe { ffi::lua_concat(self.l, n) }
     }
 
-    /// Whether the values at `a` and `b` are primitively equal (no `__eq`).
-    pub fn rawequal(&self, a: c_int, b: c_int) -> bool {
-        // SAFETY: acceptable indices (checked).
-        self.readable(a) && self.readable(b) && unsafe { ffi::lua_rawequal(self.l, a, b) } != 0
-    }
-
     /// Sets each `(name, f)` of `funcs` as `t[name] = f`, raw.
     ///
     /// # Panics
