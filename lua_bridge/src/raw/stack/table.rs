@@ -271,3 +271,76 @@ impl Stack<'_> {
         (self.make_ref(), p)
     }
 }
+
+impl Stack<'_> {
+    /// [`Stack::next`] for a loop that may assign to `t` (nil to the key it
+    /// is at, as a clear does) or that leaves on top a key `next` did not
+    /// push: a key `t` does not hold is an error, not a Lua error raised
+    /// across the caller (raw rule 2). A key whose value is not nil is
+    /// checked by one raw get; any other goes through `lua_next` under
+    /// `lua_pcall`.
+    ///
+    /// # Errors
+    ///
+    /// "invalid key to 'next'" (`IllegalParams`) when `t` does not hold
+    /// the key (it is popped).
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table or the stack is empty.
+    pub fn next_checked(&mut self, t: c_int) -> LResult<bool> {
+        let t = self.abs(t);
+        self.table(t);
+        let key = self.abs(-1);
+        if self.type_of(key) != ffi::LUA_TNIL {
+            self.push_value(key);
+            self.rawget(t);
+            let held = self.type_of(-1) != ffi::LUA_TNIL;
+            self.pop(1);
+            if !held {
+                return self.next_protected(t, key);
+            }
+        }
+        // SAFETY: the key on top is nil or one `t` holds with a value, which
+        // `lua_next` finds.
+        Ok(unsafe { self.next(t) })
+    }
+
+    /// `lua_next` of the key at `key` (the top) under `lua_pcall`.
+    #[cold]
+    fn next_protected(&mut self, t: c_int, key: c_int) -> LResult<bool> {
+        self.push_cfunction(crate::raw::wide_cfn!(next_raising));
+        self.push_value(t);
+        self.push_value(key);
+        if self.pcall(2, 2).is_err() {
+            self.settop(key - 1);
+            return Err(Raise::illegal("invalid key to 'next'"));
+        }
+        if self.type_of(key + 1) == ffi::LUA_TNIL {
+            self.settop(key - 1);
+            return Ok(false);
+        }
+        self.remove(key);
+        Ok(true)
+    }
+}
+
+/// `lua_next(l, 1)` of `[t, key]`: the next key and value, or two nils at
+/// the end. Not under `protect`: it owns nothing, and the error `lua_next`
+/// raises for a key the table does not hold goes to the caller's
+/// `lua_pcall`.
+///
+/// # Safety
+///
+/// Called by `lua_pcall` with a table and a key.
+unsafe extern "C-unwind" fn next_raising(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: a table at 1 and a key above it; a C function has
+    // LUA_MINSTACK free slots for the two values.
+    unsafe {
+        if ffi::lua_next(l, 1) == 0 {
+            ffi::lua_pushnil(l);
+            ffi::lua_pushnil(l);
+        }
+    }
+    2
+}
