@@ -120,9 +120,7 @@ impl LuaRuntime {
     /// through [`interrupt`] (see the module doc of `interrupt.rs`).
     pub fn install_interrupt(&self) {
         const FUNCS: &[Reg] = &[(c"pcall", interrupt_pcall)];
-        // SAFETY: the idle main state; no Lua code runs on it while the
-        // handle lives.
-        let s = &mut unsafe { Stack::from_state(self.lua.state()) };
+        let s = &mut self.main_stack();
         let top = s.top();
         s.push_globals();
         if s.rawget_field(-1, c"package") == ffi::LUA_TTABLE
