@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use mlua::ffi;
 
 use super::LuaRuntime;
-use crate::raw::{lua_fn, Raise, Reg, Stack};
+use crate::raw::{lua_fn, Raise, Reg};
 
 /// The armed Lua thread (null: none).
 static ARMED: AtomicPtr<ffi::lua_State> = AtomicPtr::new(std::ptr::null_mut());
