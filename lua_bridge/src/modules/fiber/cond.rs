@@ -64,8 +64,8 @@ lua_fn! {
     /// frames fewer than one raised here: about a fifth of a cancelled
     /// fiber's end on LuaJIT).
     pub(super) fn cond_wait_unchecked(s: &mut Stack) {
-        let c = cond(s, "Usage: cond:wait([timeout])")?;
         check_switch(s, "cond:wait")?;
+        let c = cond(s, "Usage: cond:wait([timeout])")?;
         match c.wait_tarantool(None) {
             Ok(_) => Ok(0),
             Err(e) => {
