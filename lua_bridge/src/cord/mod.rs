@@ -147,19 +147,7 @@ impl Ended {
     /// Panics when `s` is not a thread of the cord's state, or the fiber's
     /// thread has fewer than `n` values.
     pub(crate) fn move_to(&mut self, s: &mut Stack, n: c_int) -> crate::raw::LResult<()> {
-        let registry = with(|c| c.registry);
-        assert_eq!(
-            s.to_pointer(ffi::LUA_REGISTRYINDEX),
-            registry,
-            "another Lua state"
-        );
-        let from = self.lf().thread.as_ptr();
-        assert!(self.stack().top() >= n, "fewer values than moved");
-        s.ensure(n)?;
-        // SAFETY: two threads of the cord's state (checked); the fiber's is
-        // idle, with `n` values.
-        unsafe { s.xmove_from(from, n) };
-        Ok(())
+        self.stack().move_to(s, n)
     }
 }
 
@@ -179,6 +167,9 @@ pub(crate) struct Cord {
     pub lua: std::rc::Rc<mlua::Lua>,
     pub main: *mut ffi::lua_State,
     pub registry: *const c_void,
+    /// Registry ref of the main thread's globals (LuaJIT: what a pooled
+    /// thread's environment is reset to).
+    pub globals: c_int,
     pub threads: Vec<LuaThread>,
     pub thread_pool: ThreadPoolConfig,
     pub new_thread: NewThread,
@@ -196,16 +187,19 @@ impl Cord {
     /// with no fiber yet.
     pub(crate) fn new(
         lua: std::rc::Rc<mlua::Lua>,
-        main: &Stack,
+        main: &mut Stack,
         thread_pool: ThreadPoolConfig,
         new_thread: NewThread,
     ) -> Cord {
         let registry = main.to_pointer(ffi::LUA_REGISTRYINDEX);
+        main.push_globals();
+        let globals = main.make_ref();
         let main = main.as_ptr();
         Cord {
             lua,
             main,
             registry,
+            globals,
             threads: Vec::new(),
             thread_pool,
             new_thread,

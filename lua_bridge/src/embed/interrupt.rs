@@ -105,9 +105,8 @@ lua_fn! {
         }
         let ok = s.pcall(s.top() - 1, ffi::LUA_MULTRET).is_ok();
         ARMED.store(std::ptr::null_mut(), Ordering::SeqCst);
-        // SAFETY: the calling thread (on LuaJIT the hook is the state's);
-        // clearing a hook does not raise.
-        unsafe { ffi::lua_sethook(s.as_ptr(), None, 0, 0) };
+        // The calling thread's (on LuaJIT the state's).
+        s.clear_hook();
         s.push_bool(ok);
         s.insert(1);
         Ok(s.top())
