@@ -151,6 +151,30 @@ pub(crate) fn arg_of<T: Clone + 'static>(s: &mut Stack, i: c_int, kind: Kind<T>)
     }
 }
 
+/// The `T` of argument 1 of the running C function, a userdata of `kind`,
+/// cloned out without checking its metatable again: read in place when the
+/// probe made the token.
+///
+/// # Safety
+///
+/// Argument 1 of the running C function is a userdata of `kind` (the Lua
+/// wrappers checked its metatable, `wrappers.lua`).
+#[inline(always)]
+pub(crate) unsafe fn arg1_of_kind<T: Clone + 'static>(s: &Stack, kind: Kind<T>) -> T {
+    let p = match entry() {
+        // SAFETY: caller's contract: argument 1 is there; a userdata's
+        // payload follows its `GCudata` head (luajit rule 2).
+        Some(e) => gcptr::<Udata>(unsafe { e.arg(s, 1) })
+            .wrapping_add(1)
+            .cast_mut()
+            .cast(),
+        None => s.to_userdata(1),
+    };
+    // SAFETY: caller's contract: the block of a userdata of `kind`, on the
+    // stack.
+    unsafe { kind.clone_from_block(p) }
+}
+
 /// The payload of argument `i` (1-based) of the running C function when it
 /// is a full userdata whose metatable is `mt` (the table's address, as
 /// `lua_topointer` gives it), else null; read in place. `None` when the

@@ -125,10 +125,8 @@ lua_fn! {
     fn channel_put_slot_unchecked(s: &mut Stack) {
         // The wrapper passes the slot, a number, as argument 2.
         let slot = entry::arg2_number(s) as c_int;
-        let Ok(ch) = channel(s, "usage: channel:put(var [, timeout])") else {
-            release(s, slot, false);
-            return Err(Raise::illegal("usage: channel:put(var [, timeout])"));
-        };
+        // SAFETY: the wrapper checked that argument 1 is a channel.
+        let ch = unsafe { entry::arg1_of_kind(s, CHANNEL.with(Cell::get)) };
         if !ch.is_closed() {
             if let Err(refused) = check_switch(s, "channel:put") {
                 release(s, slot, false);
@@ -169,7 +167,8 @@ lua_fn! {
     /// reads and clears it before anything else runs), or 0 once the channel
     /// is closed and drained.
     fn channel_get_unchecked(s: &mut Stack) {
-        let ch = channel(s, "usage: channel:get([timeout])")?;
+        // SAFETY: the wrapper checked that argument 1 is a channel.
+        let ch = unsafe { entry::arg1_of_kind(s, CHANNEL.with(Cell::get)) };
         if !ch.is_closed() {
             check_switch(s, "channel:get")?;
         }

@@ -65,7 +65,8 @@ lua_fn! {
     /// fiber's end on LuaJIT).
     pub(super) fn cond_wait_unchecked(s: &mut Stack) {
         check_switch(s, "cond:wait")?;
-        let c = cond(s, "Usage: cond:wait([timeout])")?;
+        // SAFETY: the wrapper checked that argument 1 is a cond.
+        let c = unsafe { entry::arg1_of_kind(s, COND.with(Cell::get)) };
         match c.wait_tarantool(None) {
             Ok(_) => Ok(0),
             Err(e) => {
