@@ -147,7 +147,19 @@ impl Ended {
     /// Panics when `s` is not a thread of the cord's state, or the fiber's
     /// thread has fewer than `n` values.
     pub(crate) fn move_to(&mut self, s: &mut Stack, n: c_int) -> crate::raw::LResult<()> {
-        self.stack().move_to(s, n)
+        let registry = with(|c| c.registry);
+        assert_eq!(
+            s.to_pointer(ffi::LUA_REGISTRYINDEX),
+            registry,
+            "another Lua state"
+        );
+        let from = self.lf().thread.as_ptr();
+        assert!(self.stack().top() >= n, "fewer values than moved");
+        s.ensure(n)?;
+        // SAFETY: two threads of the cord's state (checked); the fiber's is
+        // idle, with `n` values.
+        unsafe { s.xmove_from(from, n) };
+        Ok(())
     }
 }
 

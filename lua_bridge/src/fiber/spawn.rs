@@ -100,9 +100,9 @@ fn spawn_with(
         s.insert(func);
     }
     push_msgh(t);
-    // Another thread of the same state (from its pool or made on it), with
-    // room for `n` (ensured above).
-    s.move_to(t, n)?;
+    // SAFETY: `t` is another thread of the same state (taken from its pool
+    // or made on it), idle, with room for `n`.
+    unsafe { s.xmove_to(thread.as_ptr(), n) };
     // The tag: the fiber's Lua thread, for the slice watchdog's signal
     // handler (`crate::slice`).
     let l = thread.as_ptr();

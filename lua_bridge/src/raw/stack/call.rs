@@ -159,6 +159,44 @@ impl Stack<'_> {
         unsafe { ffi::luaL_unref(self.l, ffi::LUA_REGISTRYINDEX, r) }
     }
 
+    /// Moves the `n` values on top to the thread `to`.
+    ///
+    /// # Safety
+    ///
+    /// `to` is another thread of the same state, with room for `n` values,
+    /// and nothing else uses its stack meanwhile.
+    ///
+    /// # Panics
+    ///
+    /// Panics when fewer than `n` values are on the stack.
+    pub unsafe fn xmove_to(&mut self, to: *mut ffi::lua_State, n: c_int) {
+        assert!((0..=self.t()).contains(&n), "xmove_to: {n} values");
+        self.bump(-n);
+        self.room += n;
+        // SAFETY: caller's contract; `n` values on this stack.
+        unsafe { ffi::lua_xmove(self.l, to, n) }
+    }
+
+    /// Moves the `n` values on top of the thread `from` here.
+    ///
+    /// # Safety
+    ///
+    /// `from` is another thread of the same state with at least `n` values,
+    /// and nothing else uses its stack meanwhile.
+    ///
+    /// # Panics
+    ///
+    /// Panics when this stack cannot take `n` more values.
+    pub unsafe fn xmove_from(&mut self, from: *mut ffi::lua_State, n: c_int) {
+        if self.ensure(n).is_err() {
+            panic!("the Lua stack is full");
+        }
+        self.bump(n);
+        self.room -= n;
+        // SAFETY: caller's contract; room for `n` values here.
+        unsafe { ffi::lua_xmove(from, self.l, n) }
+    }
+
     /// Runs `chunk` (named `name`) once, at setup, with the arguments
     /// `args` pushes (returning their count), dropping its results, and
     /// sets the top back. A chunk that fails to load or raises changes
@@ -250,36 +288,6 @@ impl Stack<'_> {
 }
 
 impl Stack<'_> {
-    /// Moves the `n` values on top to `to`, the stack of another thread of
-    /// the same state (`lua_xmove`).
-    ///
-    /// # Errors
-    ///
-    /// "stack overflow" (`IllegalParams`) when `to` cannot take `n` more
-    /// values (nothing moves).
-    ///
-    /// # Panics
-    ///
-    /// Panics when `to` is not another thread of this state, or fewer than
-    /// `n` values are here.
-    pub fn move_to(&mut self, to: &mut Stack, n: c_int) -> crate::raw::LResult<()> {
-        assert!((0..=self.t()).contains(&n), "move_to: {n} values");
-        assert!(
-            self.l != to.l
-                && self.to_pointer(ffi::LUA_REGISTRYINDEX) == to.to_pointer(ffi::LUA_REGISTRYINDEX),
-            "move_to: not another thread of this state"
-        );
-        to.ensure(n)?;
-        self.bump(-n);
-        self.room += n;
-        to.bump(n);
-        to.room -= n;
-        // SAFETY: two threads of one state (checked), each used only
-        // through its handle; `n` values here, room for them there.
-        unsafe { ffi::lua_xmove(self.l, to.l, n) }
-        Ok(())
-    }
-
     /// Clears the debug hook (`lua_sethook` with none): the state's on
     /// LuaJIT, this thread's on Lua 5.4.
     pub fn clear_hook(&mut self) {
