@@ -179,9 +179,6 @@ pub(crate) struct Cord {
     pub lua: std::rc::Rc<mlua::Lua>,
     pub main: *mut ffi::lua_State,
     pub registry: *const c_void,
-    /// Registry ref of the main thread's globals (LuaJIT: what a pooled
-    /// thread's environment is reset to).
-    pub globals: c_int,
     pub threads: Vec<LuaThread>,
     pub thread_pool: ThreadPoolConfig,
     pub new_thread: NewThread,
@@ -199,19 +196,16 @@ impl Cord {
     /// with no fiber yet.
     pub(crate) fn new(
         lua: std::rc::Rc<mlua::Lua>,
-        main: &mut Stack,
+        main: &Stack,
         thread_pool: ThreadPoolConfig,
         new_thread: NewThread,
     ) -> Cord {
         let registry = main.to_pointer(ffi::LUA_REGISTRYINDEX);
-        main.push_globals();
-        let globals = main.make_ref();
         let main = main.as_ptr();
         Cord {
             lua,
             main,
             registry,
-            globals,
             threads: Vec::new(),
             thread_pool,
             new_thread,

@@ -172,25 +172,26 @@ fn cpcall_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
 /// can set on its thread: its stack is emptied, its environment (LuaJIT's
 /// `setfenv(0, ...)`) and its debug hook (Lua 5.4's `debug.sethook`) are
 /// reset, so nothing of it reaches the next fiber.
-pub(crate) fn recycle_thread(mut t: LuaThread) {
-    let (globals, keep) = with(|c| (c.globals, c.threads.len() < c.thread_pool.max));
-    let anchor = t.anchor;
-    let s = &mut t.stack();
-    s.settop(0);
-    if !keep {
-        s.unref(anchor);
-        return;
+pub(crate) fn recycle_thread(t: LuaThread) {
+    let (main, keep) = with(|c| (c.main, c.threads.len() < c.thread_pool.max));
+    // SAFETY: an owned thread is idle (the type's invariant), a thread of
+    // the cord's state as `main` is; these calls do not allocate.
+    unsafe {
+        ffi::lua_settop(t.l, 0);
+        if keep {
+            #[cfg(feature = "luajit")]
+            {
+                // setfenv(0, ...) is per thread on LuaJIT: restore the globals.
+                ffi::lua_pushvalue(main, ffi::LUA_GLOBALSINDEX);
+                ffi::lua_xmove(main, t.l, 1);
+                ffi::lua_replace(t.l, ffi::LUA_GLOBALSINDEX);
+            }
+            // Lua 5.4's hooks are per thread (LuaJIT's per state).
+            #[cfg(not(feature = "luajit"))]
+            ffi::lua_sethook(t.l, None, 0, 0);
+            with(|c| c.threads.push(t));
+        } else {
+            ffi::luaL_unref(main, ffi::LUA_REGISTRYINDEX, t.anchor);
+        }
     }
-    // setfenv(0, ...) is per thread on LuaJIT: restore the globals.
-    #[cfg(feature = "luajit")]
-    {
-        s.push_ref(globals);
-        s.replace(ffi::LUA_GLOBALSINDEX);
-    }
-    #[cfg(not(feature = "luajit"))]
-    let _ = globals;
-    // Lua 5.4's hooks are per thread (LuaJIT's per state).
-    #[cfg(not(feature = "luajit"))]
-    s.clear_hook();
-    with(|c| c.threads.push(t));
 }
