@@ -342,7 +342,10 @@ fn iter_rest(s: &mut Stack) -> LResult<(Rc<Iter>, usize)> {
 /// The shared body of the iterator's header decoders.
 fn iter_header(s: &mut Stack, map: bool) -> LResult<c_int> {
     let (it, pos) = iter_rest(s)?;
-    let mut r = Reader { data: &it.obj.bytes()[pos..], pos: 0 };
+    let mut r = Reader {
+        data: &it.obj.bytes()[pos..],
+        pos: 0,
+    };
     let n = match r.head() {
         Ok(Head::Map(n)) if map => n,
         Ok(Head::Array(n)) if !map => n,

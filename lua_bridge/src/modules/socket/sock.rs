@@ -23,9 +23,9 @@
 
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
-use std::rc::Rc;
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
+use std::rc::Rc;
 use std::time::Duration;
 
 use luafiber_runtime::io::{self as rio, Fd, Interest, Ready};
