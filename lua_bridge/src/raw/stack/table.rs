@@ -344,3 +344,41 @@ unsafe extern "C-unwind" fn next_raising(l: *mut ffi::lua_State) -> c_int {
     }
     2
 }
+
+#[cfg(test)]
+mod tests {
+    use mlua::ffi;
+
+    use crate::LuaRuntime;
+
+    #[test]
+    fn next_checked_goes_on_past_a_cleared_key_and_refuses_a_foreign_one() {
+        let rt = LuaRuntime::new().expect("a runtime");
+        let s = &mut rt.main_stack();
+        let base = s.top();
+        let t = s.new_table(0, 3);
+        for (k, v) in [(c"a", 1), (c"b", 2), (c"c", 3)] {
+            s.push_int(v);
+            s.set_field(t, k);
+        }
+        let mut seen = 0;
+        s.push_nil();
+        while s.next_checked(t).expect("a key of the table") {
+            seen += 1;
+            // Clear the key `next` is then given: the protected path.
+            s.pop(1);
+            s.push_value(-1);
+            s.push_nil();
+            s.rawset(t).expect("a string key");
+        }
+        assert_eq!(seen, 3);
+        assert_eq!(s.top(), t);
+        s.push_cstr(c"zz");
+        assert!(s.next_checked(t).is_err(), "a key the table never held");
+        assert_eq!(s.top(), t);
+        s.push_nil();
+        assert!(!s.next_checked(t).expect("an empty table"));
+        assert_eq!(s.type_of(t), ffi::LUA_TTABLE);
+        s.settop(base);
+    }
+}
