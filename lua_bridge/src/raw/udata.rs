@@ -138,16 +138,4 @@ impl<T: 'static> Kind<T> {
         // reference into it is alive (udata rule 3).
         Some(unsafe { p.cast::<T>().read() })
     }
-
-    /// Puts `v` in place of the `T` of the userdata at `idx` (dropping the
-    /// old one) when it is one of this kind; gives `v` back otherwise.
-    pub fn set(self, s: &mut Stack, idx: c_int, v: T) -> Result<(), T> {
-        let Some(p) = s.udata_with_mt(idx, self.mt) else {
-            return Err(v);
-        };
-        // SAFETY: the block holds a live `T` (udata rules 1 and 2), and no
-        // reference into it is alive (udata rule 3).
-        unsafe { *p.cast::<T>() = v };
-        Ok(())
-    }
 }

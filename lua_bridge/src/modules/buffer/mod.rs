@@ -114,9 +114,7 @@ pub(crate) fn init(s: &mut Stack) -> Ctx {
         to_cdata,
         to_addr,
     };
-    let kind = UdataKind::new_empty(s, 0);
-    CTXS.with(|k| k.set(kind));
-    kind.push(s, ctx);
+    s.push_userdata(ctx);
     let ud = s.top();
     s.push_light((&raw const CTX_KEY).cast_mut().cast());
     s.push_value(ud);
@@ -169,13 +167,11 @@ fn ctx(s: &mut Stack) -> Option<Ctx> {
 
 /// The context in the userdata at `idx`: `registry[&CTX_KEY]` or upvalue 1
 /// of a module function, the only places this module reads it from.
-fn ctx_at(s: &mut Stack, idx: c_int) -> Option<Ctx> {
-    CTXS.with(Cell::get).get(s, idx)
-}
-
-thread_local! {
-    /// The kind of the context userdata.
-    static CTXS: Cell<UdataKind<Ctx>> = const { Cell::new(UdataKind::NONE) };
+fn ctx_at(s: &Stack, idx: c_int) -> Option<Ctx> {
+    let p = s.to_userdata(idx).cast::<Ctx>();
+    // SAFETY: both places hold the context userdata `init` made, which holds
+    // a `Ctx`; it is on the stack (or an upvalue) while it is read.
+    (!p.is_null()).then(|| unsafe { p.read() })
 }
 
 /// Loads the FFI pointer helpers (LuaJIT with `ffi` only).
@@ -253,7 +249,7 @@ fn push_ctx(s: &mut Stack) {
 
 /// The context a module function sees as upvalue 1 (every function of
 /// this module is a closure over it: `init` and `open` make them all).
-fn up_ctx(s: &mut Stack) -> Ctx {
+fn up_ctx(s: &Stack) -> Ctx {
     ctx_at(s, Stack::upvalue(1)).expect("a buffer function without its context")
 }
 

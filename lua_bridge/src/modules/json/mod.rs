@@ -44,7 +44,6 @@
 mod decode;
 mod encode;
 
-use std::cell::Cell;
 use std::ffi::{c_int, CStr};
 
 use mlua::ffi;
@@ -53,7 +52,7 @@ use mlua::ffi;
 use crate::luajit::cdata;
 use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
 use crate::modules::serializer::Config;
-use crate::raw::{lua_fn, Kind, LResult, Raise, Stack};
+use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// What every serializer of the state shares: refs made once at open.
 #[derive(Clone, Copy)]
@@ -125,7 +124,6 @@ pub(crate) fn open(s: &mut Stack) {
         }
     }
     s.settop(top);
-    STATES.with(|k| k.set(Kind::new_empty(s, 0)));
     let mut shared = Shared {
         next: refs[0],
         tostring: refs[1],
@@ -184,11 +182,10 @@ pub(crate) fn open(s: &mut Stack) {
 /// with the default options.
 fn push_serializer(s: &mut Stack, shared: &Shared) {
     let m = s.new_table(0, 8);
-    let st = State {
+    s.push_userdata(State {
         cfg: Config::default(),
         shared: *shared,
-    };
-    STATES.with(Cell::get).push(s, st);
+    });
     let st = s.top();
     s.new_table(0, 1);
     let private = s.top();
@@ -224,25 +221,22 @@ fn push_serializer(s: &mut Stack, shared: &Shared) {
     s.settop(m);
 }
 
-thread_local! {
-    /// The kind of serializer state userdata.
-    static STATES: Cell<Kind<State>> = const { Cell::new(Kind::NONE) };
-}
-
-/// The state of the running serializer function (upvalue 1: every function
-/// of this module is a closure over one, `push_serializer`), by value, so
-/// Lua code run later never aliases a borrow.
-fn state(s: &mut Stack) -> State {
-    STATES
-        .with(Cell::get)
-        .get(s, Stack::upvalue(1))
-        .expect("json: a module function without its state")
+/// The state of the running serializer function (upvalue 1), by value.
+fn state(s: &Stack) -> State {
+    let p = s.to_userdata(Stack::upvalue(1)).cast::<State>();
+    assert!(!p.is_null(), "json: a module function without its state");
+    // SAFETY: every function of this module is a closure over a `State`
+    // userdata (`push_serializer`), alive while the closure is; read by
+    // value, so Lua code run later never aliases a borrow.
+    unsafe { p.read() }
 }
 
 /// Writes `cfg` into the running serializer's state (upvalue 1).
-fn set_state_cfg(s: &mut Stack, cfg: Config) {
-    let st = State { cfg, ..state(s) };
-    let _ = STATES.with(Cell::get).set(s, Stack::upvalue(1), st);
+fn set_state_cfg(s: &Stack, cfg: Config) {
+    let p = s.to_userdata(Stack::upvalue(1)).cast::<State>();
+    assert!(!p.is_null(), "json: a module function without its state");
+    // SAFETY: as in `state`; no borrow of it is alive.
+    unsafe { (*p).cfg = cfg };
 }
 
 /// Pushes a copy of the list at `idx` with its string and number entries

@@ -174,19 +174,25 @@ fn state_kind() -> Kind<State> {
     STATES.with(std::cell::Cell::get)
 }
 
-/// The state a module function sees as upvalue 1, by value (every function
-/// of this module is a closure over the state userdata: `open` makes them
-/// all).
-fn state(s: &mut Stack) -> State {
-    state_kind()
-        .get(s, Stack::upvalue(1))
-        .expect("a msgpack function without its state")
+/// The state userdata a module function sees as upvalue 1.
+fn state_ptr(s: &Stack) -> *mut State {
+    let p = s.to_userdata(Stack::upvalue(1)).cast::<State>();
+    assert!(!p.is_null(), "a msgpack function without its state");
+    p
+}
+
+/// The state a module function sees as upvalue 1, by value.
+fn state(s: &Stack) -> State {
+    // SAFETY: every function of this module is a closure over the state
+    // userdata (`open` makes them all), which holds a `State`.
+    unsafe { state_ptr(s).read() }
 }
 
 /// Makes `cfg` the options of the module whose function runs on `s`.
-fn set_config(s: &mut Stack, cfg: Config) {
-    let st = State { cfg, ..state(s) };
-    let _ = state_kind().set(s, Stack::upvalue(1), st);
+fn set_config(s: &Stack, cfg: Config) {
+    // SAFETY: as in [`state`]; no reference into the userdata is live (the
+    // state is only read by value).
+    unsafe { (*state_ptr(s)).cfg = cfg };
 }
 
 /// Calls `f(x)` for the encoder: the function and its argument are on the
