@@ -14,13 +14,15 @@
 //! stack. Rules, cited as "capi rule N":
 //!
 //! 1. No Rust panic crosses into C: every function body that could panic
-//!    runs under `guard`, which logs the panic and returns a failure.
+//!    runs under `guard`, which logs the panic and returns a failure (a
+//!    function of a Lua state raises it as a Lua error instead: rule 5).
 //! 2. A wait happens only where the bridge allows a switch (`may_switch`:
 //!    in a fiber, not inside a `__gc` finalizer nor under an mlua callback);
 //!    elsewhere the function returns at once, failing (-1 where it returns
 //!    `int`) with the reason in the diagnostics.
-//! 3. No Lua error crosses a Rust frame that owns something: the helpers
-//!    that raise hold no Rust value at `lua_error`.
+//! 3. No Lua error crosses a Rust frame that owns something: a body that
+//!    raises returns its error, which is raised once the body returned
+//!    (rule 5), and the Lua code a body runs runs under `lua_pcall`.
 //! 4. `struct fiber *` handles are tokens, never dereferenced (`handle`).
 //! 5. An exported function is declared with [`capi!`]: its `# Safety`
 //!    section is the C caller's contract, and the macro turns each
@@ -53,7 +55,7 @@ use luafiber_fiber as sched;
 use crate::raw::error::ErrorKind;
 
 pub use cond::FiberCond;
-pub use entry::FromC;
+pub(crate) use entry::FromC;
 pub use fiber::{FiberAttr, VaArgs};
 pub use handle::{Fiber, FiberFunc};
 pub use ibuf::CIbuf;
