@@ -75,6 +75,37 @@ fn an_embedded_runtime_loads_c_modules() {
 }
 
 #[test]
+fn lua_code_a_c_module_calls_keeps_the_memory_limit() {
+    // luaT_call runs its function with the limit in force (the C API's own
+    // allocations are exempt, as a bridge body's): past it, the function
+    // fails with "not enough memory", which luaT_error raises again.
+    luafiber::capi::keep_exports();
+    let fibers = cmod::build("fibers");
+    let rt = luafiber::LuaRuntime::builder()
+        .memory_limit(8 << 20)
+        .build()
+        .unwrap();
+    let cpath = format!("{}/?.so;", fibers.display());
+    rt.lua()
+        .load(format!("package.cpath = {cpath:?} .. package.cpath"))
+        .exec()
+        .unwrap();
+    let got = rt
+        .eval(
+            "local f = require('fibers')
+             local ok, e = pcall(f.call, function()
+                 local t = {}
+                 for i = 1, 2e6 do t[i] = {i} end
+             end)
+             collectgarbage()
+             return ok, tostring(e.message):find('memory') ~= nil",
+            vec![],
+        )
+        .unwrap();
+    assert_eq!(got, vec![false.into(), true.into()]);
+}
+
+#[test]
 fn debian_lua_cjson_loads_with_the_default_paths() {
     let so = format!("/usr/lib/{MULTIARCH}/lua/{LUA_VERSION}/cjson.so");
     if !Path::new(&so).exists() {
