@@ -141,7 +141,11 @@ fn tolstring_callable_null_and_call() {
          ok, e = pcall(f.call, error, T)
          print(ok, e.type, e.message)
          print(pcall(f.call, error, bad))";
-    let cdata = if cfg!(feature = "lua54") { "false" } else { "true" };
+    let cdata = if cfg!(feature = "lua54") {
+        "false"
+    } else {
+        "true"
+    };
     let want = format!(
         "12\ttrue\tnil\ta\0b\tT!\t2\n\
          true\ttrue\n\

@@ -19,7 +19,7 @@ pub trait FromC<Raw>: Sized {
 
 /// NULL, or a live `T` that nothing else reads or writes during the call
 /// (C may keep pointers into it, and use them after).
-impl<'a, T> FromC<*mut T> for Option<&'a mut T> {
+impl<T> FromC<*mut T> for Option<&mut T> {
     unsafe fn from_c(raw: *mut T) -> Self {
         // SAFETY: caller's contract: NULL or a live, unaliased `T`.
         unsafe { raw.as_mut() }
@@ -28,7 +28,7 @@ impl<'a, T> FromC<*mut T> for Option<&'a mut T> {
 
 /// NULL, or a live `T` that nothing writes during the call but through
 /// its own shared methods (a cond other fibers signal meanwhile).
-impl<'a, T> FromC<*const T> for Option<&'a T> {
+impl<T> FromC<*const T> for Option<&T> {
     unsafe fn from_c(raw: *const T) -> Self {
         // SAFETY: caller's contract: NULL or a live `T`, only shared.
         unsafe { raw.as_ref() }
@@ -45,7 +45,7 @@ impl<T> FromC<*mut T> for Option<Box<T>> {
 }
 
 /// NULL, or a NUL-terminated string that stays put during the call.
-impl<'a> FromC<*const c_char> for Option<&'a CStr> {
+impl FromC<*const c_char> for Option<&CStr> {
     unsafe fn from_c(raw: *const c_char) -> Self {
         // SAFETY: caller's contract: a NUL-terminated string, unchanged
         // during the call.

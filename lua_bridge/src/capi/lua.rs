@@ -213,7 +213,10 @@ fn convert(s: &mut Stack, idx: c_int, unsigned: bool) -> Option<i64> {
 /// after ignored; `None` with no digit or out of range (`ERANGE`).
 /// `strtoull` negates a `-` number, as C's does.
 fn strtoint(s: &[u8], unsigned: bool) -> Option<i64> {
-    let s = &s[s.iter().take_while(|c| b" \t\n\x0b\x0c\r".contains(c)).count()..];
+    let s = &s[s
+        .iter()
+        .take_while(|c| b" \t\n\x0b\x0c\r".contains(c))
+        .count()..];
     let (neg, s) = match s.first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),

@@ -86,7 +86,10 @@ pub unsafe fn protect_stack(
 /// (the caller runs under `lua_pcall`, or is a C function Lua called);
 /// `protect_c` is the last thing the caller does.
 #[inline(always)]
-pub unsafe fn protect_c<R>(l: *mut ffi::lua_State, body: impl FnOnce(&mut Stack) -> LResult<R>) -> R {
+pub unsafe fn protect_c<R>(
+    l: *mut ffi::lua_State,
+    body: impl FnOnce(&mut Stack) -> LResult<R>,
+) -> R {
     let failed = match panic::catch_unwind(AssertUnwindSafe(|| {
         let _exempt = Exempt::enter();
         // SAFETY: caller's contract: a valid state whose stack only this
