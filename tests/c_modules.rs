@@ -53,11 +53,7 @@ fn an_embedded_runtime_loads_c_modules() {
     let (tiny, fibers) = (cmod::build("tiny"), cmod::build("fibers"));
     let rt = luafiber::LuaRuntime::new().unwrap();
     luafiber::paths::install(rt.lua()).unwrap();
-    let cpath = format!("{}/?.so;{}/?.so;", tiny.display(), fibers.display());
-    rt.lua()
-        .load(format!("package.cpath = {cpath:?} .. package.cpath"))
-        .exec()
-        .unwrap();
+    prepend_cpath(&rt, &[&tiny, &fibers]);
     let got = rt
         .eval(
             "local tiny, f = require('tiny'), require('fibers')
@@ -85,11 +81,7 @@ fn lua_code_a_c_module_calls_keeps_the_memory_limit() {
         .memory_limit(8 << 20)
         .build()
         .unwrap();
-    let cpath = format!("{}/?.so;", fibers.display());
-    rt.lua()
-        .load(format!("package.cpath = {cpath:?} .. package.cpath"))
-        .exec()
-        .unwrap();
+    prepend_cpath(&rt, &[&fibers]);
     let got = rt
         .eval(
             "local f = require('fibers')
@@ -103,6 +95,18 @@ fn lua_code_a_c_module_calls_keeps_the_memory_limit() {
         )
         .unwrap();
     assert_eq!(got, vec![false.into(), true.into()]);
+}
+
+/// Puts `dirs` (their `?.so`) first in the runtime's `package.cpath`.
+fn prepend_cpath(rt: &luafiber::LuaRuntime, dirs: &[&Path]) {
+    let cpath: String = dirs
+        .iter()
+        .map(|d| format!("{}/?.so;", d.display()))
+        .collect();
+    rt.lua()
+        .load(format!("package.cpath = {cpath:?} .. package.cpath"))
+        .exec()
+        .unwrap();
 }
 
 #[test]
