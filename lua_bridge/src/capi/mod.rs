@@ -24,14 +24,13 @@
 //!    raises returns its error, which is raised once the body returned
 //!    (rule 5), and the Lua code a body runs runs under `lua_pcall`.
 //! 4. `struct fiber *` handles are tokens, never dereferenced (`handle`).
-//! 5. An exported function is declared with [`capi!`]: its `# Safety`
-//!    section is the C caller's contract, and the macro turns each
-//!    argument it names (`arg: RAW => SAFE`) into the safe value the body
-//!    works on ([`FromC`]), and a function's `*mut lua_State` into the
-//!    caller's [`Stack`](crate::raw::Stack) (under
-//!    [`protect_c`](crate::raw::frame::protect_c): raw rules 1 to 3 hold
-//!    in the body, whose error is raised after it returned). So the bodies
-//!    are safe code.
+//! 5. An exported function is declared with `capi!` (`entry.rs`): its
+//!    `# Safety` section is the C caller's contract, and the macro turns
+//!    each argument it names (`arg: RAW => SAFE`) into the safe value the
+//!    body works on (`FromC`), and a function's `*mut lua_State` into the
+//!    caller's `Stack` (under `raw::frame::protect_c`: raw rules 1 to 3
+//!    hold in the body, whose error is raised after it returned). So the
+//!    bodies are safe code.
 //!
 //! Not yet: `box_region_*`, `luaL_pushcdata`/`luaL_checkcdata`/`luaL_ctypeid`
 //! and `luaT_toibuf`.

@@ -1,6 +1,7 @@
 //! The frame every Lua-callable C function of the bridge runs in: raw
 //! rules 1 and 2 (see [`raw`](super)). [`lua_fn!`] declares a C function
-//! whose body runs in it; the body gets the call's [`Stack`].
+//! whose body runs in it; the body gets the call's [`Stack`]. The C module
+//! API's functions run in the same frame, made by [`protect_c`].
 
 use std::ffi::c_int;
 use std::panic::{self, AssertUnwindSafe};
