@@ -73,7 +73,10 @@ capi! {
     /// # Safety
     ///
     /// `cond` is NULL or from [`fiber_cond_new`], and outlives the wait.
-    fn fiber_cond_wait_timeout(cond: *const FiberCond => Option<&FiberCond>, timeout: f64) -> c_int {
+    fn fiber_cond_wait_timeout(
+        cond: *const FiberCond => Option<&FiberCond>,
+        timeout: f64,
+    ) -> c_int {
         wait(cond, timeout)
     }
 }

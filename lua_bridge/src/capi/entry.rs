@@ -87,10 +87,16 @@ macro_rules! capi_ty {
 /// other is `extern "C"`, and its body (which returns the result itself)
 /// runs its own `guard` where it could panic (capi rule 1).
 macro_rules! capi {
-    ($(#[$m:meta])* fn $name:ident($s:ident: &mut Stack $(, $arg:ident: $raw:ty $(=> $safe:ty)?)* $(,)?) $(-> $ret:ty)? $body:block) => {
+    (
+        $(#[$m:meta])*
+        fn $name:ident($s:ident: &mut Stack $(, $arg:ident: $raw:ty $(=> $safe:ty)?)* $(,)?)
+            $(-> $ret:ty)? $body:block
+    ) => {
         $(#[$m])*
         #[no_mangle]
-        pub unsafe extern "C-unwind" fn $name(l: *mut mlua::ffi::lua_State $(, $arg: $raw)*) $(-> $ret)? {
+        pub unsafe extern "C-unwind" fn $name(
+            l: *mut mlua::ffi::lua_State $(, $arg: $raw)*
+        ) $(-> $ret)? {
             // The body, outside the unsafe block: safe code.
             let body = |$s: &mut $crate::raw::Stack<'_> $(, $arg: capi_ty!($raw $(, $safe)?))*|
                 -> $crate::raw::LResult<_> { $body };
@@ -104,7 +110,10 @@ macro_rules! capi {
             }
         }
     };
-    ($(#[$m:meta])* fn $name:ident($($arg:ident: $raw:ty $(=> $safe:ty)?),* $(,)?) $(-> $ret:ty)? $body:block) => {
+    (
+        $(#[$m:meta])*
+        fn $name:ident($($arg:ident: $raw:ty $(=> $safe:ty)?),* $(,)?) $(-> $ret:ty)? $body:block
+    ) => {
         $(#[$m])*
         #[no_mangle]
         pub unsafe extern "C" fn $name($($arg: $raw),*) $(-> $ret)? {

@@ -85,7 +85,10 @@ capi! {
     /// # Safety
     ///
     /// `attr` is NULL or from [`fiber_attr_new`], not deleted.
-    fn fiber_attr_setstacksize(attr: *mut FiberAttr => Option<&mut FiberAttr>, stack_size: usize) -> c_int {
+    fn fiber_attr_setstacksize(
+        attr: *mut FiberAttr => Option<&mut FiberAttr>,
+        stack_size: usize,
+    ) -> c_int {
         match attr {
             Some(a) if stack_size >= STACK_SIZE_MINIMAL => {
                 a.stack_size = stack_size;
