@@ -86,6 +86,85 @@ fn int64_helpers() {
 }
 
 #[test]
+fn int64_strings_read_as_strtoll_reads_them() {
+    let dir = cmod::build("fibers");
+    let code = "local f = require('fibers')
+         for _, s in ipairs({' 42', '+7', '-0', '12abc', '-1', 'x', '', '- 1',
+                             '9223372036854775807', '9223372036854775808',
+                             '-9223372036854775808', '-9223372036854775809',
+                             '18446744073709551615', '18446744073709551616'}) do
+             local a, b = f.toint(s)
+             print(string.format('%q', s), tostring(a), tostring(b))
+         end";
+    let want = if cfg!(feature = "lua54") {
+        "\" 42\"\t42\t42\n\"+7\"\t7\t7\n\"-0\"\t0\t0\n\"12abc\"\t12\t12\n\
+         \"-1\"\t-1\t1.844674407371e+19\n\"x\"\t0\t0\n\"\"\t0\t0\n\"- 1\"\t0\t0\n\
+         \"9223372036854775807\"\t9223372036854775807\t9223372036854775807\n\
+         \"9223372036854775808\"\t0\t9.2233720368548e+18\n\
+         \"-9223372036854775808\"\t-9223372036854775808\t9.2233720368548e+18\n\
+         \"-9223372036854775809\"\t0\t9223372036854775807\n\
+         \"18446744073709551615\"\t0\t1.844674407371e+19\n\
+         \"18446744073709551616\"\t0\t0\n"
+    } else {
+        "\" 42\"\t42\t42\n\"+7\"\t7\t7\n\"-0\"\t0\t0\n\"12abc\"\t12\t12\n\
+         \"-1\"\t-1\t18446744073709551615ULL\n\"x\"\t0\t0\n\"\"\t0\t0\n\"- 1\"\t0\t0\n\
+         \"9223372036854775807\"\t9223372036854775807LL\t9223372036854775807ULL\n\
+         \"9223372036854775808\"\t0\t9223372036854775808ULL\n\
+         \"-9223372036854775808\"\t-9223372036854775808LL\t9223372036854775808ULL\n\
+         \"-9223372036854775809\"\t0\t9223372036854775807ULL\n\
+         \"18446744073709551615\"\t0\t18446744073709551615ULL\n\
+         \"18446744073709551616\"\t0\t0\n"
+    };
+    assert_prints(&dir, code, want);
+}
+
+#[test]
+fn tolstring_callable_null_and_call() {
+    let dir = cmod::build("fibers");
+    let code = "local f = require('fibers')
+         local T = setmetatable({}, {__tostring = function() return 'T!' end})
+         local bad = setmetatable({}, {__tostring = function() error('boom', 0) end})
+         print(f.tostr(12), f.tostr(true), f.tostr(nil), f.tostr('a\\0b'), f.tostr(T))
+         local t = {}
+         local g = function() end
+         print(f.tostr(t) == tostring(t), f.tostr(g) == tostring(g))
+         print(pcall(f.tostr, bad))
+         print(f.kinds(print))
+         print(f.kinds(setmetatable({}, {__call = print})))
+         print(f.kinds({}))
+         print(f.kinds(f.null()))
+         print(f.call(print, 'called'))
+         local ok, e = pcall(f.call, error, 'oops', 0)
+         print(ok, e.type, e.message)
+         ok, e = pcall(f.call, error, {type = 'MyError', message = 'mine'})
+         print(ok, e.type, e.message)
+         ok, e = pcall(f.call, error, T)
+         print(ok, e.type, e.message)
+         print(pcall(f.call, error, bad))";
+    let cdata = if cfg!(feature = "lua54") {
+        "false"
+    } else {
+        "true"
+    };
+    let want = format!(
+        "12\ttrue\tnil\ta\0b\tT!\t2\n\
+         true\ttrue\n\
+         false\tboom\n\
+         true\tfalse\tfalse\n\
+         true\tfalse\tfalse\n\
+         false\tfalse\tfalse\n\
+         false\ttrue\t{cdata}\n\
+         called\n\
+         true\n\
+         false\tLuajitError\toops\n\
+         false\tMyError\tmine\n\
+         false\tLuajitError\tT!\n\
+         false\tboom\n"
+    );
+    assert_prints(&dir, code, &want);
+}
+
+#[test]
 fn cord_buffers_keep_their_memory_and_come_back_on_yield() {
     let dir = cmod::build("fibers");
     assert_prints(

@@ -53,11 +53,7 @@ fn an_embedded_runtime_loads_c_modules() {
     let (tiny, fibers) = (cmod::build("tiny"), cmod::build("fibers"));
     let rt = luafiber::LuaRuntime::new().unwrap();
     luafiber::paths::install(rt.lua()).unwrap();
-    let cpath = format!("{}/?.so;{}/?.so;", tiny.display(), fibers.display());
-    rt.lua()
-        .load(format!("package.cpath = {cpath:?} .. package.cpath"))
-        .exec()
-        .unwrap();
+    prepend_cpath(&rt, &[&tiny, &fibers]);
     let got = rt
         .eval(
             "local tiny, f = require('tiny'), require('fibers')
@@ -72,6 +68,45 @@ fn an_embedded_runtime_loads_c_modules() {
         30.into(),
     ];
     assert_eq!(got, want);
+}
+
+#[test]
+fn lua_code_a_c_module_calls_keeps_the_memory_limit() {
+    // luaT_call runs its function with the limit in force (the C API's own
+    // allocations are exempt, as a bridge body's): past it, the function
+    // fails with "not enough memory", which luaT_error raises again.
+    luafiber::capi::keep_exports();
+    let fibers = cmod::build("fibers");
+    let rt = luafiber::LuaRuntime::builder()
+        .memory_limit(8 << 20)
+        .build()
+        .unwrap();
+    prepend_cpath(&rt, &[&fibers]);
+    let got = rt
+        .eval(
+            "local f = require('fibers')
+             local ok, e = pcall(f.call, function()
+                 local t = {}
+                 for i = 1, 2e6 do t[i] = {i} end
+             end)
+             collectgarbage()
+             return ok, tostring(e.message):find('memory') ~= nil",
+            vec![],
+        )
+        .unwrap();
+    assert_eq!(got, vec![false.into(), true.into()]);
+}
+
+/// Puts `dirs` (their `?.so`) first in the runtime's `package.cpath`.
+fn prepend_cpath(rt: &luafiber::LuaRuntime, dirs: &[&Path]) {
+    let cpath: String = dirs
+        .iter()
+        .map(|d| format!("{}/?.so;", d.display()))
+        .collect();
+    rt.lua()
+        .load(format!("package.cpath = {cpath:?} .. package.cpath"))
+        .exec()
+        .unwrap();
 }
 
 #[test]

@@ -313,6 +313,59 @@ pipes(lua_State *L)
 	return 3;
 }
 
+/* toint(v): luaL_toint64(v), luaL_touint64(v). */
+static int
+toint(lua_State *L)
+{
+	int64_t a = luaL_toint64(L, 1);
+	uint64_t b = luaL_touint64(L, 1);
+	luaL_pushint64(L, a);
+	luaL_pushuint64(L, b);
+	return 2;
+}
+
+/* tostr(v): luaT_tolstring's string and its length. */
+static int
+tostr(lua_State *L)
+{
+	size_t len = 99;
+	luaT_tolstring(L, 1, &len);
+	lua_pushinteger(L, (lua_Integer)len);
+	return 2;
+}
+
+/* kinds(v): luaL_iscallable(v), luaL_isnull(v), luaL_iscdata(v). */
+static int
+kinds(lua_State *L)
+{
+	int callable = luaL_iscallable(L, 1);
+	int isnull = luaL_isnull(L, 1);
+	int iscdata = luaL_iscdata(L, 1);
+	lua_pushboolean(L, callable);
+	lua_pushboolean(L, isnull);
+	lua_pushboolean(L, iscdata);
+	return 3;
+}
+
+/* null(): luaL_pushnull. */
+static int
+null(lua_State *L)
+{
+	luaL_pushnull(L);
+	return 1;
+}
+
+/* call(f, ...): luaT_call(f, ...) with no results, true; its error raised
+ * again by luaT_error. */
+static int
+call(lua_State *L)
+{
+	if (luaT_call(L, lua_gettop(L) - 1, 0) != 0)
+		return luaT_error(L);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 int
 luaopen_fibers(lua_State *L)
 {
@@ -331,6 +384,11 @@ luaopen_fibers(lua_State *L)
 		{"clocks", clocks},
 		{"on_main_thread", on_main_thread},
 		{"pipes", pipes},
+		{"toint", toint},
+		{"tostr", tostr},
+		{"kinds", kinds},
+		{"null", null},
+		{"call", call},
 	};
 	size_t i;
 	lua_createtable(L, 0, sizeof(fns) / sizeof(fns[0]));

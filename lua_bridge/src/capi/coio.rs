@@ -85,6 +85,5 @@ pub extern "C" fn coio_close(fd: c_int) -> c_int {
 }
 
 fn set_errno(code: c_int) {
-    // SAFETY: the calling thread's errno slot.
-    unsafe { *libc::__errno_location() = code };
+    nix::errno::Errno::set_raw(code);
 }

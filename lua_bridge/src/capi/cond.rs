@@ -24,59 +24,78 @@ pub extern "C" fn fiber_cond_new() -> *mut FiberCond {
     })
 }
 
-/// `fiber_cond_delete(cond)`: frees the cond; no fiber may wait on it.
-///
-/// # Safety
-///
-/// `cond` is NULL or from [`fiber_cond_new`], not deleted yet, with no
-/// waiter.
-#[no_mangle]
-pub unsafe extern "C" fn fiber_cond_delete(cond: *mut FiberCond) {
-    if !cond.is_null() {
-        // SAFETY: made by `Box::into_raw` in `fiber_cond_new` (contract).
-        let c = unsafe { Box::from_raw(cond) };
-        guard("fiber_cond_delete", (), || drop(c));
+capi! {
+    /// `fiber_cond_delete(cond)`: frees the cond; no fiber may wait on it.
+    ///
+    /// # Safety
+    ///
+    /// `cond` is NULL or from [`fiber_cond_new`], not deleted yet, with no
+    /// waiter.
+    fn fiber_cond_delete(cond: *mut FiberCond => Option<Box<FiberCond>>) {
+        if let Some(c) = cond {
+            guard("fiber_cond_delete", (), || drop(c));
+        }
     }
 }
 
-/// `fiber_cond_signal(cond)`: wakes the fiber that has waited longest, if
-/// any.
-///
-/// # Safety
-///
-/// `cond` is from [`fiber_cond_new`], not deleted.
-#[no_mangle]
-pub unsafe extern "C" fn fiber_cond_signal(cond: *mut FiberCond) {
-    // SAFETY: a live cond (contract).
-    if let Some(c) = unsafe { cond.as_ref() } {
-        guard("fiber_cond_signal", (), || c.0.signal());
+capi! {
+    /// `fiber_cond_signal(cond)`: wakes the fiber that has waited longest,
+    /// if any.
+    ///
+    /// # Safety
+    ///
+    /// `cond` is NULL or from [`fiber_cond_new`], not deleted.
+    fn fiber_cond_signal(cond: *const FiberCond => Option<&FiberCond>) {
+        if let Some(c) = cond {
+            guard("fiber_cond_signal", (), || c.0.signal());
+        }
     }
 }
 
-/// `fiber_cond_broadcast(cond)`: wakes every waiting fiber.
-///
-/// # Safety
-///
-/// `cond` is from [`fiber_cond_new`], not deleted.
-#[no_mangle]
-pub unsafe extern "C" fn fiber_cond_broadcast(cond: *mut FiberCond) {
-    // SAFETY: a live cond (contract).
-    if let Some(c) = unsafe { cond.as_ref() } {
-        guard("fiber_cond_broadcast", (), || c.0.broadcast());
+capi! {
+    /// `fiber_cond_broadcast(cond)`: wakes every waiting fiber.
+    ///
+    /// # Safety
+    ///
+    /// `cond` is NULL or from [`fiber_cond_new`], not deleted.
+    fn fiber_cond_broadcast(cond: *const FiberCond => Option<&FiberCond>) {
+        if let Some(c) = cond {
+            guard("fiber_cond_broadcast", (), || c.0.broadcast());
+        }
     }
 }
 
-/// `fiber_cond_wait_timeout(cond, timeout)`: waits for a signal, at most
-/// `timeout` seconds; 0 when signalled, -1 on timeout (`TimedOut`) or
-/// cancel (`FiberIsCancelled`) with the error in the diagnostics.
-///
-/// # Safety
-///
-/// `cond` is from [`fiber_cond_new`] and outlives the wait.
-#[no_mangle]
-pub unsafe extern "C" fn fiber_cond_wait_timeout(cond: *mut FiberCond, timeout: f64) -> c_int {
-    // SAFETY: a live cond for the whole wait (contract).
-    let Some(c) = (unsafe { cond.as_ref() }) else {
+capi! {
+    /// `fiber_cond_wait_timeout(cond, timeout)`: waits for a signal, at most
+    /// `timeout` seconds; 0 when signalled, -1 on timeout (`TimedOut`) or
+    /// cancel (`FiberIsCancelled`) with the error in the diagnostics.
+    ///
+    /// # Safety
+    ///
+    /// `cond` is NULL or from [`fiber_cond_new`], and outlives the wait.
+    fn fiber_cond_wait_timeout(
+        cond: *const FiberCond => Option<&FiberCond>,
+        timeout: f64,
+    ) -> c_int {
+        wait(cond, timeout)
+    }
+}
+
+capi! {
+    /// `fiber_cond_wait(cond)`: [`fiber_cond_wait_timeout`] with no
+    /// timeout.
+    ///
+    /// # Safety
+    ///
+    /// As [`fiber_cond_wait_timeout`].
+    fn fiber_cond_wait(cond: *const FiberCond => Option<&FiberCond>) -> c_int {
+        wait(cond, f64::INFINITY)
+    }
+}
+
+/// The wait of [`fiber_cond_wait_timeout`].
+fn wait(cond: Option<&FiberCond>, timeout: f64) -> c_int {
+    let Some(c) = cond else {
         diag::set(
             ErrorKind::IllegalParams,
             "fiber_cond_wait: the cond is NULL",
@@ -99,15 +118,4 @@ pub unsafe extern "C" fn fiber_cond_wait_timeout(cond: *mut FiberCond, timeout: 
             }
         }
     })
-}
-
-/// `fiber_cond_wait(cond)`: [`fiber_cond_wait_timeout`] with no timeout.
-///
-/// # Safety
-///
-/// As [`fiber_cond_wait_timeout`].
-#[no_mangle]
-pub unsafe extern "C" fn fiber_cond_wait(cond: *mut FiberCond) -> c_int {
-    // SAFETY: the same contract.
-    unsafe { fiber_cond_wait_timeout(cond, f64::INFINITY) }
 }

@@ -67,90 +67,98 @@ pub extern "C" fn fiber_attr_new() -> *mut FiberAttr {
     })
 }
 
-/// `fiber_attr_delete(attr)`: frees attributes made by [`fiber_attr_new`].
-///
-/// # Safety
-///
-/// `attr` is NULL or from [`fiber_attr_new`], not deleted yet.
-#[no_mangle]
-pub unsafe extern "C" fn fiber_attr_delete(attr: *mut FiberAttr) {
-    if !attr.is_null() {
-        // SAFETY: made by `Box::into_raw` in `fiber_attr_new` (contract).
-        drop(unsafe { Box::from_raw(attr) });
+capi! {
+    /// `fiber_attr_delete(attr)`: frees attributes made by
+    /// [`fiber_attr_new`].
+    ///
+    /// # Safety
+    ///
+    /// `attr` is NULL or from [`fiber_attr_new`], not deleted yet.
+    fn fiber_attr_delete(attr: *mut FiberAttr => Option<Box<FiberAttr>>) {
+        drop(attr);
     }
 }
 
-/// `fiber_attr_setstacksize(attr, bytes)`: 0, or -1 below 16 KiB.
-///
-/// # Safety
-///
-/// `attr` is from [`fiber_attr_new`].
-#[no_mangle]
-pub unsafe extern "C" fn fiber_attr_setstacksize(attr: *mut FiberAttr, stack_size: usize) -> c_int {
-    if attr.is_null() || stack_size < STACK_SIZE_MINIMAL {
-        diag::set(ErrorKind::IllegalParams, "stack size is too small");
-        return -1;
+capi! {
+    /// `fiber_attr_setstacksize(attr, bytes)`: 0, or -1 below 16 KiB.
+    ///
+    /// # Safety
+    ///
+    /// `attr` is NULL or from [`fiber_attr_new`], not deleted.
+    fn fiber_attr_setstacksize(
+        attr: *mut FiberAttr => Option<&mut FiberAttr>,
+        stack_size: usize,
+    ) -> c_int {
+        match attr {
+            Some(a) if stack_size >= STACK_SIZE_MINIMAL => {
+                a.stack_size = stack_size;
+                0
+            }
+            _ => {
+                diag::set(ErrorKind::IllegalParams, "stack size is too small");
+                -1
+            }
+        }
     }
-    // SAFETY: a live attribute object (contract).
-    unsafe { (*attr).stack_size = stack_size };
-    0
 }
 
-/// `fiber_attr_getstacksize(attr)`: its stack size; NULL: the default.
-///
-/// # Safety
-///
-/// `attr` is NULL or from [`fiber_attr_new`].
-#[no_mangle]
-pub unsafe extern "C" fn fiber_attr_getstacksize(attr: *mut FiberAttr) -> usize {
-    if attr.is_null() {
-        return guard("fiber_attr_getstacksize", 0, || {
-            fiber::config().stacks.stack_size
-        });
+capi! {
+    /// `fiber_attr_getstacksize(attr)`: its stack size; NULL: the default.
+    ///
+    /// # Safety
+    ///
+    /// `attr` is NULL or from [`fiber_attr_new`], not deleted.
+    fn fiber_attr_getstacksize(attr: *const FiberAttr => Option<&FiberAttr>) -> usize {
+        match attr {
+            Some(a) => a.stack_size,
+            None => guard("fiber_attr_getstacksize", 0, || {
+                fiber::config().stacks.stack_size
+            }),
+        }
     }
-    // SAFETY: a live attribute object (contract).
-    unsafe { (*attr).stack_size }
 }
 
-/// `fiber_new(name, f)`: a new fiber that runs `f` once started
-/// ([`fiber_start`], or `fiber_wakeup`); NULL when `f` is NULL.
-///
-/// # Safety
-///
-/// `name` is NULL or a NUL-terminated string.
-#[no_mangle]
-pub unsafe extern "C" fn fiber_new(name: *const c_char, f: Option<FiberFunc>) -> *mut Fiber {
-    // SAFETY: the same contract.
-    unsafe { fiber_new_ex(name, std::ptr::null(), f) }
+capi! {
+    /// `fiber_new(name, f)`: a new fiber that runs `f` once started
+    /// ([`fiber_start`], or `fiber_wakeup`); NULL when `f` is NULL.
+    ///
+    /// # Safety
+    ///
+    /// `name` is NULL or a NUL-terminated string.
+    fn fiber_new(name: *const c_char => Option<&CStr>, f: Option<FiberFunc>) -> *mut Fiber {
+        new(name, None, f)
+    }
 }
 
-/// `fiber_new_ex(name, attr, f)`: [`fiber_new`] with the stack size of
-/// `attr` (NULL: the default).
-///
-/// # Safety
-///
-/// As [`fiber_new`]; `attr` is NULL or from [`fiber_attr_new`].
-#[no_mangle]
-pub unsafe extern "C" fn fiber_new_ex(
-    name: *const c_char,
-    attr: *const FiberAttr,
-    f: Option<FiberFunc>,
-) -> *mut Fiber {
+capi! {
+    /// `fiber_new_ex(name, attr, f)`: [`fiber_new`] with the stack size of
+    /// `attr` (NULL: the default).
+    ///
+    /// # Safety
+    ///
+    /// As [`fiber_new`]; `attr` is NULL or from [`fiber_attr_new`], not
+    /// deleted.
+    fn fiber_new_ex(
+        name: *const c_char => Option<&CStr>,
+        attr: *const FiberAttr => Option<&FiberAttr>,
+        f: Option<FiberFunc>,
+    ) -> *mut Fiber {
+        new(name, attr, f)
+    }
+}
+
+/// [`fiber_new_ex`].
+fn new(name: Option<&CStr>, attr: Option<&FiberAttr>, f: Option<FiberFunc>) -> *mut Fiber {
     let Some(f) = f else {
         diag::set(ErrorKind::IllegalParams, "fiber_new: the function is NULL");
         return std::ptr::null_mut();
     };
-    let name = match name.is_null() {
-        true => b"lua".to_vec(),
-        // SAFETY: a NUL-terminated string (contract).
-        false => unsafe { CStr::from_ptr(name) }.to_bytes().to_vec(),
-    };
-    // SAFETY: NULL or a live attribute object (contract).
-    let stack_size = unsafe { attr.as_ref() }.map(|a| a.stack_size);
+    let name = name.map_or(&b"lua"[..], CStr::to_bytes);
+    let stack_size = attr.map(|a| a.stack_size);
     guard("fiber_new", std::ptr::null_mut(), move || {
         handle::insert(Record {
             f,
-            name: fiber::truncate(&name).to_owned(),
+            name: fiber::truncate(name).to_owned(),
             stack_size,
             joinable: false,
             ctx: std::ptr::null_mut(),

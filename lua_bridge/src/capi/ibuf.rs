@@ -5,14 +5,20 @@
 //! of them (`cord_ibuf_take` / `cord_ibuf_put` / `cord_ibuf_drop`).
 //!
 //! The runtime's [`luafiber_runtime::ibuf::Ibuf`] keeps offsets, not
-//! pointers, so C cannot share it: these buffers are their own, with memory
-//! from C's `malloc`, and their stash keeps the rules of the runtime's
+//! pointers, so C cannot share it: these buffers are their own, and their
+//! stash keeps the rules of the runtime's
 //! (a take hands out an empty buffer; a put keeps the memory, up to
 //! [`StashConfig`] limits; a buffer taken in a fiber comes back by itself
 //! when the fiber yields or ends, as in Tarantool).
+//!
+//! A buffer's memory is a block of the Rust allocator (`buf..epos`, made
+//! by [`CIbuf::reserve`] alone): C moves `rpos` and `wpos` within it, but
+//! never `buf` nor `epos`, nor frees it (Tarantool's contract: its memory
+//! is a slab's). Cited as "ibuf rule".
 
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_void};
+use std::mem::MaybeUninit;
 
 use luafiber_fiber::{self as fiber, FiberId};
 use luafiber_runtime::ibuf::{stash_config, StashConfig, CORD_IBUF_START_CAPACITY};
@@ -54,107 +60,155 @@ impl CIbuf {
         self.epos as usize - self.buf as usize
     }
 
+    /// Takes the memory out as the block it is (none when `buf` is NULL),
+    /// leaving the buffer without memory.
+    fn take_block(&mut self) -> Option<Block> {
+        if self.buf.is_null() {
+            return None;
+        }
+        let block = std::ptr::slice_from_raw_parts_mut(self.buf.cast(), self.capacity());
+        self.buf = std::ptr::null_mut();
+        self.rpos = std::ptr::null_mut();
+        self.wpos = std::ptr::null_mut();
+        self.epos = std::ptr::null_mut();
+        // SAFETY: `buf..epos` is a block from `Box::into_raw` in `reserve`,
+        // of that length (ibuf rule); the pointers to it are cleared, so it
+        // is taken once.
+        Some(unsafe { Box::from_raw(block) })
+    }
+
     fn free_memory(&mut self) {
-        // SAFETY: `buf` is NULL or from `malloc` (`reserve`).
-        unsafe { libc::free(self.buf.cast()) };
-        *self = CIbuf::empty(self.start_capacity);
+        drop(self.take_block());
     }
 
     /// Makes room for `size` bytes at `wpos`, keeping the unread data;
     /// `None` when memory cannot be had.
+    ///
+    /// # Panics
+    ///
+    /// Panics when C broke `buf <= rpos <= wpos <= epos`.
     fn reserve(&mut self, size: usize) -> Option<*mut c_char> {
-        let used = self.wpos as usize - self.rpos as usize;
-        let cap = self.capacity();
         if self.epos as usize - self.wpos as usize >= size {
             return Some(self.wpos);
         }
+        let start = self.rpos as usize - self.buf as usize;
+        let used = self.wpos as usize - self.rpos as usize;
+        let cap = self.capacity();
         let need = used.checked_add(size)?;
-        if used <= cap / 2 && need <= cap {
-            // SAFETY: `rpos..wpos` and `buf..buf + used` lie in the block.
-            unsafe { std::ptr::copy(self.rpos, self.buf, used) };
+        let block = if used <= cap / 2 && need <= cap {
+            let mut block = self.take_block()?;
+            block.copy_within(start..start + used, 0);
+            block
         } else {
             let mut new_cap = self.start_capacity.max(cap).max(1);
             while new_cap < need {
                 new_cap = new_cap.checked_mul(2)?;
             }
-            // SAFETY: a plain allocation, checked below.
-            let mem = unsafe { libc::malloc(new_cap) }.cast::<c_char>();
-            if mem.is_null() {
-                return None;
+            let mut block = alloc(new_cap)?;
+            if let Some(old) = self.take_block() {
+                block[..used].copy_from_slice(&old[start..start + used]);
             }
-            // SAFETY: `used` bytes at `rpos` are readable; `mem` has room.
-            unsafe {
-                if used > 0 {
-                    std::ptr::copy_nonoverlapping(self.rpos, mem, used);
-                }
-                libc::free(self.buf.cast());
-            }
-            self.buf = mem;
-            // SAFETY: within the new block.
-            self.epos = unsafe { mem.add(new_cap) };
-        }
-        self.rpos = self.buf;
-        // SAFETY: `used <= capacity`.
-        self.wpos = unsafe { self.buf.add(used) };
+            block
+        };
+        let cap = block.len();
+        let buf = Box::into_raw(block).cast::<c_char>();
+        self.buf = buf;
+        self.rpos = buf;
+        self.wpos = buf.wrapping_add(used);
+        self.epos = buf.wrapping_add(cap);
         Some(self.wpos)
     }
 }
 
-/// `ibuf_create(ibuf, slabc, start_capacity)`: an empty buffer with no
-/// memory yet.
-///
-/// # Safety
-///
-/// `ibuf` points to writable room for a `struct ibuf`.
-#[no_mangle]
-pub unsafe extern "C" fn ibuf_create(ibuf: *mut CIbuf, slabc: *mut c_void, start_capacity: usize) {
-    // SAFETY: writable (contract).
-    unsafe {
-        ibuf.write(CIbuf {
-            slabc,
-            ..CIbuf::empty(start_capacity)
-        })
-    };
+/// A buffer's memory (ibuf rule).
+type Block = Box<[MaybeUninit<u8>]>;
+
+/// A new block of `n` bytes; `None` when the allocator has none.
+fn alloc(n: usize) -> Option<Block> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).ok()?;
+    v.resize(n, MaybeUninit::uninit());
+    Some(v.into_boxed_slice())
 }
 
-/// `ibuf_destroy(ibuf)`: frees the buffer's memory.
-///
-/// # Safety
-///
-/// `ibuf` was set up by [`ibuf_create`] (or taken from the cord).
-#[no_mangle]
-pub unsafe extern "C" fn ibuf_destroy(ibuf: *mut CIbuf) {
-    // SAFETY: a live buffer (contract).
-    if let Some(b) = unsafe { ibuf.as_mut() } {
-        b.free_memory();
+capi! {
+    /// `ibuf_create(ibuf, slabc, start_capacity)`: an empty buffer with no
+    /// memory yet.
+    ///
+    /// # Safety
+    ///
+    /// `ibuf` is NULL or points to writable room for a `struct ibuf`.
+    fn ibuf_create(
+        ibuf: *mut MaybeUninit<CIbuf> => Option<&mut MaybeUninit<CIbuf>>,
+        slabc: *mut c_void,
+        start_capacity: usize,
+    ) {
+        if let Some(ibuf) = ibuf {
+            ibuf.write(CIbuf {
+                slabc,
+                ..CIbuf::empty(start_capacity)
+            });
+        }
     }
 }
 
-/// `ibuf_reinit(ibuf)`: frees the memory, keeping the buffer usable.
-///
-/// # Safety
-///
-/// As [`ibuf_destroy`].
-#[no_mangle]
-pub unsafe extern "C" fn ibuf_reinit(ibuf: *mut CIbuf) {
-    // SAFETY: the same contract.
-    unsafe { ibuf_destroy(ibuf) }
+capi! {
+    /// `ibuf_destroy(ibuf)`: frees the buffer's memory.
+    ///
+    /// # Safety
+    ///
+    /// `ibuf` is NULL or was set up by [`ibuf_create`] (or taken from the
+    /// cord), and only C code uses it.
+    fn ibuf_destroy(ibuf: *mut CIbuf => Option<&mut CIbuf>) {
+        if let Some(b) = ibuf {
+            b.free_memory();
+        }
+    }
 }
 
-/// `ibuf_reserve_slow(ibuf, size)`: room for `size` bytes at `wpos` (the
-/// unread data may move); returns `wpos`, or NULL (with an `OutOfMemory`
-/// error in the diagnostics).
-///
-/// # Safety
-///
-/// As [`ibuf_destroy`], with `buf <= rpos <= wpos <= epos`.
-#[no_mangle]
-pub unsafe extern "C" fn ibuf_reserve_slow(ibuf: *mut CIbuf, size: usize) -> *mut c_void {
-    // SAFETY: a live buffer (contract).
-    let Some(b) = (unsafe { ibuf.as_mut() }) else {
+capi! {
+    /// `ibuf_reinit(ibuf)`: frees the memory, keeping the buffer usable.
+    ///
+    /// # Safety
+    ///
+    /// As [`ibuf_destroy`].
+    fn ibuf_reinit(ibuf: *mut CIbuf => Option<&mut CIbuf>) {
+        if let Some(b) = ibuf {
+            b.free_memory();
+        }
+    }
+}
+
+capi! {
+    /// `ibuf_reserve_slow(ibuf, size)`: room for `size` bytes at `wpos`
+    /// (the unread data may move); returns `wpos`, or NULL (with an
+    /// `OutOfMemory` error in the diagnostics).
+    ///
+    /// # Safety
+    ///
+    /// As [`ibuf_destroy`], with `buf <= rpos <= wpos <= epos`.
+    fn ibuf_reserve_slow(ibuf: *mut CIbuf => Option<&mut CIbuf>, size: usize) -> *mut c_void {
+        reserve(ibuf, size)
+    }
+}
+
+capi! {
+    /// `box_ibuf_reserve(ibuf, size)`: as [`ibuf_reserve_slow`].
+    ///
+    /// # Safety
+    ///
+    /// As [`ibuf_reserve_slow`].
+    fn box_ibuf_reserve(ibuf: *mut CIbuf => Option<&mut CIbuf>, size: usize) -> *mut c_void {
+        reserve(ibuf, size)
+    }
+}
+
+/// [`ibuf_reserve_slow`].
+fn reserve(ibuf: Option<&mut CIbuf>, size: usize) -> *mut c_void {
+    let Some(b) = ibuf else {
         return std::ptr::null_mut();
     };
-    match b.reserve(size) {
+    match guard("ibuf_reserve", None, || b.reserve(size)) {
         Some(p) => p.cast(),
         None => {
             diag::set(
@@ -166,52 +220,44 @@ pub unsafe extern "C" fn ibuf_reserve_slow(ibuf: *mut CIbuf, size: usize) -> *mu
     }
 }
 
-/// `box_ibuf_reserve(ibuf, size)`: as [`ibuf_reserve_slow`].
-///
-/// # Safety
-///
-/// As [`ibuf_reserve_slow`].
-#[no_mangle]
-pub unsafe extern "C" fn box_ibuf_reserve(ibuf: *mut CIbuf, size: usize) -> *mut c_void {
-    // SAFETY: the same contract.
-    unsafe { ibuf_reserve_slow(ibuf, size) }
-}
+/// A place C is told where one of a buffer's pointers is.
+type Out<'a> = Option<&'a mut *mut *mut c_char>;
 
-/// `box_ibuf_read_range(ibuf, &rpos, &wpos)`: the addresses of the
-/// buffer's `rpos` and `wpos` fields.
-///
-/// # Safety
-///
-/// `ibuf` is live; the out-pointers are writable.
-#[no_mangle]
-pub unsafe extern "C" fn box_ibuf_read_range(
-    ibuf: *mut CIbuf,
-    rpos: *mut *mut *mut c_char,
-    wpos: *mut *mut *mut c_char,
-) {
-    // SAFETY: contract.
-    unsafe {
-        *rpos = &raw mut (*ibuf).rpos;
-        *wpos = &raw mut (*ibuf).wpos;
+capi! {
+    /// `box_ibuf_read_range(ibuf, &rpos, &wpos)`: the addresses of the
+    /// buffer's `rpos` and `wpos` fields.
+    ///
+    /// # Safety
+    ///
+    /// As [`ibuf_destroy`]; the out-pointers are NULL or writable.
+    fn box_ibuf_read_range(
+        ibuf: *mut CIbuf => Option<&mut CIbuf>,
+        rpos: *mut *mut *mut c_char => Out,
+        wpos: *mut *mut *mut c_char => Out,
+    ) {
+        if let (Some(b), Some(rpos), Some(wpos)) = (ibuf, rpos, wpos) {
+            *rpos = &raw mut b.rpos;
+            *wpos = &raw mut b.wpos;
+        }
     }
 }
 
-/// `box_ibuf_write_range(ibuf, &wpos, &end)`: the addresses of the
-/// buffer's `wpos` and `epos` fields.
-///
-/// # Safety
-///
-/// As [`box_ibuf_read_range`].
-#[no_mangle]
-pub unsafe extern "C" fn box_ibuf_write_range(
-    ibuf: *mut CIbuf,
-    wpos: *mut *mut *mut c_char,
-    end: *mut *mut *mut c_char,
-) {
-    // SAFETY: contract.
-    unsafe {
-        *wpos = &raw mut (*ibuf).wpos;
-        *end = &raw mut (*ibuf).epos;
+capi! {
+    /// `box_ibuf_write_range(ibuf, &wpos, &end)`: the addresses of the
+    /// buffer's `wpos` and `epos` fields.
+    ///
+    /// # Safety
+    ///
+    /// As [`box_ibuf_read_range`].
+    fn box_ibuf_write_range(
+        ibuf: *mut CIbuf => Option<&mut CIbuf>,
+        wpos: *mut *mut *mut c_char => Out,
+        end: *mut *mut *mut c_char => Out,
+    ) {
+        if let (Some(b), Some(wpos), Some(end)) = (ibuf, wpos, end) {
+            *wpos = &raw mut b.wpos;
+            *end = &raw mut b.epos;
+        }
     }
 }
 

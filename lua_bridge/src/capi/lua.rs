@@ -9,20 +9,28 @@
 //! assumed). On Lua 5.4 integers are Lua integers (a `uint64_t` above
 //! 2^63 - 1 is a float), and there is no cdata.
 //!
-//! The functions that raise (`luaL_check*int64`, `luaT_error`) hold no
-//! Rust value when they call `lua_error` (capi rule 3, raw rule 2).
+//! Each is written over its caller's [`Stack`] (capi rule 5). Those that
+//! raise (`luaL_check*int64`, `luaT_error`, and `luaT_tolstring` or
+//! `luaT_call` when a `__tostring` raises) return the error, which is
+//! raised once the body returned (capi rule 3, raw rule 2); the Lua code
+//! they run (`luaT_call`'s function, a `__tostring`) runs under
+//! `lua_pcall`, with the memory limit in force.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 
 use mlua::ffi;
 
 use super::diag::{self, Diag};
 use super::guard;
-use crate::raw::api as lua;
 use crate::raw::error::ErrorKind;
+use crate::raw::frame::with_limit;
+use crate::raw::{LResult, Raise, Stack};
 
 /// Largest integer a double holds exactly (Tarantool's `DBL_INT_MAX`).
 const DBL_INT_MAX: i64 = (1 << 53) - 1;
+
+/// `lua_type` of a cdata (LuaJIT's `LUA_TCDATA`; never on Lua 5.4).
+const LUA_TCDATA: c_int = 10;
 
 #[cfg(feature = "luajit")]
 mod cdata {
@@ -49,301 +57,294 @@ mod cdata {
         pub uint64: c_int,
     }
 
+    const NONE: Ffi = Ffi {
+        null: ffi::LUA_NOREF,
+        ctypes: None,
+        int64: ffi::LUA_NOREF,
+        uint64: ffi::LUA_NOREF,
+    };
+
     static KEY: u8 = 0;
 
     const TYPES: &str =
         "local ffi = require('ffi') return ffi.typeof('int64_t'), ffi.typeof('uint64_t')";
 
-    /// The FFI handles of `l`'s state.
-    ///
-    /// # Safety
-    ///
-    /// `l` is a valid state (Lua code runs on it, under `lua_pcall`).
-    pub(super) unsafe fn get(l: *mut ffi::lua_State) -> Ffi {
+    /// The FFI handles of `s`'s state (none when its stack cannot grow).
+    /// The chunks run under `lua_pcall`; the stack is left as it was.
+    pub(super) fn get(s: &mut Stack) -> Ffi {
         let key = (&raw const KEY).cast_mut().cast::<c_void>();
-        // SAFETY: caller's contract; the registry entry, when there, is a
-        // userdata holding an `Ffi`; every push is popped. The probe and
-        // the chunk run under lua_pcall and leave the stack as it was.
-        unsafe {
-            let mut f = Ffi {
-                null: ffi::LUA_NOREF,
-                ctypes: None,
-                int64: ffi::LUA_NOREF,
-                uint64: ffi::LUA_NOREF,
-            };
-            if ffi::lua_checkstack(l, 8) == 0 {
-                return f;
-            }
-            ffi::lua_pushlightuserdata(l, key);
-            ffi::lua_rawget(l, ffi::LUA_REGISTRYINDEX);
-            if ffi::lua_type(l, -1) == ffi::LUA_TUSERDATA {
-                let kept = ffi::lua_touserdata(l, -1).cast::<Ffi>().read();
-                ffi::lua_pop(l, 1);
-                return kept;
-            }
-            ffi::lua_pop(l, 1);
-            {
-                let mut s = Stack::from_state(l);
-                f.ctypes = lj::learn(&mut s);
-                f.null = lj::null_ref(&mut s);
-            }
-            let top = ffi::lua_gettop(l);
-            let name = c"=luaL_pushint64".as_ptr();
-            if ffi::luaL_loadbuffer(l, TYPES.as_ptr().cast(), TYPES.len(), name) == 0
-                && ffi::lua_pcall(l, 0, 2, 0) == 0
-            {
-                f.uint64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-                f.int64 = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
-            }
-            ffi::lua_settop(l, top);
-            ffi::lua_pushlightuserdata(l, key);
-            let u = ffi::lua_newuserdata(l, std::mem::size_of::<Ffi>()).cast::<Ffi>();
-            u.write(f);
-            ffi::lua_rawset(l, ffi::LUA_REGISTRYINDEX);
-            f
+        if s.ensure(8).is_err() {
+            return NONE;
         }
+        s.push_light(key);
+        s.rawget(ffi::LUA_REGISTRYINDEX);
+        if s.type_of(-1) == ffi::LUA_TUSERDATA {
+            let kept = s.to_userdata(-1).cast::<Ffi>();
+            // SAFETY: the userdata at `registry[&KEY]` is only ever made
+            // below, holding an `Ffi` (a `Copy` value); it is on the stack
+            // while it is read.
+            let kept = unsafe { kept.read() };
+            s.pop(1);
+            return kept;
+        }
+        s.pop(1);
+        let top = s.top();
+        let mut f = NONE;
+        if s.load(TYPES, c"=luaL_pushint64").is_ok() && s.pcall(0, 2).is_ok() {
+            f.uint64 = s.make_ref();
+            f.int64 = s.make_ref();
+        }
+        s.settop(top);
+        f.null = lj::null_ref(s);
+        // Last: it checks for its own room, and the handle's is none after
+        // the protected calls above.
+        f.ctypes = lj::learn(s);
+        s.push_light(key);
+        s.push_userdata(f);
+        // A light userdata key is neither nil nor NaN.
+        let _ = s.rawset(ffi::LUA_REGISTRYINDEX);
+        f
     }
 }
 
 /// Pushes a 64-bit integer `bits` (signed when `signed`) that a double
 /// does not hold: a cdata of that type on LuaJIT, else a float.
 ///
-/// # Safety
+/// # Errors
 ///
-/// `l` is a valid state with room for 2 values.
-unsafe fn push_wide(l: *mut ffi::lua_State, bits: u64, signed: bool) {
+/// The error of the cdata's constructor (out of memory), on top.
+fn push_wide(s: &mut Stack, bits: u64, signed: bool) -> LResult<()> {
     #[cfg(feature = "luajit")]
-    // SAFETY: caller's contract; the ctype call makes a zeroed cdata whose
-    // payload (`lua_topointer`) is 8 bytes of its integer type.
-    unsafe {
-        let f = cdata::get(l);
+    {
+        let f = cdata::get(s);
         let ctype = if signed { f.int64 } else { f.uint64 };
         if ctype != ffi::LUA_NOREF {
-            lua::push_registry_ref(l, ctype);
-            ffi::lua_call(l, 0, 1);
-            ffi::lua_topointer(l, -1)
-                .cast::<u64>()
-                .cast_mut()
-                .write(bits);
-            return;
+            s.push_ref(ctype);
+            s.pcall(0, 1).map_err(|()| Raise::Top)?;
+            if s.type_of(-1) == LUA_TCDATA {
+                let payload = s.to_pointer(-1).cast::<u64>().cast_mut();
+                // SAFETY: a new `int64_t` or `uint64_t` cdata (its ctype
+                // called with no argument), on the stack: its payload
+                // (`lua_topointer`) is 8 bytes of that type, aligned.
+                unsafe { payload.write(bits) };
+            }
+            return Ok(());
         }
     }
-    let n = if signed {
+    s.push_number(if signed {
         bits as i64 as f64
     } else {
         bits as f64
-    };
-    // SAFETY: caller's contract.
-    unsafe { ffi::lua_pushnumber(l, n) };
+    });
+    Ok(())
 }
 
-/// `luaL_pushuint64(L, val)`: a number when a double holds `val` exactly,
-/// else a `uint64_t` cdata (LuaJIT) or an integer / float (Lua 5.4).
-///
-/// # Safety
-///
-/// `L` is a valid state with room for 2 values.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaL_pushuint64(l: *mut ffi::lua_State, val: u64) {
-    // SAFETY: caller's contract.
-    unsafe {
+capi! {
+    /// `luaL_pushuint64(L, val)`: a number when a double holds `val`
+    /// exactly, else a `uint64_t` cdata (LuaJIT) or an integer / float (Lua
+    /// 5.4).
+    ///
+    /// # Safety
+    ///
+    /// `L` is a valid state.
+    fn luaL_pushuint64(s: &mut Stack, val: u64) {
         if cfg!(feature = "lua54") && val <= i64::MAX as u64 {
-            ffi::lua_pushinteger(l, val as ffi::lua_Integer);
+            s.push_int(val as i64);
         } else if val <= DBL_INT_MAX as u64 {
-            ffi::lua_pushnumber(l, val as f64);
+            s.push_number(val as f64);
         } else {
-            push_wide(l, val, false);
+            push_wide(s, val, false)?;
         }
+        Ok(())
     }
 }
 
-/// `luaL_pushint64(L, val)`: a number when a double holds `val` exactly,
-/// else an `int64_t` cdata (LuaJIT) or an integer (Lua 5.4).
-///
-/// # Safety
-///
-/// As [`luaL_pushuint64`].
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaL_pushint64(l: *mut ffi::lua_State, val: i64) {
-    // SAFETY: caller's contract.
-    unsafe {
+capi! {
+    /// `luaL_pushint64(L, val)`: a number when a double holds `val`
+    /// exactly, else an `int64_t` cdata (LuaJIT) or an integer (Lua 5.4).
+    ///
+    /// # Safety
+    ///
+    /// As [`luaL_pushuint64`].
+    fn luaL_pushint64(s: &mut Stack, val: i64) {
         if cfg!(feature = "lua54") {
-            ffi::lua_pushinteger(l, val as ffi::lua_Integer);
+            s.push_int(val);
         } else if (-DBL_INT_MAX..=DBL_INT_MAX).contains(&val) {
-            ffi::lua_pushnumber(l, val as f64);
+            s.push_number(val as f64);
         } else {
-            push_wide(l, val as u64, true);
+            push_wide(s, val as u64, true)?;
         }
+        Ok(())
     }
 }
 
 /// The integer at `idx` as Tarantool's `luaL_convertint64` reads it: a
 /// number (truncated), an integer cdata, or a string `strtoll`/`strtoull`
 /// parse (base 10; trailing text ignored).
-///
-/// # Safety
-///
-/// `l` is a valid state, `idx` an acceptable index.
-unsafe fn convert(l: *mut ffi::lua_State, idx: c_int, unsigned: bool) -> Option<i64> {
-    // SAFETY: caller's contract.
-    unsafe {
-        match ffi::lua_type(l, idx) {
-            ffi::LUA_TNUMBER => {
-                if cfg!(feature = "lua54") && ffi::lua_isinteger(l, idx) != 0 {
-                    return Some(ffi::lua_tointeger(l, idx) as i64);
-                }
-                let n = ffi::lua_tonumber(l, idx);
-                Some(if unsigned && n >= i64::MAX as f64 {
-                    n as u64 as i64
-                } else {
-                    n as i64
-                })
+fn convert(s: &mut Stack, idx: c_int, unsigned: bool) -> Option<i64> {
+    match s.type_of(idx) {
+        ffi::LUA_TNUMBER => {
+            if cfg!(feature = "lua54") && s.is_integer(idx) {
+                return s.to_integer(idx);
             }
-            ffi::LUA_TSTRING => {
-                let s = ffi::lua_tolstring(l, idx, std::ptr::null_mut());
-                let mut end: *mut c_char = std::ptr::null_mut();
-                *libc::__errno_location() = 0;
-                let v = match unsigned {
-                    true => libc::strtoull(s, &mut end, 10) as i64,
-                    false => libc::strtoll(s, &mut end, 10),
-                };
-                (*libc::__errno_location() == 0 && end.cast_const() != s).then_some(v)
+            let n = s.to_number(idx)?;
+            Some(if unsigned && n >= i64::MAX as f64 {
+                n as u64 as i64
+            } else {
+                n as i64
+            })
+        }
+        ffi::LUA_TSTRING => strtoint(s.to_str(idx)?, unsigned),
+        #[cfg(feature = "luajit")]
+        LUA_TCDATA => {
+            use crate::luajit::cdata::Scalar;
+            match cdata::get(s).ctypes?.read_at(s, idx)? {
+                Scalar::Int(i) => Some(i),
+                Scalar::Uint(u) => Some(u as i64),
+                _ => None,
             }
-            #[cfg(feature = "luajit")]
-            10 => {
-                use crate::luajit::cdata::Scalar;
-                let payload = ffi::lua_topointer(l, idx).cast::<u8>();
-                match cdata::get(l).ctypes?.read_payload(payload)? {
-                    Scalar::Int(i) => Some(i),
-                    Scalar::Uint(u) => Some(u as i64),
-                    _ => None,
-                }
-            }
-            _ => None,
+        }
+        _ => None,
+    }
+}
+
+/// `s` as C's `strtoll` (`strtoull` when `unsigned`, the result's bits)
+/// parses it in base 10: leading white space, a sign, digits, anything
+/// after ignored; `None` with no digit or out of range (`ERANGE`).
+/// `strtoull` negates a `-` number, as C's does.
+fn strtoint(s: &[u8], unsigned: bool) -> Option<i64> {
+    let s = &s[s
+        .iter()
+        .take_while(|c| b" \t\n\x0b\x0c\r".contains(c))
+        .count()..];
+    let (neg, s) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let digits = s.iter().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 {
+        return None;
+    }
+    let mut m: u64 = 0;
+    for &d in &s[..digits] {
+        m = m.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    match (unsigned, neg) {
+        (true, false) => Some(m as i64),
+        (true, true) => Some(m.wrapping_neg() as i64),
+        (false, false) => i64::try_from(m).ok(),
+        (false, true) => (m <= 1 << 63).then(|| (m as i64).wrapping_neg()),
+    }
+}
+
+/// "expected TYPE as IDX argument" (Tarantool's message), to raise.
+fn expected(idx: c_int, ty: &str) -> Raise {
+    Raise::Message(format!("expected {ty} as {idx} argument"))
+}
+
+capi! {
+    /// `luaL_checkuint64(L, idx)`: the argument as `uint64_t`; raises
+    /// "expected uint64_t as IDX argument" when it is none.
+    ///
+    /// # Safety
+    ///
+    /// `L` is the state of the running C function.
+    fn luaL_checkuint64(s: &mut Stack, idx: c_int) -> u64 {
+        match convert(s, idx, true) {
+            Some(v) => Ok(v as u64),
+            None => Err(expected(idx, "uint64_t")),
         }
     }
 }
 
-/// Raises "expected TYPE as IDX argument" (Tarantool's message).
-///
-/// # Safety
-///
-/// `l` is the state of the running C function.
-unsafe fn raise_expected(l: *mut ffi::lua_State, idx: c_int, ty: &CStr) -> ! {
-    // SAFETY: caller's contract; nothing Rust owns is alive at lua_error.
-    unsafe {
-        ffi::lua_pushfstring(l, c"expected %s as %d argument".as_ptr(), ty.as_ptr(), idx);
-        ffi::lua_error(l)
+capi! {
+    /// `luaL_checkint64(L, idx)`: the argument as `int64_t`; raises
+    /// "expected int64_t as IDX argument" when it is none.
+    ///
+    /// # Safety
+    ///
+    /// As [`luaL_checkuint64`].
+    fn luaL_checkint64(s: &mut Stack, idx: c_int) -> i64 {
+        convert(s, idx, false).ok_or_else(|| expected(idx, "int64_t"))
     }
 }
 
-/// `luaL_checkuint64(L, idx)`: the argument as `uint64_t`; raises
-/// "expected uint64_t as IDX argument" when it is none.
-///
-/// # Safety
-///
-/// `L` is the state of the running C function; `idx` acceptable.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaL_checkuint64(l: *mut ffi::lua_State, idx: c_int) -> u64 {
-    // SAFETY: caller's contract.
-    match unsafe { convert(l, idx, true) } {
-        Some(v) => v as u64,
-        // SAFETY: caller's contract.
-        None => unsafe { raise_expected(l, idx, c"uint64_t") },
+capi! {
+    /// `luaL_touint64(L, idx)`: as [`luaL_checkuint64`], 0 instead of an
+    /// error.
+    ///
+    /// # Safety
+    ///
+    /// `L` is a valid state.
+    fn luaL_touint64(s: &mut Stack, idx: c_int) -> u64 {
+        Ok(convert(s, idx, true).unwrap_or(0) as u64)
     }
 }
 
-/// `luaL_checkint64(L, idx)`: the argument as `int64_t`; raises
-/// "expected int64_t as IDX argument" when it is none.
-///
-/// # Safety
-///
-/// As [`luaL_checkuint64`].
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaL_checkint64(l: *mut ffi::lua_State, idx: c_int) -> i64 {
-    // SAFETY: caller's contract.
-    match unsafe { convert(l, idx, false) } {
-        Some(v) => v,
-        // SAFETY: caller's contract.
-        None => unsafe { raise_expected(l, idx, c"int64_t") },
+capi! {
+    /// `luaL_toint64(L, idx)`: as [`luaL_checkint64`], 0 instead of an
+    /// error.
+    ///
+    /// # Safety
+    ///
+    /// As [`luaL_touint64`].
+    fn luaL_toint64(s: &mut Stack, idx: c_int) -> i64 {
+        Ok(convert(s, idx, false).unwrap_or(0))
     }
 }
 
-/// `luaL_touint64(L, idx)`: as [`luaL_checkuint64`], 0 instead of an error.
-///
-/// # Safety
-///
-/// `L` is a valid state; `idx` acceptable.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaL_touint64(l: *mut ffi::lua_State, idx: c_int) -> u64 {
-    // SAFETY: caller's contract.
-    unsafe { convert(l, idx, true) }.unwrap_or(0) as u64
+capi! {
+    /// `luaL_iscdata(L, idx)`: 1 when the value is a cdata (never on Lua
+    /// 5.4).
+    ///
+    /// # Safety
+    ///
+    /// `L` is a valid state.
+    fn luaL_iscdata(s: &mut Stack, idx: c_int) -> c_int {
+        Ok(c_int::from(cfg!(feature = "luajit") && s.type_of(idx) == LUA_TCDATA))
+    }
 }
 
-/// `luaL_toint64(L, idx)`: as [`luaL_checkint64`], 0 instead of an error.
-///
-/// # Safety
-///
-/// As [`luaL_touint64`].
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaL_toint64(l: *mut ffi::lua_State, idx: c_int) -> i64 {
-    // SAFETY: caller's contract.
-    unsafe { convert(l, idx, false) }.unwrap_or(0)
-}
-
-/// `luaL_iscdata(L, idx)`: 1 when the value is a cdata (never on Lua 5.4).
-///
-/// # Safety
-///
-/// `L` is a valid state; `idx` acceptable.
-#[no_mangle]
-pub unsafe extern "C" fn luaL_iscdata(l: *mut ffi::lua_State, idx: c_int) -> c_int {
-    // SAFETY: caller's contract; 10 is LuaJIT's LUA_TCDATA.
-    c_int::from(cfg!(feature = "luajit") && unsafe { ffi::lua_type(l, idx) } == 10)
-}
-
-/// `luaL_pushnull(L)`: pushes `msgpack.NULL`: `ffi.cast('void *', 0)` on
-/// LuaJIT, a light userdata NULL on Lua 5.4.
-///
-/// # Safety
-///
-/// `L` is a valid state with room for 2 values.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaL_pushnull(l: *mut ffi::lua_State) {
-    #[cfg(feature = "luajit")]
-    // SAFETY: caller's contract.
-    unsafe {
-        let null = cdata::get(l).null;
-        if null != ffi::LUA_NOREF {
-            lua::push_registry_ref(l, null);
-            return;
+capi! {
+    /// `luaL_pushnull(L)`: pushes `msgpack.NULL`: `ffi.cast('void *', 0)`
+    /// on LuaJIT, a light userdata NULL on Lua 5.4.
+    ///
+    /// # Safety
+    ///
+    /// `L` is a valid state.
+    fn luaL_pushnull(s: &mut Stack) {
+        #[cfg(feature = "luajit")]
+        {
+            let null = cdata::get(s).null;
+            if null != ffi::LUA_NOREF {
+                s.push_ref(null);
+                return Ok(());
+            }
         }
+        s.push_light(std::ptr::null_mut());
+        Ok(())
     }
-    // SAFETY: caller's contract.
-    unsafe { ffi::lua_pushlightuserdata(l, std::ptr::null_mut()) };
 }
 
-/// `luaL_isnull(L, idx)`: whether the value is a NULL pointer (a `void *`
-/// cdata on LuaJIT, a light userdata on Lua 5.4).
-///
-/// # Safety
-///
-/// `L` is a valid state; `idx` acceptable.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaL_isnull(l: *mut ffi::lua_State, idx: c_int) -> bool {
-    // SAFETY: caller's contract.
-    unsafe {
-        match ffi::lua_type(l, idx) {
-            ffi::LUA_TLIGHTUSERDATA => ffi::lua_touserdata(l, idx).is_null(),
+capi! {
+    /// `luaL_isnull(L, idx)`: whether the value is a NULL pointer (a `void
+    /// *` cdata on LuaJIT, a light userdata on Lua 5.4).
+    ///
+    /// # Safety
+    ///
+    /// `L` is a valid state.
+    fn luaL_isnull(s: &mut Stack, idx: c_int) -> bool {
+        Ok(match s.type_of(idx) {
+            ffi::LUA_TLIGHTUSERDATA => s.to_userdata(idx).is_null(),
             #[cfg(feature = "luajit")]
-            10 => {
+            LUA_TCDATA => {
                 use crate::luajit::cdata::Scalar;
-                let payload = ffi::lua_topointer(l, idx).cast::<u8>();
-                let ctypes = cdata::get(l).ctypes;
-                ctypes.and_then(|c| c.read_payload(payload)) == Some(Scalar::Nil)
+                let ctypes = cdata::get(s).ctypes;
+                ctypes.and_then(|c| c.read_at(s, idx)) == Some(Scalar::Nil)
             }
             _ => false,
-        }
+        })
     }
 }
 
@@ -356,187 +357,172 @@ pub extern "C" fn luaT_state() -> *mut ffi::lua_State {
     })
 }
 
-/// Records the error value on top of `l` as the diagnostics (Tarantool's
-/// `luaT_toerror`): an error object keeps its `type` and `message`, any
-/// other value becomes a `LuajitError` with its string form.
+/// Records the error value on top of `s` as the diagnostics (Tarantool's
+/// `luaT_toerror`): an error object keeps its `type` and `message` (read
+/// raw: the fields are its own), any other value becomes a `LuajitError`
+/// with its string form. The stack is left as it was.
 ///
-/// # Safety
+/// # Errors
 ///
-/// `l` is a valid state with an error value on top and room for 3 values.
-unsafe fn to_diag(l: *mut ffi::lua_State) {
-    // SAFETY: caller's contract; what is pushed is popped. The strings read
-    // stay on the stack until the copy; nothing Rust owns is alive while
-    // `tolstring` may raise (from a `__tostring`).
-    unsafe {
-        let err = ffi::lua_gettop(l);
-        let (mut ty, mut msg) = (None, None);
-        if ffi::lua_type(l, err) == ffi::LUA_TTABLE {
-            ffi::lua_getfield(l, err, c"type".as_ptr());
-            ffi::lua_getfield(l, err, c"message".as_ptr());
-            if let (Some(t), Some(m)) = (lua::to_str(l, -2), lua::to_str(l, -1)) {
-                (ty, msg) = (Some(t), Some(m));
-            }
+/// The error of the value's `__tostring`, on top.
+fn to_diag(s: &mut Stack) -> LResult<()> {
+    let err = s.top();
+    let mut found = None;
+    if s.type_of(err) == ffi::LUA_TTABLE {
+        s.rawget_field(err, c"type");
+        s.rawget_field(err, c"message");
+        if let (Some(t), Some(m)) = (s.to_str(-2), s.to_str(-1)) {
+            found = Some((lossy(t), lossy(m)));
         }
-        let msg = match msg {
-            Some(m) => m,
-            None => {
-                let mut len = 0;
-                let s = tolstring(l, err, &mut len);
-                std::slice::from_raw_parts(s.cast::<u8>(), len)
-            }
-        };
-        diag::put(Some(Diag {
+    }
+    let (ty, message) = match found {
+        Some((t, m)) => (t, m),
+        None => ("LuajitError".into(), lossy(tolstring(s, err)?.0)),
+    };
+    s.settop(err);
+    diag::put(Some(Diag {
+        kind: ErrorKind::IllegalParams,
+        message,
+        type_name: Some(ty),
+    }));
+    Ok(())
+}
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `lua_pcall` for `luaT_call`: 0, or 1 with the error recorded in the
+/// diagnostics and left on the stack.
+fn call(s: &mut Stack, nargs: c_int, nreturns: c_int) -> LResult<c_int> {
+    if with_limit(|| s.pcall(nargs, nreturns)).is_ok() {
+        return Ok(0);
+    }
+    to_diag(s)?;
+    Ok(1)
+}
+
+capi! {
+    /// `luaT_call(L, nargs, nreturns)`: `lua_pcall`; on an error returns
+    /// non-zero with the error value left on the stack and recorded in the
+    /// diagnostics (for [`luaT_error`]).
+    ///
+    /// # Safety
+    ///
+    /// As `lua_pcall`.
+    fn luaT_call(s: &mut Stack, nargs: c_int, nreturns: c_int) -> c_int {
+        call(s, nargs, nreturns)
+    }
+}
+
+capi! {
+    /// `luaT_cpcall(L, func, ud)`: calls `func` with the light userdata
+    /// `ud` in protected mode; on an error as [`luaT_call`].
+    ///
+    /// # Safety
+    ///
+    /// As `lua_cpcall`.
+    fn luaT_cpcall(s: &mut Stack, func: ffi::lua_CFunction, ud: *mut c_void) -> c_int {
+        s.push_cfunction(func);
+        s.push_light(ud);
+        call(s, 1, 0)
+    }
+}
+
+capi! {
+    /// `luaT_error(L)`: raises the last error of the diagnostics as an
+    /// error object (`type`, `message`); "unknown error" when there is
+    /// none.
+    ///
+    /// # Safety
+    ///
+    /// `L` is the state of the running C function.
+    fn luaT_error(s: &mut Stack) -> c_int {
+        let d = diag::last().unwrap_or(Diag {
             kind: ErrorKind::IllegalParams,
-            message: String::from_utf8_lossy(msg).into_owned(),
-            type_name: Some(ty.map_or("LuajitError".into(), |t| {
-                String::from_utf8_lossy(t).into_owned()
-            })),
-        }));
-        ffi::lua_settop(l, err);
-    }
-}
-
-/// `luaT_call(L, nargs, nreturns)`: `lua_pcall`; on an error returns
-/// non-zero with the error value left on the stack and recorded in the
-/// diagnostics (for [`luaT_error`]).
-///
-/// # Safety
-///
-/// As `lua_pcall`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaT_call(
-    l: *mut ffi::lua_State,
-    nargs: c_int,
-    nreturns: c_int,
-) -> c_int {
-    // SAFETY: caller's contract.
-    unsafe {
-        if ffi::lua_pcall(l, nargs, nreturns, 0) == 0 {
-            return 0;
+            message: "unknown error".into(),
+            type_name: None,
+        });
+        crate::raw::error::push(s, d.kind, &d.message);
+        if let Some(t) = d.type_name {
+            s.push_str(&t);
+            s.set_field(-2, c"type");
         }
-        to_diag(l);
-    }
-    1
-}
-
-/// `luaT_cpcall(L, func, ud)`: calls `func` with the light userdata `ud`
-/// in protected mode; on an error as [`luaT_call`].
-///
-/// # Safety
-///
-/// As `lua_cpcall`.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaT_cpcall(
-    l: *mut ffi::lua_State,
-    func: ffi::lua_CFunction,
-    ud: *mut c_void,
-) -> c_int {
-    // SAFETY: caller's contract.
-    unsafe {
-        ffi::lua_pushcfunction(l, func);
-        ffi::lua_pushlightuserdata(l, ud);
-        luaT_call(l, 1, 0)
+        Err(Raise::Top)
     }
 }
 
-/// `luaT_error(L)`: raises the last error of the diagnostics as an error
-/// object (`type`, `message`); "unknown error" when there is none.
-///
-/// # Safety
-///
-/// `L` is the state of the running C function.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaT_error(l: *mut ffi::lua_State) -> c_int {
-    // SAFETY: caller's contract; the Rust values are dropped before
-    // lua_error.
-    unsafe {
-        {
-            let d = diag::last().unwrap_or(Diag {
-                kind: ErrorKind::IllegalParams,
-                message: "unknown error".into(),
-                type_name: None,
-            });
-            let mut s = crate::raw::Stack::from_state(l);
-            crate::raw::error::push(&mut s, d.kind, &d.message);
-            if let Some(t) = d.type_name {
-                s.push_str(&t);
-                s.set_field(-2, c"type");
-            }
+capi! {
+    /// `luaT_tolstring(L, idx, len)`: pushes the value's string form, as
+    /// `tostring` makes it (`__tostring`, booleans, nil, `type: address`),
+    /// and returns it (its length in `*len` when `len` is not NULL); raises
+    /// the error of a `__tostring` that raises.
+    ///
+    /// # Safety
+    ///
+    /// `L` is a valid state; `idx` acceptable; `len` NULL or writable.
+    fn luaT_tolstring(
+        s: &mut Stack,
+        idx: c_int,
+        len: *mut usize => Option<&mut usize>,
+    ) -> *const c_char {
+        let (p, n) = match tolstring(s, idx)? {
+            (b, true) => (b.as_ptr().cast(), b.len()),
+            (_, false) => (std::ptr::null(), 0),
+        };
+        if let Some(len) = len {
+            *len = n;
         }
-        ffi::lua_error(l)
+        Ok(p)
     }
 }
 
-/// `luaT_tolstring(L, idx, len)`: pushes the value's string form, as
-/// `tostring` makes it (`__tostring`, booleans, nil, `type: address`), and
-/// returns it (its length in `*len` when `len` is not NULL).
+/// Pushes the string form of the value at `idx` ([`luaT_tolstring`]'s)
+/// and returns its bytes, with `false` when a `__tostring` gave neither a
+/// string nor a number (then the bytes are empty).
 ///
-/// # Safety
+/// # Errors
 ///
-/// `L` is a valid state with room for 2 values; `idx` acceptable; `len`
-/// NULL or writable.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaT_tolstring(
-    l: *mut ffi::lua_State,
-    idx: c_int,
-    len: *mut usize,
-) -> *const c_char {
-    // SAFETY: caller's contract.
-    unsafe { tolstring(l, idx, len) }
-}
-
-/// # Safety
-///
-/// As [`luaT_tolstring`]'s.
-unsafe fn tolstring(l: *mut ffi::lua_State, idx: c_int, len: *mut usize) -> *const c_char {
-    // SAFETY: caller's contract (of `luaT_tolstring`).
-    unsafe {
-        let idx = ffi::lua_absindex(l, idx);
-        if ffi::luaL_callmeta(l, idx, c"__tostring".as_ptr()) == 0 {
-            match ffi::lua_type(l, idx) {
-                ffi::LUA_TNUMBER | ffi::LUA_TSTRING => ffi::lua_pushvalue(l, idx),
-                ffi::LUA_TBOOLEAN => {
-                    let s = if ffi::lua_toboolean(l, idx) != 0 {
-                        c"true"
-                    } else {
-                        c"false"
-                    };
-                    ffi::lua_pushstring(l, s.as_ptr());
-                }
-                ffi::LUA_TNIL => {
-                    ffi::lua_pushstring(l, c"nil".as_ptr());
-                }
-                t => {
-                    let name = ffi::lua_typename(l, t);
-                    ffi::lua_pushfstring(l, c"%s: %p".as_ptr(), name, ffi::lua_topointer(l, idx));
-                }
-            }
+/// The error of the value's `__tostring`, on top.
+fn tolstring<'s>(s: &'s mut Stack, idx: c_int) -> LResult<(&'s [u8], bool)> {
+    // A positive index past the top stays: it reads as none.
+    let idx = if idx > 0 { idx } else { s.abs(idx) };
+    if s.get_metafield(idx, c"__tostring") != ffi::LUA_TNIL {
+        s.push_value(idx);
+        with_limit(|| s.pcall(1, 1)).map_err(|()| Raise::Top)?;
+    } else {
+        match s.type_of(idx) {
+            ffi::LUA_TNUMBER | ffi::LUA_TSTRING => s.push_value(idx),
+            ffi::LUA_TBOOLEAN => s.push_str(if s.to_bool(idx) { "true" } else { "false" }),
+            ffi::LUA_TNIL => s.push_str("nil"),
+            _ => s.push_type_address(idx),
         }
-        ffi::lua_tolstring(l, -1, len)
     }
+    Ok(match s.coerce_str(-1) {
+        Some(b) => (b, true),
+        None => (&[], false),
+    })
 }
 
-/// `luaL_iscallable(L, idx)`: 1 for a function or a value whose metatable
-/// has `__call`. Difference: a cdata is never callable here (Tarantool
-/// looks into function pointer types and metatypes).
-///
-/// # Safety
-///
-/// `L` is a valid state with room for 1 value; `idx` acceptable.
-#[no_mangle]
-pub unsafe extern "C-unwind" fn luaL_iscallable(l: *mut ffi::lua_State, idx: c_int) -> c_int {
-    // SAFETY: caller's contract; the metafield read is popped.
-    unsafe {
-        match ffi::lua_type(l, idx) {
+capi! {
+    /// `luaL_iscallable(L, idx)`: 1 for a function or a value whose
+    /// metatable has `__call`. Difference: a cdata is never callable here
+    /// (Tarantool looks into function pointer types and metatypes).
+    ///
+    /// # Safety
+    ///
+    /// `L` is a valid state; `idx` acceptable.
+    fn luaL_iscallable(s: &mut Stack, idx: c_int) -> c_int {
+        Ok(match s.type_of(idx) {
             ffi::LUA_TFUNCTION => 1,
-            10 if cfg!(feature = "luajit") => 0,
+            LUA_TCDATA if cfg!(feature = "luajit") => 0,
             _ => {
-                if ffi::luaL_getmetafield(l, idx, c"__call".as_ptr()) == ffi::LUA_TNIL {
-                    return 0;
+                if s.get_metafield(idx, c"__call") == ffi::LUA_TNIL {
+                    return Ok(0);
                 }
-                ffi::lua_pop(l, 1);
+                s.pop(1);
                 1
             }
-        }
+        })
     }
 }

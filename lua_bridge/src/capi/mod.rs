@@ -14,17 +14,29 @@
 //! stack. Rules, cited as "capi rule N":
 //!
 //! 1. No Rust panic crosses into C: every function body that could panic
-//!    runs under `guard`, which logs the panic and returns a failure.
+//!    runs under `guard`, which logs the panic and returns a failure (a
+//!    function of a Lua state raises it as a Lua error instead: rule 5).
 //! 2. A wait happens only where the bridge allows a switch (`may_switch`:
 //!    in a fiber, not inside a `__gc` finalizer nor under an mlua callback);
 //!    elsewhere the function returns at once, failing (-1 where it returns
 //!    `int`) with the reason in the diagnostics.
-//! 3. No Lua error crosses a Rust frame that owns something: the helpers
-//!    that raise hold no Rust value at `lua_error`.
+//! 3. No Lua error crosses a Rust frame that owns something: a body that
+//!    raises returns its error, which is raised once the body returned
+//!    (rule 5), and the Lua code a body runs runs under `lua_pcall`.
 //! 4. `struct fiber *` handles are tokens, never dereferenced (`handle`).
+//! 5. An exported function is declared with `capi!` (`entry.rs`): its
+//!    `# Safety` section is the C caller's contract, and the macro turns
+//!    each argument it names (`arg: RAW => SAFE`) into the safe value the
+//!    body works on (`FromC`), and a function's `*mut lua_State` into the
+//!    caller's `Stack` (under `raw::frame::protect_c`: raw rules 1 to 3
+//!    hold in the body, whose error is raised after it returned). So the
+//!    bodies are safe code.
 //!
 //! Not yet: `box_region_*`, `luaL_pushcdata`/`luaL_checkcdata`/`luaL_ctypeid`
 //! and `luaT_toibuf`.
+
+#[macro_use]
+mod entry;
 
 mod clock;
 mod coio;
@@ -42,6 +54,7 @@ use luafiber_fiber as sched;
 use crate::raw::error::ErrorKind;
 
 pub use cond::FiberCond;
+pub(crate) use entry::FromC;
 pub use fiber::{FiberAttr, VaArgs};
 pub use handle::{Fiber, FiberFunc};
 pub use ibuf::CIbuf;
@@ -87,26 +100,22 @@ pub(crate) fn may_switch(what: &str) -> bool {
 /// code calling Lua on `luaT_state()`: other fibers would find that
 /// thread's stack in use); a Lua fiber also inside a `__gc` finalizer.
 fn lua_refusal(lua: Option<usize>) -> Option<&'static str> {
-    let (main, l, gc_stopped, under_mlua) = crate::cord::try_with(|c| {
-        let l = lua.and_then(|i| c.fibers.get(i)).map(|f| f.thread_ptr());
-        (c.main, l, c.gc_stopped, c.lua.state() != c.main)
+    let (main, is_lua, gc_stopped, under_mlua) = crate::cord::try_with(|c| {
+        let is_lua = lua.and_then(|i| c.fibers.get(i)).is_some();
+        (c.main, is_lua, c.gc_stopped, c.lua.state() != c.main)
     })?;
     if under_mlua {
         return Some("under an mlua callback");
     }
-    // SAFETY: `main` is the cord's live main thread; lua_getstack only
-    // reads its call frames (no switch happens between).
-    let main_busy = unsafe {
-        let mut ar: mlua::ffi::lua_Debug = std::mem::zeroed();
-        mlua::ffi::lua_getstack(main, 0, &mut ar) != 0
-    };
-    if main_busy {
+    // SAFETY: `main` is the cord's live main thread; the handle only reads
+    // (its call frames, the collector's state: every fiber's thread shares
+    // it), so it disturbs no function running there, and is dropped at
+    // once.
+    let main = unsafe { crate::raw::Stack::from_state(main) };
+    if main.is_running() {
         return Some("on the main Lua thread");
     }
-    // SAFETY: the thread of a live Lua fiber of this cord, which runs this
-    // C code (the handle only asks the collector, and is dropped at once).
-    let gc_running = l.is_some_and(|l| unsafe { crate::raw::Stack::from_state(l) }.gc_may_run());
-    if l.is_some() && !(gc_running || cfg!(feature = "luajit") && gc_stopped) {
+    if is_lua && !(main.gc_may_run() || cfg!(feature = "luajit") && gc_stopped) {
         return Some("inside a __gc finalizer");
     }
     None

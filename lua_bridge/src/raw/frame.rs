@@ -1,6 +1,7 @@
 //! The frame every Lua-callable C function of the bridge runs in: raw
 //! rules 1 and 2 (see [`raw`](super)). [`lua_fn!`] declares a C function
-//! whose body runs in it; the body gets the call's [`Stack`].
+//! whose body runs in it; the body gets the call's [`Stack`]. The C module
+//! API's functions run in the same frame, made by [`protect_c`].
 
 use std::ffi::c_int;
 use std::panic::{self, AssertUnwindSafe};
@@ -73,6 +74,57 @@ pub unsafe fn protect_stack(
     unsafe { protect(l, || body(&mut Stack::from_frame(l))) }
 }
 
+/// [`protect_stack`] for a function of the C module API, which C code
+/// calls with `l` (a C module's function, or C code on `luaT_state()`):
+/// the body's handle assumes no free slot (that C code may have used those
+/// its own function was given), its result is the function's, whatever
+/// its type, and its error (or panic) is raised as a frame's is.
+///
+/// # Safety
+///
+/// `l` is a valid state that the calling C code waits on (nothing else
+/// uses its stack until this returns), where a Lua error may be raised
+/// (the caller runs under `lua_pcall`, or is a C function Lua called);
+/// `protect_c` is the last thing the caller does.
+#[inline(always)]
+pub unsafe fn protect_c<R>(
+    l: *mut ffi::lua_State,
+    body: impl FnOnce(&mut Stack) -> LResult<R>,
+) -> R {
+    let failed = match panic::catch_unwind(AssertUnwindSafe(|| {
+        let _exempt = Exempt::enter();
+        // SAFETY: caller's contract: a valid state whose stack only this
+        // handle uses until the body returns.
+        body(&mut unsafe { Stack::from_state(l) })
+    })) {
+        Ok(Ok(r)) => return r,
+        Ok(Err(e)) => Ok(e),
+        Err(payload) => Err(payload),
+    };
+    // SAFETY: caller's contract, as `protect`'s.
+    unsafe { raise(l, failed) }
+}
+
+/// Runs `f`, a protected call of Lua code inside a body, with the memory
+/// limit in force (a body's own allocations are exempt from it, raw rule
+/// 3): an allocation past the limit raises "not enough memory" in the Lua
+/// code, which the protected call catches. For Lua code a C module calls
+/// (`luaT_call`), which would run unlimited otherwise.
+pub fn with_limit<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            luafiber_fiber::set_fiber_word(self.0);
+        }
+    }
+    if !super::memory::limited() {
+        return f();
+    }
+    let _restore = Restore(luafiber_fiber::fiber_word());
+    luafiber_fiber::set_fiber_word(0);
+    f()
+}
+
 /// The message of a panic caught with `catch_unwind` (its `&str` or
 /// `String` payload), or "unknown panic".
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -100,10 +152,11 @@ unsafe fn raise(l: *mut ffi::lua_State, failed: std::thread::Result<Raise>) -> !
         }
     };
     // SAFETY: `l` is the calling state, and the body is done with its
-    // stack (contract); `push_raise` consumes `raise` and drops every Rust
+    // stack (contract); the handle assumes no free slot (a body may have
+    // used them all); `push_raise` consumes `raise` and drops every Rust
     // value it made before returning; `lua_error` never returns.
     unsafe {
-        push_raise(&mut Stack::from_frame(l), raise);
+        push_raise(&mut Stack::from_state(l), raise);
         ffi::lua_error(l)
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! An allocation past the limit fails (Lua raises "not enough memory") only
 //! while Lua code runs: inside the bridge's C function bodies (counted in the
-//! fiber layer's per-fiber word by `frame::protect`: raw rule 3) it succeeds, because a
+//! fiber layer's per-fiber word by `frame::protect` and `frame::protect_c`:
+//! raw rule 3) it succeeds, unless a body asks for the limit again
+//! (`frame::with_limit`, around a protected call), because a
 //! Lua error raised there would have to cross Rust's `catch_unwind`, which
 //! aborts on LuaJIT. The code that asked then fails at its next allocation.
 //! Allocation itself is delegated to the allocator below (the small-block

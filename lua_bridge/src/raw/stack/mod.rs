@@ -30,6 +30,7 @@ use mlua::ffi;
 use super::{LResult, Raise};
 
 mod call;
+mod meta;
 mod push;
 mod table;
 
@@ -70,8 +71,10 @@ impl<'f> Stack<'f> {
     }
 
     /// A handle on a state that runs no C function of ours: the cord's main
-    /// thread at setup, or a fiber's idle thread. No free slot is assumed;
-    /// pushes check for room.
+    /// thread at setup, a fiber's idle thread, or the state C code hands a
+    /// function of the C module API (which may have used the slots its own
+    /// C function was given). No free slot is assumed; pushes check for
+    /// room.
     ///
     /// # Safety
     ///
