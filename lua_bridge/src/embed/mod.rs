@@ -137,13 +137,10 @@ impl LuaRuntime {
 
     /// A handle on the stack of the state mlua runs on (the main thread,
     /// idle while Rust code runs).
-    ///
-    /// # Panics
-    ///
-    /// Panics when the runtime's cord is not installed on this thread (a
-    /// runtime is used on the thread that built it).
     pub(crate) fn main_stack(&self) -> crate::raw::Stack<'_> {
-        handle::main_stack().expect("the runtime's cord is installed")
+        // SAFETY: no Lua code runs on it while this Rust code does, and
+        // whatever else uses its stack meanwhile (mlua) leaves it as it was.
+        unsafe { crate::raw::Stack::from_state(self.lua.state()) }
     }
 
     /// Runs the scheduler until no fiber is ready or sleeping.
