@@ -138,7 +138,11 @@ fn state() -> State {
 /// error once it is reported).
 fn set(st: State) {
     STATE.with(|s| s.set(st));
-    let err = if st.reported { TIMEOUT_INFINITY } else { st.cur.err };
+    let err = if st.reported {
+        TIMEOUT_INFINITY
+    } else {
+        st.cur.err
+    };
     watchdog::publish(st.epoch, st.start.saturating_add(ns(st.cur.warn.min(err))));
 }
 
