@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use mlua::ffi;
 
 use super::LuaRuntime;
-use crate::raw::{lua_fn, Raise, Reg, Stack};
+use crate::raw::{lua_fn, Raise, Reg};
 
 /// The armed Lua thread (null: none).
 static ARMED: AtomicPtr<ffi::lua_State> = AtomicPtr::new(std::ptr::null_mut());
@@ -105,9 +105,8 @@ lua_fn! {
         }
         let ok = s.pcall(s.top() - 1, ffi::LUA_MULTRET).is_ok();
         ARMED.store(std::ptr::null_mut(), Ordering::SeqCst);
-        // SAFETY: the calling thread (on LuaJIT the hook is the state's);
-        // clearing a hook does not raise.
-        unsafe { ffi::lua_sethook(s.as_ptr(), None, 0, 0) };
+        // The calling thread's (on LuaJIT the state's).
+        s.clear_hook();
         s.push_bool(ok);
         s.insert(1);
         Ok(s.top())
@@ -120,9 +119,7 @@ impl LuaRuntime {
     /// through [`interrupt`] (see the module doc of `interrupt.rs`).
     pub fn install_interrupt(&self) {
         const FUNCS: &[Reg] = &[(c"pcall", interrupt_pcall)];
-        // SAFETY: the idle main state; no Lua code runs on it while the
-        // handle lives.
-        let s = &mut unsafe { Stack::from_state(self.lua.state()) };
+        let s = &mut self.main_stack();
         let top = s.top();
         s.push_globals();
         if s.rawget_field(-1, c"package") == ffi::LUA_TTABLE

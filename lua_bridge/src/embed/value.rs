@@ -247,9 +247,7 @@ pub(crate) fn read(s: &mut Stack, idx: c_int, depth: usize) -> LResult<Value> {
             }
             let mut pairs = Vec::new();
             s.push_nil();
-            // SAFETY: the key on top is nil, then the one `next` returned;
-            // reading runs no metamethod and assigns no key.
-            while unsafe { s.next(idx) } {
+            while s.next_checked(idx)? {
                 let top = s.top();
                 let k = read(s, top - 1, depth + 1);
                 let v = read(s, top, depth + 1);

@@ -28,11 +28,7 @@ pub(crate) fn push_msgh(s: &mut Stack) {
 }
 
 /// The body of every Lua fiber, on its own stack.
-pub(super) fn entry(idx: usize) {
-    let l = cord::with(|c| c.fibers[idx].thread_ptr());
-    // SAFETY: `l` is this fiber's own thread, laid out as fiber/mod.rs says;
-    // nothing else uses its stack while the fiber runs.
-    let s = &mut unsafe { Stack::from_state(l) };
+pub(super) fn entry(idx: usize, s: &mut Stack) {
     // The message handler at 1 catches every Lua error, so none reaches
     // this Rust frame.
     let nargs = s.top() - 2;
@@ -52,13 +48,13 @@ pub(super) fn entry(idx: usize) {
     s.unref(storage);
     // The runtime's drop cancelled it: the process goes on.
     if rc != 0 && errors == ErrorUse::Exit && !shutting_down {
-        exit_with_error(me, idx);
+        exit_with_error(me, idx, s);
     }
     if flags.joinable {
         return;
     }
     if rc != 0 && !flags.cancelled {
-        report_error(me, idx, "fiber error");
+        report_error(me, idx, "fiber error", s);
     }
     release(idx);
 }
@@ -69,11 +65,7 @@ pub(super) fn entry(idx: usize) {
 /// fiber, see [`shutdown`](super::shutdown)).
 ///
 /// [`spawn_main`]: super::spawn_main
-pub(super) fn main_entry(idx: usize, prelude: c_int) {
-    let l = cord::with(|c| c.fibers[idx].thread_ptr());
-    // SAFETY: `l` is this fiber's own thread, `[msgh, chunk, ...]`; nothing
-    // else uses its stack while the fiber runs.
-    let s = &mut unsafe { Stack::from_state(l) };
+pub(super) fn main_entry(idx: usize, prelude: c_int, s: &mut Stack) {
     for _ in 0..prelude {
         // The chunk moves to the top and is called with no arguments and no
         // results, under the message handler.
@@ -86,7 +78,7 @@ pub(super) fn main_entry(idx: usize, prelude: c_int) {
                 return;
             }
             let me = fiber::current().expect("a Lua fiber runs as current");
-            exit_with_error(me, idx);
+            exit_with_error(me, idx, s);
         }
     }
     if prelude > 0 {
@@ -95,13 +87,13 @@ pub(super) fn main_entry(idx: usize, prelude: c_int) {
         // point: a cancel is seen by the script.
         let _ = fiber::yield_now();
     }
-    entry(idx);
+    entry(idx, s);
 }
 
-/// Reports the error on top of a main fiber's thread and ends the process
-/// with status 1.
-fn exit_with_error(me: FiberId, idx: usize) -> ! {
-    report_error(me, idx, "error");
+/// Reports the error on top of a main fiber's thread (`s`) and ends the
+/// process with status 1.
+fn exit_with_error(me: FiberId, idx: usize, s: &mut Stack) -> ! {
+    report_error(me, idx, "error", s);
     let _ = std::io::stdout().flush();
     // SAFETY: flushing C stdio has no preconditions.
     unsafe { libc::fflush(std::ptr::null_mut()) };
@@ -115,16 +107,11 @@ fn release(idx: usize) {
     drop(unsafe { cord::Ended::own(idx) });
 }
 
-/// Writes a fiber's error and traceback to stderr; its name as the bytes
-/// it is, as Tarantool writes it.
-fn report_error(me: FiberId, idx: usize, what: &str) {
-    let (l, tb) = cord::with(|c| {
-        let lf = &mut c.fibers[idx];
-        (lf.thread_ptr(), lf.traceback.take())
-    });
-    // SAFETY: the fiber's own thread, its function done: nothing else uses
-    // its stack; the error value is on top.
-    let msg = unsafe { Stack::from_state(l) }.describe(-1);
+/// Writes a fiber's error (on top of its thread's stack `s`) and traceback
+/// to stderr; its name as the bytes it is, as Tarantool writes it.
+fn report_error(me: FiberId, idx: usize, what: &str, s: &mut Stack) {
+    let tb = cord::with(|c| c.fibers[idx].traceback.take());
+    let msg = s.describe(-1);
     let name = fiber::name(me).unwrap_or_default();
     let mut err = std::io::stderr().lock();
     // The traceback starts with the message.

@@ -70,19 +70,19 @@ pub(crate) fn spawn_main(
     prelude: c_int,
     builder: Builder,
 ) -> LResult<FiberId> {
-    let body = move |idx| main_entry(idx, prelude);
+    let body = move |idx, s: &mut Stack| main_entry(idx, prelude, s);
     spawn_with(s, func, Start::Ready, builder, ErrorUse::Exit, body).map(|(id, _)| id)
 }
 
-/// [`spawn`] with the fiber's body: `body(idx)` runs on the new fiber, `idx`
-/// its index in the cord's fibers.
+/// [`spawn`] with the fiber's body: `body(idx, s)` runs on the new fiber,
+/// `idx` its index in the cord's fibers, `s` the stack of its thread.
 fn spawn_with(
     s: &mut Stack,
     func: c_int,
     start: Start,
     builder: Builder,
     errors: ErrorUse,
-    body: impl FnOnce(usize) + 'static,
+    body: impl FnOnce(usize, &mut Stack) + 'static,
 ) -> LResult<(FiberId, usize)> {
     let func = s.abs(func);
     let n = s.top() - func + 1;
@@ -105,10 +105,16 @@ fn spawn_with(
     unsafe { s.xmove_to(thread.as_ptr(), n) };
     // The tag: the fiber's Lua thread, for the slice watchdog's signal
     // handler (`crate::slice`).
-    let tag = thread.as_ptr() as usize;
+    let l = thread.as_ptr();
+    let tag = l as usize;
     let idx = cord::with(|c| c.fibers.insert(LuaFiber::new(thread, errors)));
     let builder = builder.ext(idx + 1).tag(tag);
-    let run = move || body(idx);
+    let run = move || {
+        // SAFETY: the fiber's own thread, laid out as fiber/mod.rs says: it
+        // runs this fiber's code only, through this handle, which lives
+        // while the fiber runs.
+        body(idx, &mut unsafe { Stack::from_state(l) })
+    };
     let spawned = match start {
         Start::Now => builder.spawn_now(run),
         Start::Ready => builder.spawn_ready(run),

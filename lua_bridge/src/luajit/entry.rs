@@ -16,8 +16,8 @@ use std::ffi::{c_int, c_void};
 
 use std::mem::size_of;
 
-use super::obj::{gcptr, itype, Global, State, Udata, Word, MAX_MEM, UDATA};
-use crate::raw::Stack;
+use super::obj::{gcptr, itype, Global, State, Udata, Word, ISNUM, MAX_MEM, UDATA};
+use crate::raw::{Kind, Stack};
 
 /// What the probe learnt of the C function frame: the token of the
 /// in-place entry readers.
@@ -137,15 +137,31 @@ impl Entry {
     }
 }
 
-/// `lua_touserdata(l, 1)` of the running C function: read in place when the
+/// The `T` of argument `i` (1-based) of the running C function when it
+/// is a userdata of `kind`, cloned out: checked in place when the probe
+/// made the token, else through the C API ([`Kind::get`]).
+#[inline(always)]
+pub(crate) fn arg_of<T: Clone + 'static>(s: &mut Stack, i: c_int, kind: Kind<T>) -> Option<T> {
+    assert!(i > 0, "arg_of: argument {i}");
+    match arg_udata_with_mt(s, i as usize, kind.metatable_ptr()) {
+        // SAFETY: the block of argument `i`, a userdata whose metatable is
+        // the kind's (checked in place), on the stack.
+        Some(p) => (!p.is_null()).then(|| unsafe { kind.clone_from_block(p) }),
+        None => kind.get(s, i),
+    }
+}
+
+/// The `T` of argument 1 of the running C function, a userdata of `kind`,
+/// cloned out without checking its metatable again: read in place when the
 /// probe made the token.
 ///
 /// # Safety
 ///
-/// Argument 1 of the running C function is a full userdata.
+/// Argument 1 of the running C function is a userdata of `kind` (the Lua
+/// wrappers checked its metatable, `wrappers.lua`).
 #[inline(always)]
-pub(crate) unsafe fn arg1_udata(s: &Stack) -> *mut c_void {
-    match entry() {
+pub(crate) unsafe fn arg1_of_kind<T: Clone + 'static>(s: &Stack, kind: Kind<T>) -> T {
+    let p = match entry() {
         // SAFETY: caller's contract: argument 1 is there; a userdata's
         // payload follows its `GCudata` head (luajit rule 2).
         Some(e) => gcptr::<Udata>(unsafe { e.arg(s, 1) })
@@ -153,7 +169,10 @@ pub(crate) unsafe fn arg1_udata(s: &Stack) -> *mut c_void {
             .cast_mut()
             .cast(),
         None => s.to_userdata(1),
-    }
+    };
+    // SAFETY: caller's contract: the block of a userdata of `kind`, on the
+    // stack.
+    unsafe { kind.clone_from_block(p) }
 }
 
 /// The payload of argument `i` (1-based) of the running C function when it
@@ -186,19 +205,24 @@ pub(crate) fn arg_udata_with_mt(s: &Stack, i: usize, mt: *const c_void) -> Optio
     })
 }
 
-/// Argument 2 of the running C function, a number: read in place when the
-/// probe made the token.
-///
-/// # Safety
-///
-/// Argument 2 of the running C function is a number.
+/// Argument 2 of the running C function when it is a number (0 when it
+/// is not): read in place when the probe made the token.
 #[inline(always)]
-pub(crate) unsafe fn arg2_number(s: &Stack) -> f64 {
-    match entry() {
-        // SAFETY: caller's contract: argument 2 is there; a number's word
-        // is its `f64` bits.
-        Some(e) => f64::from_bits(unsafe { e.arg(s, 2) }),
-        None => s.to_number(2).unwrap_or(0.0),
+pub(crate) fn arg2_number(s: &Stack) -> f64 {
+    let Some(e) = entry() else {
+        return s.to_number(2).unwrap_or(0.0);
+    };
+    let st = state(s);
+    if (st.top.cast_const() as usize - st.base as usize) / size_of::<Word>() < 2 {
+        return 0.0;
+    }
+    // SAFETY: argument 2 is there (checked); a number's word is its `f64`
+    // bits.
+    let word = unsafe { e.arg(s, 2) };
+    if itype(word) <= ISNUM {
+        f64::from_bits(word)
+    } else {
+        0.0
     }
 }
 

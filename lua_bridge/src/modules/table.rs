@@ -40,14 +40,23 @@ lua_fn! {
             return Err(Raise::illegal("bad argument #1 to 'clear' (table expected)"));
         }
         s.settop(1);
+        // Each key is cleared once `next` went past it (so the key `next`
+        // is given still has a value, the check's fast case): `[t, key]`.
         s.push_nil();
-        // SAFETY: the key on top is nil, then the one `next` returned;
-        // assigning nil to an existing field during a traversal is allowed.
-        while unsafe { s.next(1) } {
+        loop {
+            s.push_value(2);
+            let more = s.next_checked(1)?;
+            if !s.is_none_or_nil(2) {
+                s.push_value(2);
+                s.push_nil();
+                s.rawset(1)?;
+            }
+            if !more {
+                break;
+            }
+            // `[t, key, next key, value]`
             s.pop(1);
-            s.push_value(-1);
-            s.push_nil();
-            s.rawset(1)?;
+            s.remove(2);
         }
         Ok(0)
     }

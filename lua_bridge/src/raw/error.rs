@@ -212,9 +212,7 @@ lua_fn! {
         s.settop(1);
         let copy = s.new_table(0, 4);
         s.push_nil();
-        // SAFETY: the key on top is nil, then the one `next` returned; the
-        // loop assigns no key of table 1.
-        while unsafe { s.next(1) } {
+        while s.next_checked(1)? {
             s.push_value(-2);
             s.insert(-2);
             s.rawset(copy)?;

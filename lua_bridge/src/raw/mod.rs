@@ -13,6 +13,8 @@
 //! - [`report`]: what Lua reports but cannot raise (errors in `__gc`,
 //!   Lua 5.4's warnings), written to stderr;
 //! - [`args`]: arguments the modules read alike (timeouts);
+//! - [`udata`]: [`Kind`], userdata holding a Rust value, checked by its
+//!   metatable;
 //! - [`api`]: small `unsafe` helpers over `mlua::ffi` for code that runs
 //!   outside a frame (setup on the main state, raw C functions that let Lua
 //!   errors through).
@@ -51,10 +53,12 @@ pub mod heap;
 pub mod memory;
 pub mod report;
 pub mod stack;
+pub mod udata;
 
 pub(crate) use frame::{lua_fn, wide_cfn};
 pub use frame::{LResult, Raise};
 pub use stack::Stack;
+pub use udata::Kind;
 
 /// `lua_gc` option `LUA_GCISRUNNING` of LuaJIT's `lua.h` (not in mlua's
 /// bindings).

@@ -217,7 +217,8 @@ lua_fn! {
     /// `__gc`: frees a `buffer.ibuf()`'s memory.
     pub(super) fn ibuf_gc(s: &mut Stack) {
         let ctx = up_ctx(s);
-        if let Some(ud) = to_ibuf(s, &ctx, 1) {
+        // A resurrected ibuf is no ibuf any more (udata rule 2).
+        if let Some(ud) = ctx.ibufs.take(s, 1) {
             LIVE.with(|v| {
                 let mut v = v.borrow_mut();
                 let i = ud.live.get();
@@ -226,13 +227,6 @@ lua_fn! {
                     moved.live.set(i);
                 }
             });
-            let p = s.to_userdata(1).cast::<Rc<LuaIbuf>>();
-            // SAFETY: the collector calls `__gc` once, on a userdata holding
-            // an `Rc` (checked by `to_ibuf`); it is never read again: a
-            // resurrected ibuf is no ibuf any more (below).
-            unsafe { std::ptr::drop_in_place(p) };
-            s.push_nil();
-            s.set_metatable(1);
         }
         Ok(0)
     }

@@ -34,7 +34,7 @@ use luafiber_runtime::ibuf::{self, CordIbuf, Ibuf};
 use mlua::ffi;
 
 use crate::luajit::obj::LUA_TCDATA;
-use crate::raw::{LResult, Raise, Reg, Stack};
+use crate::raw::{Kind as UdataKind, LResult, Raise, Reg, Stack};
 
 mod methods;
 
@@ -44,8 +44,8 @@ use methods::*;
 /// `registry[&CTX_KEY]` and as upvalue 1 of every module function.
 #[derive(Clone, Copy)]
 pub(crate) struct Ctx {
-    /// The ibuf metatable.
-    mt: c_int,
+    /// The kind of ibuf objects.
+    ibufs: UdataKind<Rc<LuaIbuf>>,
     /// `slot + 1 -> ibuf object` of the cord buffers.
     cord_objs: c_int,
     /// A Lua function `lightuserdata -> char *` cdata, or `LUA_NOREF`.
@@ -108,9 +108,8 @@ pub(crate) fn init(s: &mut Stack) -> Ctx {
     let cord_objs = s.make_ref();
     // The metatable, filled below: its functions see the context as
     // upvalue 1, and the context holds its ref.
-    s.new_table(0, 6);
     let ctx = Ctx {
-        mt: s.make_ref(),
+        ibufs: UdataKind::new_empty(s, 6),
         cord_objs,
         to_cdata,
         to_addr,
@@ -120,7 +119,7 @@ pub(crate) fn init(s: &mut Stack) -> Ctx {
     s.push_light((&raw const CTX_KEY).cast_mut().cast());
     s.push_value(ud);
     let _ = s.rawset(ffi::LUA_REGISTRYINDEX);
-    s.push_ref(ctx.mt);
+    ctx.ibufs.push_metatable(s);
     let mt = s.top();
     let methods: &[Reg] = &[
         (c"size", ibuf_size),
@@ -256,21 +255,7 @@ fn up_ctx(s: &Stack) -> Ctx {
 
 /// The ibuf object at `idx`, or `None` when the value is not one.
 pub(crate) fn to_ibuf(s: &mut Stack, ctx: &Ctx, idx: c_int) -> Option<Rc<LuaIbuf>> {
-    if s.type_of(idx) != ffi::LUA_TUSERDATA {
-        return None;
-    }
-    let idx = s.abs(idx);
-    if !s.get_metatable(idx) {
-        return None;
-    }
-    s.push_ref(ctx.mt);
-    let same = s.rawequal(-1, -2);
-    s.pop(2);
-    let p = s.to_userdata(idx).cast::<Rc<LuaIbuf>>();
-    // SAFETY: a userdata with the ibuf metatable holds an `Rc<LuaIbuf>`
-    // (`push_ibuf`; `__gc` takes the metatable away when it drops it), on
-    // the stack while it is cloned.
-    same.then(|| unsafe { (*p).clone() })
+    ctx.ibufs.get(s, idx)
 }
 
 /// Pushes a new ibuf object of `kind`; returns its buffer.
@@ -279,7 +264,7 @@ fn push_ibuf(s: &mut Stack, ctx: &Ctx, kind: Kind) -> Rc<LuaIbuf> {
         kind: RefCell::new(kind),
         live: Cell::new(0),
     });
-    s.push_userdata(ud.clone());
+    ctx.ibufs.push(s, ud.clone());
     // Listed after the allocation, which may have run a `__gc` that
     // changed the list.
     LIVE.with(|v| {
@@ -287,8 +272,6 @@ fn push_ibuf(s: &mut Stack, ctx: &Ctx, kind: Kind) -> Rc<LuaIbuf> {
         ud.live.set(v.len());
         v.push(ud.clone());
     });
-    s.push_ref(ctx.mt);
-    s.set_metatable(-2);
     ud
 }
 

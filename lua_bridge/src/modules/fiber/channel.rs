@@ -8,7 +8,7 @@
 //! rest; on Lua 5.4 the C methods are called directly.
 
 use std::cell::Cell;
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::time::Duration;
 
 use luafiber_fiber::channel::{GetError, PutError};
@@ -20,35 +20,19 @@ use crate::fiber::check_switch;
 use crate::luajit::entry;
 use crate::raw::args::opt_timeout;
 use crate::raw::error::{self, ErrorKind};
-use crate::raw::{lua_fn, LResult, Raise, Stack};
+use crate::raw::{lua_fn, Kind, LResult, Raise, Stack};
 
 thread_local! {
-    /// The channel metatable: its registry ref and address.
-    static CHANNEL_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
+    /// The kind of channel objects.
+    static CHANNEL: Cell<Kind<Channel<c_int>>> = const { Cell::new(Kind::NONE) };
 }
 
-/// The channel of the object at argument 1 (checked by its metatable): a
-/// handle of its own, so it outlives whatever the body does to the stack.
-fn channel(s: &mut Stack, usage: &str) -> LResult<Channel<c_int>> {
-    let p = s.udata_with_mt(1, CHANNEL_MT.with(Cell::get).1);
-    // SAFETY: a userdata with the channel metatable holds a live channel
-    // (`channel_new`; `__gc` takes the metatable away when it drops it),
-    // on the stack while it is cloned.
-    p.map(|p| unsafe { &*p.cast::<Channel<c_int>>() }.clone())
-        .ok_or_else(|| Raise::illegal(usage))
-}
-
-/// The channel at argument 1 of a C function the Lua wrappers call, which
-/// checked its metatable (`wrappers.lua`).
-///
-/// # Safety
-///
-/// Argument 1 is a channel object, and stays on the stack while the
-/// reference is used (the caller never lowers the top below 1; raw rule 6).
+/// The channel of the object at argument 1 (checked by its metatable, in
+/// place when it can be): a handle of its own, so it outlives whatever the
+/// body does to the stack.
 #[inline(always)]
-unsafe fn wrapped_channel<'a>(s: &Stack) -> &'a Channel<c_int> {
-    // SAFETY: caller's contract: a live channel's userdata.
-    unsafe { &*entry::arg1_udata(s).cast::<Channel<c_int>>() }
+fn channel(s: &mut Stack, usage: &str) -> LResult<Channel<c_int>> {
+    entry::arg_of(s, 1, CHANNEL.with(Cell::get)).ok_or_else(|| Raise::illegal(usage))
 }
 
 /// What a failed get raises: a cancel or a get outside a fiber; `Ok` for
@@ -81,10 +65,7 @@ lua_fn! {
         if size.is_nan() || size > u32::MAX as f64 {
             return Err(Raise::illegal("fiber.channel(size): bad arguments"));
         }
-        s.push_userdata_with(
-            Channel::<c_int>::new(size as usize),
-            CHANNEL_MT.with(Cell::get).0,
-        );
+        CHANNEL.with(Cell::get).push(s, Channel::new(size as usize));
         Ok(1)
     }
 }
@@ -142,16 +123,17 @@ lua_fn! {
     /// channel and that no timeout is given, and stored `v` at slot `s`
     /// (argument 2) that `try_put` reserved when it could not put.
     fn channel_put_slot_unchecked(s: &mut Stack) {
-        // SAFETY: the wrapper checked argument 1 and passes the slot, a
-        // number, as argument 2; this body never lowers the top below 1.
-        let (ch, slot) = unsafe { (wrapped_channel(s), entry::arg2_number(s) as c_int) };
+        // The wrapper passes the slot, a number, as argument 2.
+        let slot = entry::arg2_number(s) as c_int;
+        // SAFETY: the wrapper checked that argument 1 is a channel.
+        let ch = unsafe { entry::arg1_of_kind(s, CHANNEL.with(Cell::get)) };
         if !ch.is_closed() {
             if let Err(refused) = check_switch(s, "channel:put") {
                 release(s, slot, false);
                 return Err(refused);
             }
         }
-        put_stored(s, ch, slot, None)
+        put_stored(s, &ch, slot, None)
     }
 }
 
@@ -185,9 +167,8 @@ lua_fn! {
     /// reads and clears it before anything else runs), or 0 once the channel
     /// is closed and drained.
     fn channel_get_unchecked(s: &mut Stack) {
-        // SAFETY: the wrapper checked argument 1; this body never lowers the
-        // top below 1.
-        let ch = unsafe { wrapped_channel(s) };
+        // SAFETY: the wrapper checked that argument 1 is a channel.
+        let ch = unsafe { entry::arg1_of_kind(s, CHANNEL.with(Cell::get)) };
         if !ch.is_closed() {
             check_switch(s, "channel:get")?;
         }
@@ -251,27 +232,22 @@ lua_fn! {
 lua_fn! {
     /// `__gc`: frees the slots of values still buffered, then the channel.
     fn channel_gc(s: &mut Stack) {
-        let Some(p) = s.udata_with_mt(1, CHANNEL_MT.with(Cell::get).1) else {
+        // A resurrected channel is no channel any more (udata rule 2).
+        let Some(ch) = CHANNEL.with(Cell::get).take(s, 1) else {
             return Ok(0);
         };
-        // SAFETY: a live channel (as in `channel`); `__gc` runs once per
-        // userdata, and the channel is never used again: a resurrected
-        // channel is no channel any more (below).
-        let ch = unsafe { std::ptr::read(p.cast::<Channel<c_int>>()) };
         while let Ok(slot) = ch.try_get() {
             release(s, slot, false);
         }
-        drop(ch);
-        s.push_nil();
-        s.set_metatable(1);
         Ok(0)
     }
 }
 
 /// Makes the channel metatable and its closures over the value tables;
-/// returns the metatable's registry ref.
-pub(super) fn init(s: &mut Stack) -> c_int {
-    let mt = s.make_metatable(
+/// returns the kind.
+pub(super) fn init(s: &mut Stack) -> Kind<Channel<c_int>> {
+    let kind = Kind::new(
+        s,
         c"fiber.channel",
         &[
             (c"count", channel_count),
@@ -285,9 +261,9 @@ pub(super) fn init(s: &mut Stack) -> c_int {
         ],
         &[(c"__tostring", channel_tostring)],
     );
-    CHANNEL_MT.with(|m| m.set(mt));
+    CHANNEL.with(|m| m.set(kind));
     // put, get and __gc: closures over VALS and OVER
-    s.push_ref(mt.0);
+    kind.push_metatable(s);
     let mt_idx = s.top();
     s.rawget_field(mt_idx, c"__index");
     let index = s.top();
@@ -301,7 +277,7 @@ pub(super) fn init(s: &mut Stack) -> c_int {
         s.set_field(table, name);
     }
     s.pop(2);
-    mt.0
+    kind
 }
 
 /// Pushes the C functions the Lua wrappers call: `get` and `put_slot`

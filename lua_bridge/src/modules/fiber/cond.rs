@@ -4,40 +4,35 @@
 //! ([`wrappers`](super::wrappers)) for the common case.
 
 use std::cell::Cell;
-use std::ffi::{c_int, c_void};
 use std::rc::Rc;
 
 use luafiber_fiber::Cond;
-use mlua::ffi;
 
 use crate::fiber::check_switch;
 use crate::luajit::entry;
 use crate::raw::args::opt_timeout;
-use crate::raw::{error, lua_fn, LResult, Raise, Stack};
+use crate::raw::{error, lua_fn, Kind, LResult, Raise, Stack};
 
 thread_local! {
-    /// The cond metatable: its registry ref and address.
-    static COND_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
+    /// The kind of cond objects.
+    static COND: Cell<Kind<CondBox>> = const { Cell::new(Kind::NONE) };
 }
 
 /// What a cond object's userdata holds: a cond of its own, so a method can
 /// hold it whatever happens to the object.
 type CondBox = Rc<Cond>;
 
-/// The cond of the object at argument 1 (checked by its metatable).
+/// The cond of the object at argument 1 (checked by its metatable, in
+/// place when it can be).
+#[inline(always)]
 fn cond(s: &mut Stack, usage: &str) -> LResult<CondBox> {
-    let p = s.udata_with_mt(1, COND_MT.with(Cell::get).1);
-    // SAFETY: a userdata with the cond metatable holds a live `CondBox`
-    // (`cond_new`; `__gc` takes the metatable away when it drops it), on
-    // the stack while it is cloned.
-    p.map(|p| unsafe { &*p.cast::<CondBox>() }.clone())
-        .ok_or_else(|| Raise::illegal(usage))
+    entry::arg_of(s, 1, COND.with(Cell::get)).ok_or_else(|| Raise::illegal(usage))
 }
 
 lua_fn! {
     /// `fiber.cond()`: a condition variable.
     pub(super) fn cond_new(s: &mut Stack) {
-        s.push_userdata_with(CondBox::new(Cond::new()), COND_MT.with(Cell::get).0);
+        COND.with(Cell::get).push(s, CondBox::new(Cond::new()));
         Ok(1)
     }
 }
@@ -69,13 +64,9 @@ lua_fn! {
     /// frames fewer than one raised here: about a fifth of a cancelled
     /// fiber's end on LuaJIT).
     pub(super) fn cond_wait_unchecked(s: &mut Stack) {
-        // SAFETY: the wrapper checked argument 1's metatable: a cond's
-        // userdata.
-        let p = unsafe { entry::arg1_udata(s) }.cast::<CondBox>();
         check_switch(s, "cond:wait")?;
-        // SAFETY: a live cond's box, on the stack for the whole call (this
-        // body never lowers the top).
-        let c = unsafe { &**p };
+        // SAFETY: the wrapper checked that argument 1 is a cond.
+        let c = unsafe { entry::arg1_of_kind(s, COND.with(Cell::get)) };
         match c.wait_tarantool(None) {
             Ok(_) => Ok(0),
             Err(e) => {
@@ -113,21 +104,16 @@ lua_fn! {
 lua_fn! {
     /// `__gc`: drops the cond.
     fn cond_gc(s: &mut Stack) {
-        if let Some(p) = s.udata_with_mt(1, COND_MT.with(Cell::get).1) {
-            // SAFETY: `__gc` runs once per userdata, on a live cond; it is
-            // never used again: a resurrected cond is no cond any more
-            // (below).
-            unsafe { std::ptr::drop_in_place(p.cast::<CondBox>()) };
-            s.push_nil();
-            s.set_metatable(1);
-        }
+        // A resurrected cond is no cond any more (udata rule 2).
+        drop(COND.with(Cell::get).take(s, 1));
         Ok(0)
     }
 }
 
-/// Makes the cond metatable; returns its registry ref.
-pub(super) fn init(s: &mut Stack) -> c_int {
-    let mt = s.make_metatable(
+/// Makes the cond metatable; returns the kind.
+pub(super) fn init(s: &mut Stack) -> Kind<CondBox> {
+    let kind = Kind::new(
+        s,
         c"fiber.cond",
         &[
             (c"wait", cond_wait),
@@ -136,6 +122,6 @@ pub(super) fn init(s: &mut Stack) -> c_int {
         ],
         &[(c"__tostring", cond_tostring), (c"__gc", cond_gc)],
     );
-    COND_MT.with(|m| m.set(mt));
-    mt.0
+    COND.with(|m| m.set(kind));
+    kind
 }

@@ -26,9 +26,7 @@ fn options(s: &mut Stack, what: &str) -> LResult<Builder> {
     let mut builder = Builder::new();
     // Every key is checked, so a misspelt option is an error, not ignored.
     s.push_nil();
-    // SAFETY: the key on top is nil, then the key `next` pushed, and the
-    // loop assigns nothing to the table.
-    while unsafe { s.next(1) } {
+    while s.next_checked(1)? {
         // Only a string is read as one: `to_str` would turn a number key
         // into a string in place, which `next` cannot go on from.
         if s.type_of(-2) != ffi::LUA_TSTRING {

@@ -4,37 +4,31 @@
 //! table keys; `__eq` compares ids for the rest.
 
 use std::cell::Cell;
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 
 use luafiber_fiber::{self as fiber, FiberId, Status};
 use mlua::ffi;
 
 use crate::cord;
 use crate::luajit::entry;
-use crate::raw::{error, lua_fn, LResult, Raise, Reg, Stack};
+use crate::raw::{error, lua_fn, Kind, LResult, Raise, Reg, Stack};
 
 thread_local! {
     /// Registry ref of the methods table of fiber objects.
     static METHODS_REF: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
-    /// Registry ref and address of the fiber metatable.
-    static FIBER_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
+    /// The kind of fiber objects: a fiber id.
+    static FIBER: Cell<Kind<u64>> = const { Cell::new(Kind::NONE) };
 }
 
 /// The fiber id of the fiber object at `idx`, or `None`.
 pub(super) fn to_fiber(s: &mut Stack, idx: c_int) -> Option<FiberId> {
-    let mt = FIBER_MT.with(Cell::get).1;
-    let in_place = if idx > 0 {
-        entry::arg_udata_with_mt(s, idx as usize, mt)
+    let kind = FIBER.with(Cell::get);
+    let id = if idx > 0 {
+        entry::arg_of(s, idx, kind)
     } else {
-        None
+        kind.get(s, idx)
     };
-    let p = match in_place {
-        Some(p) => (!p.is_null()).then_some(p)?,
-        None => s.udata_with_mt(idx, mt)?,
-    };
-    // SAFETY: a userdata with the fiber metatable was made by `push_fiber`
-    // and holds a `u64` fiber id.
-    Some(FiberId(unsafe { p.cast::<u64>().read() }))
+    id.map(FiberId)
 }
 
 /// A fiber object or a numeric id at `idx`.
@@ -62,7 +56,7 @@ pub(super) fn push_fiber(s: &mut Stack, id: FiberId) {
     match lua_index(id) {
         Some(idx) => push_lua_fiber(s, id, idx),
         None => {
-            s.push_userdata_with(id.0, FIBER_MT.with(Cell::get).0);
+            FIBER.with(Cell::get).push(s, id.0);
         }
     }
 }
@@ -75,7 +69,7 @@ pub(super) fn push_lua_fiber(s: &mut Stack, id: FiberId, idx: usize) {
         s.push_ref(r);
         return;
     }
-    s.push_userdata_with(id.0, FIBER_MT.with(Cell::get).0);
+    FIBER.with(Cell::get).push(s, id.0);
     s.push_value(-1);
     let r = s.make_ref();
     cord::with(|c| c.fibers[idx].udata = r);
@@ -184,7 +178,9 @@ pub(super) fn init_metatable(s: &mut Stack, methods: &[Reg]) {
         ],
     );
     METHODS_REF.with(|r| r.set(s.make_ref()));
-    let mt = s.new_table(0, 5);
+    let kind = Kind::new_empty(s, 5);
+    kind.push_metatable(s);
+    let mt = s.top();
     s.set_funcs(
         mt,
         &[
@@ -196,6 +192,6 @@ pub(super) fn init_metatable(s: &mut Stack, methods: &[Reg]) {
     );
     s.push_cstr(c"fiber");
     s.set_field(mt, c"__name");
-    let p = s.to_pointer(mt);
-    FIBER_MT.with(|m| m.set((s.make_ref(), p)));
+    s.pop(1);
+    FIBER.with(|m| m.set(kind));
 }

@@ -60,13 +60,7 @@ impl Slots {
 /// Runs `f` on this thread's free slots.
 #[inline(always)]
 fn with_slots<R>(f: impl FnOnce(&mut Slots) -> R) -> R {
-    // Only the address is taken inside `LocalKey::with`, so `f` runs inline
-    // (as in the scheduler's `with`).
-    let cell: *const RefCell<Slots> = SLOTS.with(|s| s as *const _);
-    // SAFETY: a thread-local lives until the thread's destructors run, and
-    // `LocalKey::with` panics once they have; the reference does not
-    // outlive this call.
-    f(&mut unsafe { &*cell }.borrow_mut())
+    SLOTS.with(|s| f(&mut s.borrow_mut()))
 }
 
 thread_local! {

@@ -64,20 +64,20 @@ thread_local! {
     static TOP: RefCell<Top> = RefCell::new(Top::default());
 }
 
-fn clock_ns(id: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-pointer; the clock ids used exist on Linux.
-    unsafe { libc::clock_gettime(id, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+/// Nanoseconds of the monotonic clock.
+fn monotonic_ns() -> u64 {
+    luafiber_runtime::clock::monotonic64() as u64
+}
+
+/// Nanoseconds of this thread's CPU time.
+fn thread_cpu_ns() -> u64 {
+    luafiber_runtime::clock::thread64() as u64
 }
 
 impl Top {
     /// Charges the time since the last reading to fiber `fid`.
     fn charge(&mut self, fid: u64) {
-        let now = clock_ns(libc::CLOCK_MONOTONIC);
+        let now = monotonic_ns();
         let delta = now.saturating_sub(self.prev_clock);
         self.prev_clock = now;
         self.cord.delta += delta;
@@ -87,7 +87,7 @@ impl Top {
     /// Master's `loop_on_iteration_end`.
     fn iteration_end(&mut self) {
         self.charge(SCHED_FID);
-        let cpu = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+        let cpu = thread_cpu_ns();
         let mut nsec_per_clock = 0.0;
         if cpu > self.prev_cputime && self.cord.delta > 0 {
             nsec_per_clock = (cpu - self.prev_cputime) as f64 / self.cord.delta as f64;
@@ -102,8 +102,8 @@ impl Top {
 
     /// Master's `loop_on_iteration_start` (`cpu_stat_start`).
     fn iteration_start(&mut self) {
-        self.prev_clock = clock_ns(libc::CLOCK_MONOTONIC);
-        self.prev_cputime = clock_ns(libc::CLOCK_THREAD_CPUTIME_ID);
+        self.prev_clock = monotonic_ns();
+        self.prev_cputime = thread_cpu_ns();
     }
 }
 

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use luafiber_fiber::{Channel, Cond};
 
 use super::slots::{self, FAST_SLOTS};
-use crate::raw::Stack;
+use crate::raw::{Kind, Stack};
 
 /// The primitive `try_put` of `wrappers.lua`: puts a free slot `s` of
 /// `VALS` into the channel when that neither blocks nor fails, and returns
@@ -77,10 +77,10 @@ unsafe extern "C" fn broadcast(c: *const Rc<Cond>) {
     unsafe { &*c }.broadcast();
 }
 
-/// Runs `wrappers.lua` over the channel and cond metatables (registry refs
-/// `ch_mt` and `cond_mt`) on LuaJIT; when it fails, or elsewhere (or under
+/// Runs `wrappers.lua` over the channel and cond metatables (of the kinds
+/// `ch` and `cond`) on LuaJIT; when it fails, or elsewhere (or under
 /// `--cfg luafiber_no_fast_paths`), the C methods stay as they are.
-pub(super) fn init(s: &mut Stack, ch_mt: c_int, cond_mt: c_int) {
+pub(super) fn init(s: &mut Stack, ch: Kind<Channel<c_int>>, cond: Kind<Rc<Cond>>) {
     const CHUNK: &str = include_str!("wrappers.lua");
     // The wrappers pay only with FFI: on Lua 5.4 a Lua function in front of
     // the C method costs more than it saves.
@@ -88,8 +88,8 @@ pub(super) fn init(s: &mut Stack, ch_mt: c_int, cond_mt: c_int) {
         return;
     }
     s.run_setup_chunk(CHUNK, c"=fiber.channel", |s| {
-        s.push_ref(ch_mt);
-        s.push_ref(cond_mt);
+        ch.push_metatable(s);
+        cond.push_metatable(s);
         slots::push_tables(s);
         s.push_int(FAST_SLOTS.into());
         for p in [

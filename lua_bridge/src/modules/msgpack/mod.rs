@@ -98,7 +98,7 @@ use crate::modules::buffer;
 use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
 pub(crate) use crate::modules::serializer::Config;
 use crate::raw::error::ErrorKind;
-use crate::raw::{lua_fn, LResult, Raise, Stack};
+use crate::raw::{lua_fn, Kind, LResult, Raise, Stack};
 
 /// Most nesting levels the encoder enters, whatever `encode_max_depth` says:
 /// the encoder recurses on the fiber's machine stack.
@@ -150,9 +150,6 @@ pub(crate) struct Extra {
     pub null_word: Option<Word>,
     pub array_mt_ptr: *const GcTab,
     pub map_mt_ptr: *const GcTab,
-    /// The metatables of `msgpack.object`s and their iterators.
-    pub obj_mt: c_int,
-    pub iter_mt: c_int,
 }
 
 impl State {
@@ -164,6 +161,17 @@ impl State {
             s.push_ref(self.null);
         }
     }
+}
+
+thread_local! {
+    /// The kind of state userdata, for the objects that keep a ref of
+    /// theirs (`msgpack.object`).
+    static STATES: std::cell::Cell<Kind<State>> = const { std::cell::Cell::new(Kind::NONE) };
+}
+
+/// The kind of state userdata.
+fn state_kind() -> Kind<State> {
+    STATES.with(std::cell::Cell::get)
 }
 
 /// The state userdata a module function sees as upvalue 1.
@@ -216,12 +224,9 @@ fn make_state(s: &mut Stack) -> State {
         null_word: None,
         array_mt_ptr: std::ptr::null(),
         map_mt_ptr: std::ptr::null(),
-        obj_mt: ffi::LUA_NOREF,
-        iter_mt: ffi::LUA_NOREF,
     };
-    let [(obj_mt, obj_p), (iter_mt, iter_p)] = object::init(s);
-    object::set_mts(obj_p, iter_p);
-    (x.obj_mt, x.iter_mt) = (obj_mt, iter_mt);
+    object::init(s);
+    STATES.with(|k| k.set(Kind::new_empty(s, 0)));
     declare_ibuf(s);
     s.push_cfunction(crate::raw::wide_cfn!(call_trampoline));
     let call = s.make_ref();
@@ -299,7 +304,7 @@ pub(crate) fn open(s: &mut Stack) {
 /// holding `st` (`msgpack` itself, and each `msgpack.new()`: Tarantool's
 /// `luaL_newserializer`).
 fn push_module(s: &mut Stack, st: State) {
-    s.push_userdata(st);
+    state_kind().push(s, st);
     let st_idx = s.top();
     let module = s.new_table(0, 16);
     for (name, f) in [

@@ -16,7 +16,10 @@
 //! `take()`n object pin their source object the same way. The bytes of an
 //! object never change while it lives.
 
-use std::ffi::{c_int, c_void};
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::ops::Range;
+use std::rc::Rc;
 
 use luafiber_runtime::ibuf;
 use mlua::ffi;
@@ -26,64 +29,47 @@ use super::decode::Decoder;
 use super::decode_fns::{check_integer, to_ptr};
 use super::{encode, settle, state, State};
 use crate::raw::error::{type_name, ErrorKind};
-use crate::raw::{lua_fn, LResult, Raise, Stack};
+use crate::raw::{lua_fn, Kind, LResult, Raise, Stack};
 
-/// An object: its bytes (its own, or a range of its source's).
+/// An object: its bytes (its own, or a range of its source's, shared).
+/// The userdata holds an `Rc` of it, so a method (and an iterator) works
+/// on a handle of its own, whatever happens to the object meanwhile.
 pub(super) struct Obj {
-    /// The bytes it owns (none for a `take()`n one), read through `ptr`.
-    _own: Box<[u8]>,
-    ptr: *const u8,
-    len: usize,
+    /// The bytes: its own, or its source's, of which it uses `range`.
+    buf: Rc<[u8]>,
+    range: Range<usize>,
     /// The serializer's state userdata.
     state_ref: c_int,
     /// The source object, for a `take()`n one.
     src_ref: c_int,
     /// The decoded table, once `get` ran.
-    decoded_ref: c_int,
+    decoded_ref: Cell<c_int>,
 }
 
 /// An iterator over an object's bytes.
 pub(super) struct Iter {
-    obj: *const Obj,
+    obj: Rc<Obj>,
+    /// Pins the source object (so its state ref lives while this does).
     obj_ref: c_int,
-    pos: usize,
+    pos: Cell<usize>,
 }
 
 impl Obj {
-    /// An object that owns nothing and refers to nothing (what a collected
-    /// one holds after its `__gc`).
-    fn spent() -> Obj {
-        Obj {
-            _own: Box::new([]),
-            ptr: std::ptr::NonNull::dangling().as_ptr(),
-            len: 0,
-            state_ref: ffi::LUA_NOREF,
-            src_ref: ffi::LUA_NOREF,
-            decoded_ref: ffi::LUA_NOREF,
-        }
-    }
-
-    fn bytes<'a>(&self) -> &'a [u8] {
-        // SAFETY: `ptr..ptr + len` is in `own`, or in the source object's
-        // `own`, which its ref pins (module doc); callers keep the object
-        // alive (on the stack) while they read.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    /// Its bytes.
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.buf[self.range.clone()]
     }
 }
 
-impl Iter {
-    /// The source object.
-    fn obj<'a>(&self) -> &'a Obj {
-        // SAFETY: `obj` is the userdata block of the object that `obj_ref`
-        // pins (`obj_iterator`), so it lives while the iterator does.
-        unsafe { &*self.obj }
-    }
+thread_local! {
+    /// The kinds of this thread's objects and iterators (made by `init`,
+    /// fixed for the state's life).
+    static OBJS: Cell<Kind<Rc<Obj>>> = const { Cell::new(Kind::NONE) };
+    static ITERS: Cell<Kind<Rc<Iter>>> = const { Cell::new(Kind::NONE) };
 }
 
-/// Makes the object and iterator metatables (at setup); returns their refs
-/// and addresses.
-pub(super) fn init(s: &mut Stack) -> [(c_int, *const c_void); 2] {
-    let mut out = [(ffi::LUA_NOREF, std::ptr::null()); 2];
+/// Makes the object and iterator metatables (at setup).
+pub(super) fn init(s: &mut Stack) {
     let obj: &[crate::raw::Reg] = &[
         (c"__gc", obj_gc),
         (c"__tostring", obj_tostring),
@@ -103,17 +89,18 @@ pub(super) fn init(s: &mut Stack) -> [(c_int, *const c_void); 2] {
         (c"take_array", iter_take_array),
         (c"skip", iter_skip),
     ];
-    for (i, fns) in [obj, iter].into_iter().enumerate() {
-        let mt = s.new_table(0, fns.len() as c_int + 1);
-        s.set_funcs(mt, fns);
-        if i == 1 {
-            s.push_value(mt);
-            s.set_field(mt, c"__index");
-        }
-        out[i] = (0, s.to_pointer(mt));
-        out[i].0 = s.make_ref();
-    }
-    out
+    let objs = Kind::new_empty(s, obj.len() as c_int + 1);
+    objs.push_metatable(s);
+    s.set_funcs(-1, obj);
+    s.pop(1);
+    let iters = Kind::new_empty(s, iter.len() as c_int + 1);
+    iters.push_metatable(s);
+    s.set_funcs(-1, iter);
+    s.push_value(-1);
+    s.set_field(-2, c"__index");
+    s.pop(1);
+    OBJS.with(|k| k.set(objs));
+    ITERS.with(|k| k.set(iters));
 }
 
 const OBJ: &str = "msgpack.object";
@@ -132,90 +119,48 @@ fn bad_self(s: &Stack, idx: c_int, what: &str) -> Raise {
     ))
 }
 
-/// The object at `idx`, if the value there is one; the caller keeps it at
-/// `idx` while it uses the reference.
-fn try_obj_at<'a>(s: &mut Stack, idx: c_int) -> Option<&'a mut Obj> {
-    let p = s.udata_with_mt(idx, state_of_mt(s).0)?.cast::<Obj>();
-    // SAFETY: a userdata with the object metatable is an `Obj` block
-    // (`push_obj` is the only maker), alive while it stays on the stack.
-    Some(unsafe { &mut *p })
+/// The object at `idx`, if the value there is one.
+pub(super) fn try_obj_at(s: &mut Stack, idx: c_int) -> Option<Rc<Obj>> {
+    OBJS.with(Cell::get).get(s, idx)
 }
 
-/// The object at `idx` (the caller keeps it there), or `luaL_checkudata`'s
-/// error.
-fn obj_at<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a mut Obj> {
+/// The object at `idx`, or `luaL_checkudata`'s error.
+fn obj_at(s: &mut Stack, idx: c_int) -> LResult<Rc<Obj>> {
     try_obj_at(s, idx).ok_or_else(|| bad_self(s, idx, OBJ))
 }
 
-/// The bytes of the msgpack.object at `idx`, if it is one; they live while
-/// the object is on the stack.
-pub(super) fn bytes_of<'a>(s: &mut Stack, idx: c_int) -> Option<&'a [u8]> {
-    try_obj_at(s, idx).map(|o| o.bytes())
+/// The iterator at 1, or `luaL_checkudata`'s error.
+fn iter_at(s: &mut Stack) -> LResult<Rc<Iter>> {
+    ITERS
+        .with(Cell::get)
+        .get(s, 1)
+        .ok_or_else(|| bad_self(s, 1, ITER))
 }
 
-/// The iterator at 1 (the caller keeps it there), or `luaL_checkudata`'s
-/// error.
-fn iter_at<'a>(s: &mut Stack) -> LResult<&'a mut Iter> {
-    let Some(p) = s.udata_with_mt(1, state_of_mt(s).1) else {
-        return Err(bad_self(s, 1, ITER));
-    };
-    // SAFETY: a userdata with the iterator metatable is an `Iter` block
-    // (`obj_iterator` is the only maker), alive while it stays at 1.
-    Ok(unsafe { &mut *p.cast::<Iter>() })
-}
-
-thread_local! {
-    /// This thread's object and iterator metatable addresses (set by
-    /// `make_state`, fixed for the state's life).
-    static MTS: std::cell::Cell<(*const c_void, *const c_void)> =
-        const { std::cell::Cell::new((std::ptr::null(), std::ptr::null())) };
-}
-
-/// Remembers the metatables' addresses for the methods (which have no
-/// upvalue).
-pub(super) fn set_mts(obj: *const c_void, iter: *const c_void) {
-    MTS.with(|m| m.set((obj, iter)));
-}
-
-fn state_of_mt(_s: &Stack) -> (*const c_void, *const c_void) {
-    MTS.with(std::cell::Cell::get)
-}
-
-/// Pushes a new object of `bytes` (its own copy) or of the range
-/// `ptr..ptr+len` of the source object whose ref is `src_ref`; its
-/// serializer is the state userdata at `st_idx`.
-fn push_obj(
-    s: &mut Stack,
-    st: &State,
-    st_idx: c_int,
-    own: Box<[u8]>,
-    range: Option<(*const u8, usize, c_int)>,
-) {
-    let (ptr, len, src_ref) = match range {
-        Some(r) => r,
-        None => (own.as_ptr(), own.len(), ffi::LUA_NOREF),
-    };
+/// Pushes a new object of `buf` (all of it, or `range` of a source
+/// object's, whose ref is `src_ref`); its serializer is the state
+/// userdata at `st_idx`.
+fn push_obj(s: &mut Stack, st_idx: c_int, buf: Rc<[u8]>, range: Option<(Range<usize>, c_int)>) {
+    let (range, src_ref) = range.unwrap_or((0..buf.len(), ffi::LUA_NOREF));
     s.push_value(st_idx);
     let state_ref = s.make_ref();
     let obj = Obj {
-        _own: own,
-        ptr,
-        len,
+        buf,
+        range,
         state_ref,
         src_ref,
-        decoded_ref: ffi::LUA_NOREF,
+        decoded_ref: Cell::new(ffi::LUA_NOREF),
     };
-    s.push_userdata_with(obj, st.x.obj_mt);
+    OBJS.with(Cell::get).push(s, Rc::new(obj));
 }
 
-/// The state of the serializer whose state userdata registry ref is `r`.
-fn state_by_ref(s: &mut Stack, r: c_int) -> State {
+/// The state of the serializer whose state userdata registry ref is `r`
+/// (`None` when the ref holds none any more: a `__gc` called by hand).
+fn state_by_ref(s: &mut Stack, r: c_int) -> LResult<State> {
     s.push_ref(r);
-    let p = s.to_userdata(-1).cast::<State>();
-    // SAFETY: the ref holds a state userdata (`push_obj`), pinned by it.
-    let st = unsafe { p.read() };
+    let st = super::state_kind().get(s, -1);
     s.pop(1);
-    st
+    st.ok_or_else(|| Raise::Message("msgpack.object: its serializer is gone".into()))
 }
 
 /// Decodes `data` with `st` and pushes the value.
@@ -235,14 +180,14 @@ lua_fn! {
         }
         let st = state(s);
         s.push_ref(st.serialize_key);
-        let bytes = ibuf::with_cord_scratch(|out| -> LResult<Box<[u8]>> {
+        let bytes = ibuf::with_cord_scratch(|out| -> LResult<Rc<[u8]>> {
             encode::Encoder::new(&st, out, 2).encode(s, 1)?;
             Ok(out.data().into())
         })
         .map_err(|e| settle(s, 2, e))?;
         s.settop(0);
         s.push_value(crate::raw::Stack::upvalue(1));
-        push_obj(s, &st, 1, bytes, None);
+        push_obj(s, 1, bytes, None);
         Ok(1)
     }
 }
@@ -252,7 +197,7 @@ lua_fn! {
     /// value exactly.
     pub(super) fn mp_object_from_raw(s: &mut Stack) {
         let st = state(s);
-        let bytes: Box<[u8]> = if s.type_of(1) == ffi::LUA_TSTRING {
+        let bytes: Rc<[u8]> = if s.type_of(1) == ffi::LUA_TSTRING {
             s.to_str(1).unwrap_or_default().into()
         } else if let Some(ptr) = to_ptr(s, &st, 1) {
             let n = check_integer(s, 2, "object_from_raw")?.max(0) as usize;
@@ -270,7 +215,7 @@ lua_fn! {
         reader::check_exact(&bytes).map_err(|b| b.raise())?;
         s.settop(0);
         s.push_value(crate::raw::Stack::upvalue(1));
-        push_obj(s, &st, 1, bytes, None);
+        push_obj(s, 1, bytes, None);
         Ok(1)
     }
 }
@@ -278,24 +223,21 @@ lua_fn! {
 lua_fn! {
     /// `msgpack.is_object(v)`.
     pub(super) fn mp_is_object(s: &mut Stack) {
-        let yes = s.udata_with_mt(1, state_of_mt(s).0).is_some();
+        let yes = try_obj_at(s, 1).is_some();
         s.push_bool(yes);
         Ok(1)
     }
 }
 
 lua_fn! {
-    /// `__gc` of an object.
+    /// `__gc` of an object: its refs go (udata rule 2: a resurrected
+    /// object is no object any more); its bytes go with the last handle.
     fn obj_gc(s: &mut Stack) {
-        // The collector calls `__gc` once; the block keeps a spent object
-        // (its metatable taken away as well, so nothing reads it again).
-        let obj = std::mem::replace(obj_at(s, 1)?, Obj::spent());
-        s.push_nil();
-        s.set_metatable(1);
-        for r in [obj.state_ref, obj.src_ref, obj.decoded_ref] {
-            s.unref(r);
+        if let Some(obj) = OBJS.with(Cell::get).take(s, 1) {
+            for r in [obj.state_ref, obj.src_ref, obj.decoded_ref.get()] {
+                s.unref(r);
+            }
         }
-        drop(obj);
         Ok(0)
     }
 }
@@ -312,7 +254,7 @@ lua_fn! {
     /// `obj:decode()`.
     fn obj_decode(s: &mut Stack) {
         let obj = obj_at(s, 1)?;
-        let st = state_by_ref(s, obj.state_ref);
+        let st = state_by_ref(s, obj.state_ref)?;
         decode_bytes(s, &st, obj.bytes())?;
         Ok(1)
     }
@@ -325,12 +267,12 @@ fn get(s: &mut Stack) -> LResult<c_int> {
         return Err(Raise::Message("not an array or map".into()));
     }
     s.settop(2);
-    if obj.decoded_ref == ffi::LUA_NOREF {
-        let st = state_by_ref(s, obj.state_ref);
+    if obj.decoded_ref.get() == ffi::LUA_NOREF {
+        let st = state_by_ref(s, obj.state_ref)?;
         decode_bytes(s, &st, obj.bytes())?;
-        obj.decoded_ref = s.make_ref();
+        obj.decoded_ref.set(s.make_ref());
     }
-    s.push_ref(obj.decoded_ref);
+    s.push_ref(obj.decoded_ref.get());
     if s.is_none_or_nil(2) || s.to_number(2).is_some_and(f64::is_nan) {
         s.push_nil();
         return Ok(1);
@@ -378,37 +320,38 @@ lua_fn! {
     /// `obj:iterator()`.
     fn obj_iterator(s: &mut Stack) {
         let obj = obj_at(s, 1)?;
-        let st = state_by_ref(s, obj.state_ref);
-        let obj: *const Obj = obj;
         s.settop(1);
         let obj_ref = s.make_ref();
-        s.push_userdata_with(Iter { obj, obj_ref, pos: 0 }, st.x.iter_mt);
+        let it = Iter { obj, obj_ref, pos: Cell::new(0) };
+        ITERS.with(Cell::get).push(s, Rc::new(it));
         Ok(1)
     }
 }
 
-/// The iterator at 1 and its source's bytes from the cursor on, checked
-/// to have something left.
-fn iter_rest<'a>(s: &mut Stack) -> LResult<(&'a mut Iter, &'a [u8])> {
+/// The iterator at 1 and where its cursor is, checked to have something
+/// left.
+fn iter_rest(s: &mut Stack) -> LResult<(Rc<Iter>, usize)> {
     let it = iter_at(s)?;
-    let bytes = it.obj().bytes();
-    let pos = it.pos;
-    if pos >= bytes.len() {
+    let pos = it.pos.get();
+    if pos >= it.obj.bytes().len() {
         return Err(Raise::Message("iteration ended".into()));
     }
-    Ok((it, &bytes[pos..]))
+    Ok((it, pos))
 }
 
 /// The shared body of the iterator's header decoders.
 fn iter_header(s: &mut Stack, map: bool) -> LResult<c_int> {
-    let (it, rest) = iter_rest(s)?;
-    let mut r = Reader { data: rest, pos: 0 };
+    let (it, pos) = iter_rest(s)?;
+    let mut r = Reader {
+        data: &it.obj.bytes()[pos..],
+        pos: 0,
+    };
     let n = match r.head() {
         Ok(Head::Map(n)) if map => n,
         Ok(Head::Array(n)) if !map => n,
         _ => return Err(Raise::Message("unexpected msgpack type".into())),
     };
-    it.pos += r.pos;
+    it.pos.set(pos + r.pos);
     s.push_int(i64::from(n));
     Ok(1)
 }
@@ -435,11 +378,12 @@ fn value_len(rest: &[u8]) -> LResult<usize> {
 lua_fn! {
     /// `it:decode()`: the value at the cursor; the cursor moves past it.
     fn iter_decode(s: &mut Stack) {
-        let (it, rest) = iter_rest(s)?;
-        let st = state_by_ref(s, it.obj().state_ref);
+        let (it, pos) = iter_rest(s)?;
+        let st = state_by_ref(s, it.obj.state_ref)?;
+        let rest = &it.obj.bytes()[pos..];
         let n = value_len(rest)?;
         decode_bytes(s, &st, &rest[..n])?;
-        it.pos += n;
+        it.pos.set(pos + n);
         Ok(1)
     }
 }
@@ -447,8 +391,8 @@ lua_fn! {
 lua_fn! {
     /// `it:skip()`.
     fn iter_skip(s: &mut Stack) {
-        let (it, rest) = iter_rest(s)?;
-        it.pos += value_len(rest)?;
+        let (it, pos) = iter_rest(s)?;
+        it.pos.set(pos + value_len(&it.obj.bytes()[pos..])?);
         Ok(0)
     }
 }
@@ -457,16 +401,15 @@ lua_fn! {
     /// `it:take()`: the value at the cursor as an object sharing the
     /// source's bytes (and pinning the source).
     fn iter_take(s: &mut Stack) {
-        let (it, rest) = iter_rest(s)?;
-        let n = value_len(rest)?;
-        it.pos += n;
-        let state_ref = it.obj().state_ref;
-        let st = state_by_ref(s, state_ref);
+        let (it, pos) = iter_rest(s)?;
+        let n = value_len(&it.obj.bytes()[pos..])?;
+        it.pos.set(pos + n);
+        let start = it.obj.range.start + pos;
         s.push_ref(it.obj_ref);
         let src_ref = s.make_ref();
-        s.push_ref(state_ref);
+        s.push_ref(it.obj.state_ref);
         let st_idx = s.top();
-        push_obj(s, &st, st_idx, Box::new([]), Some((rest.as_ptr(), n, src_ref)));
+        push_obj(s, st_idx, it.obj.buf.clone(), Some((start..start + n, src_ref)));
         Ok(1)
     }
 }
@@ -484,37 +427,34 @@ lua_fn! {
             return Err(Raise::Message("count must be >= 0".into()));
         }
         let it = iter_at(s)?;
-        let obj = it.obj();
-        let bytes = obj.bytes();
-        let mut end = it.pos;
+        let bytes = it.obj.bytes();
+        let pos = it.pos.get();
+        let mut end = pos;
         for _ in 0..count {
             if end >= bytes.len() {
                 return Err(Raise::Message("iteration ended".into()));
             }
             end += value_len(&bytes[end..])?;
         }
-        let mut own = Vec::with_capacity(end - it.pos + 5);
+        let mut own = Vec::with_capacity(end - pos + 5);
         rmp::encode::write_array_len(&mut own, count as u32)
             .map_err(|e| Raise::Error(ErrorKind::OutOfMemory, e.to_string()))?;
-        own.extend_from_slice(&bytes[it.pos..end]);
-        it.pos = end;
-        let st = state_by_ref(s, obj.state_ref);
-        s.push_ref(obj.state_ref);
+        own.extend_from_slice(&bytes[pos..end]);
+        it.pos.set(end);
+        s.push_ref(it.obj.state_ref);
         let st_idx = s.top();
-        push_obj(s, &st, st_idx, own.into_boxed_slice(), None);
+        push_obj(s, st_idx, own.into(), None);
         Ok(1)
     }
 }
 
 lua_fn! {
-    /// `__gc` of an iterator.
+    /// `__gc` of an iterator: it unpins its source (udata rule 2: a
+    /// resurrected iterator is no iterator any more).
     fn iter_gc(s: &mut Stack) {
-        // The collector calls `__gc` once; the metatable is taken away so
-        // nothing reads the iterator again.
-        let r = iter_at(s)?.obj_ref;
-        s.push_nil();
-        s.set_metatable(1);
-        s.unref(r);
+        if let Some(it) = ITERS.with(Cell::get).take(s, 1) {
+            s.unref(it.obj_ref);
+        }
         Ok(0)
     }
 }

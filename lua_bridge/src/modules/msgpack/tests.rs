@@ -450,7 +450,9 @@ fn mutated_inputs_never_crash() {
 fn open_slow_msgpack(rt: &LuaRuntime) {
     let s = &mut rt.main_stack();
     let l = s.as_ptr();
-    super::open(s);
+    // A second module of the same state (`msgpack.new()`: a state of its own).
+    assert!(s.load("return require('msgpack').new()", c"=slow").is_ok());
+    assert!(s.pcall(0, 1).is_ok(), "msgpack.new()");
     s.rawget_field(-1, c"encode");
     // SAFETY: upvalue 1 of `encode` is the module's `State` userdata; the
     // stack is told of the push.

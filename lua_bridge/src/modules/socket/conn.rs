@@ -34,7 +34,7 @@ lua_fn! {
     /// `s:bind(host, port)`: binds to a literal address (`'unix/'` and a
     /// path); true, or false with `s:errno()`.
     pub(super) fn sock_bind(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let r = addr_args(s).and_then(|a| sys_addr(sock, &a, false));
         push_outcome(s, sock, r)
     }
@@ -45,7 +45,7 @@ lua_fn! {
     /// true, or false with `s:errno()` (`EINPROGRESS` while a non-blocking
     /// connect goes on).
     pub(super) fn sock_sysconnect(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let r = addr_args(s).and_then(|a| sys_addr(sock, &a, true));
         push_outcome(s, sock, r)
     }
@@ -58,7 +58,7 @@ lua_fn! {
     /// `socket.tcp_connect` does for each address (Tarantool's internal
     /// `socket_tcp_connect`; Tarantool has no such method).
     pub(super) fn sock_connect(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let timeout = opt_timeout(s, 4, "Usage: s:connect(host, port[, timeout])")?;
         sock.ok();
         let r = addr_args(s).and_then(|a| sys_addr(sock, &a, true));
@@ -90,7 +90,7 @@ lua_fn! {
     /// `s:listen([backlog])`: true, or false with `s:errno()`; the backlog
     /// is 256 by default.
     pub(super) fn sock_listen(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let backlog = match s.is_none_or_nil(2) {
             true => 256,
             false => s.to_integer(2).unwrap_or(256).clamp(0, i64::from(c_int::MAX)) as c_int,
@@ -106,7 +106,7 @@ lua_fn! {
     /// address `{family, host, port}`; nil with `s:errno()` (`EAGAIN` when
     /// none waits).
     pub(super) fn sock_accept(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let (fd, from) = match sock.call(sys::accept_any) {
             Ok(v) => v,
             Err(e) => {
@@ -135,7 +135,7 @@ lua_fn! {
     /// `'W'`/`'WRITE'`/`'send'`/1, anything else both ways; true, or false
     /// with `s:errno()`.
     pub(super) fn sock_shutdown(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let how = match (s.to_integer(2), s.to_str(2)) {
             (Some(0), _) => Shutdown::Read,
             (Some(1), _) => Shutdown::Write,
@@ -150,7 +150,7 @@ lua_fn! {
 
 /// `s:name()` and `s:peer()`: the address table, or nil with the errno.
 fn name(s: &mut Stack, peer: bool) -> LResult {
-    let sock = this(s, 1)?;
+    let sock = &*this(s, 1)?;
     s.ensure(4)?;
     match addr::push_name(s, sock, peer) {
         Ok(()) => sock.ok(),
@@ -191,7 +191,7 @@ lua_fn! {
     /// `__tostring`: `"fd 5, aka 127.0.0.1:8080, peer 127.0.0.1:55610"`
     /// (`s:errno()` untouched).
     pub(super) fn sock_tostring(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let mut text = format!("fd {}", sock.raw());
         if let Some(aka) = end_text(sock, false) {
             text.push_str(", aka ");

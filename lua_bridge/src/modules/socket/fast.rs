@@ -12,9 +12,10 @@
 //! metatable is the socket metatable (`getmetatable` finds it through
 //! `__metatable`; a table cannot have a userdata's type, and only C code
 //! sets a userdata's metatable), so the pointer they get is a live
-//! [`Sock`]. Neither function switches fibers, calls Lua or raises.
+//! `Rc` of a [`Sock`] (udata rule 1). Neither function switches fibers, calls Lua or raises.
 
 use std::ffi::{c_char, c_int, c_void};
+use std::rc::Rc;
 
 use luafiber_runtime::io::Interest;
 
@@ -38,7 +39,7 @@ const FALLBACK: f64 = -2.0;
 /// `sock` is a live socket (the wrapper checked the metatable); `delim` is
 /// null or valid for `dlen` bytes; `out` is valid for a write.
 unsafe extern "C" fn try_read(
-    sock: *const Sock,
+    sock: *const Rc<Sock>,
     delim: *const c_char,
     dlen: usize,
     limit: f64,
@@ -50,7 +51,7 @@ unsafe extern "C" fn try_read(
     let (sock, delim, out) = unsafe {
         let delim =
             (!delim.is_null()).then(|| std::slice::from_raw_parts(delim.cast::<u8>(), dlen));
-        (&*sock, delim, &mut *out)
+        (&**sock, delim, &mut *out)
     };
     let Ok(limit) = limit_of(limit) else {
         return FALLBACK;
@@ -85,10 +86,10 @@ unsafe extern "C" fn try_read(
 ///
 /// `sock` is a live socket (the wrapper checked the metatable); `p` is
 /// valid (not null) for `len` bytes.
-unsafe extern "C" fn try_write(sock: *const Sock, p: *const c_char, len: usize) -> f64 {
+unsafe extern "C" fn try_write(sock: *const Rc<Sock>, p: *const c_char, len: usize) -> f64 {
     // SAFETY: the caller's contract: `sock` is live, `p` valid for `len`
     // bytes (a string the wrapper holds on its stack for the call).
-    let (sock, data) = unsafe { (&*sock, std::slice::from_raw_parts(p.cast::<u8>(), len)) };
+    let (sock, data) = unsafe { (&**sock, std::slice::from_raw_parts(p.cast::<u8>(), len)) };
     if sock.is_closed() {
         return FALLBACK;
     }

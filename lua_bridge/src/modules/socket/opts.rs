@@ -138,7 +138,7 @@ lua_fn! {
     /// string); true, or false with `s:errno()`. `socket.lua`'s
     /// `s:setsockopt()` finds the numbers first.
     pub(super) fn internal_setsockopt(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let level = int_arg(s, 2, SET_USAGE)?;
         let name = int_arg(s, 3, SET_USAGE)?;
         let r = match int_arg(s, 4, SET_USAGE)? {
@@ -166,7 +166,7 @@ lua_fn! {
     /// option's number (type 1) or a bytes one's string (type 2, at most
     /// 256 bytes); nil with `s:errno()`.
     pub(super) fn internal_getsockopt(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let level = int_arg(s, 2, GET_USAGE)?;
         let name = int_arg(s, 3, GET_USAGE)?;
         let kind = int_arg(s, 4, GET_USAGE)?;
@@ -200,7 +200,7 @@ lua_fn! {
     /// timeout` of `SO_LINGER`; else sets them (timeout in seconds, 0 by
     /// default) and gives them back; nil with `s:errno()`.
     pub(super) fn sock_linger(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let r = if s.is_none_or_nil(2) {
             let mut b = linger_bytes(0, 0);
             get(sock, libc::SOL_SOCKET, libc::SO_LINGER, &mut b).map(|_| {
@@ -237,7 +237,7 @@ lua_fn! {
     /// clears it first. nil with `s:errno()`. A socket in blocking mode
     /// blocks the whole cord in its syscalls, as in Tarantool.
     pub(super) fn sock_nonblock(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         // `fcntl(F_GETFL)`, and `F_SETFL` when the flag changes.
         let r = match s.is_none_or_nil(2) {
             true => sock.call(|fd| SockRef::from(&fd).nonblocking()),

@@ -182,7 +182,7 @@ lua_fn! {
     /// with `s:errno()` on an error or timeout (`ETIMEDOUT`), the bytes
     /// kept. A cancel raises `FiberIsCancelled`. Tarantool's `socket_read`.
     pub(super) fn sock_read(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let spec = spec_arg(s)?;
         let deadline = Deadline::new(opt_timeout(s, 3, READ_USAGE)?);
         read(s, sock, &spec, deadline)
@@ -194,7 +194,7 @@ lua_fn! {
     /// options already taken apart (`limit` a number or nil, `delimiter` a
     /// string or nil), for the LuaJIT wrapper of `fast.rs`.
     pub(super) fn sock_read_args(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let limit = match s.to_number(2) {
             Some(n) => limit_of(n)?,
             None if s.is_none_or_nil(2) => LIMIT_INFINITY,

@@ -56,7 +56,7 @@ lua_fn! {
     /// 16320) past the read-ahead buffer; `''` at end of stream, nil with
     /// `s:errno()` (`EAGAIN` when nothing is there). Never waits.
     pub(super) fn sock_sysread(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let size = size_arg(s, 2, READAHEAD, "sysread")?;
         read_into_spare(s, sock, size, |buf| sys_read(sock, buf).map(|n| (n, ())))?;
         Ok(1)
@@ -90,7 +90,7 @@ lua_fn! {
     /// on a datagram socket, else 512); nil with `s:errno()`. Never waits.
     /// `socket.lua` turns flag names into the number.
     pub(super) fn sock_recv(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let (flags, size) = match recv_args(s, sock)? {
             Ok(a) => a,
             Err(e) => return fail(s, sock, e),
@@ -106,7 +106,7 @@ lua_fn! {
     /// `s:recvfrom([size[, flags]])`: one `recvfrom(2)`: the data and the
     /// sender's address `{family, host, port}`; nil with `s:errno()`.
     pub(super) fn sock_recvfrom(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let (flags, size) = match recv_args(s, sock)? {
             Ok(a) => a,
             Err(e) => return fail(s, sock, e),

@@ -9,42 +9,37 @@
 //! [`io::wait_fd`](luafiber_runtime::io::wait_fd) and never registers.
 //!
 //! Fibers share a socket: every field is a `Cell` or a `RefCell` borrowed
-//! only between two switches, and a fiber parked in a method holds nothing
-//! but `&Sock` (the userdata stays on its stack, so it lives). `close()`
-//! keeps the [`Fd`] in place (closed, its waiters woken with `EBADF`); it is
-//! dropped only by `__gc`, which closes an fd still open without a switch.
+//! only between two switches; the userdata holds an `Rc` of it
+//! ([`Kind`]), so a fiber parked in a method holds a handle of its own.
+//! `close()` keeps the [`Fd`] in place (closed, its waiters woken with
+//! `EBADF`); it is dropped with the last handle once `__gc` ran, which
+//! closes an fd still open without a switch.
 //!
 //! The unsafe code of the module is here, but for the FFI entries of
 //! [`fast`](super::fast) and the stack's re-read after a switch
 //! ([`wait`](super::wait)): the one borrow of the fd number
-//! ([`Sock::call`], under every syscall), the `close(2)` of a `from_fd`
-//! number, the one read of a `&Sock` out of a userdata ([`any`]) and its
-//! drop in `__gc`.
+//! ([`Sock::call`], under every syscall) and the `close(2)` of a `from_fd`
+//! number.
 
 use std::cell::{Cell, RefCell};
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 use std::io;
 use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
+use std::rc::Rc;
 use std::time::Duration;
 
 use luafiber_runtime::io::{self as rio, Fd, Interest, Ready};
-use mlua::ffi;
 use socket2::SockRef;
 
 use super::rbuf::ReadBuf;
 use crate::modules::errno;
 use crate::raw::error::ErrorKind;
-use crate::raw::{lua_fn, LResult, Raise, Stack};
+use crate::raw::{lua_fn, Kind, LResult, Raise, Stack};
 
 thread_local! {
-    /// The socket metatable: its registry ref and address.
-    static SOCK_MT: Cell<(c_int, *const c_void)> = const { Cell::new((ffi::LUA_NOREF, std::ptr::null())) };
-    /// The block of the socket userdata whose metatable [`any`] checked
-    /// last (null for none): a method call on it checks one address, not
-    /// the metatable (a fiber reads and writes one socket in turn). Reset
-    /// by that socket's `__gc`, before its block can be freed and reused,
-    /// and when a state makes the module.
-    static LAST: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
+    /// The kind of socket objects: an `Rc` of the socket, so that a method
+    /// (and a fiber parked in it) holds a handle of its own.
+    static SOCKS: Cell<Kind<Rc<Sock>>> = const { Cell::new(Kind::NONE) };
 }
 
 /// The payload of a socket userdata.
@@ -323,7 +318,7 @@ pub(super) fn closed() -> Raise {
 /// "Usage: socket:method()" (with ", called with non-socket" when the
 /// value is not nil) or "attempt to use closed socket".
 #[inline]
-pub(super) fn this<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
+pub(super) fn this(s: &mut Stack, idx: c_int) -> LResult<Rc<Sock>> {
     let sock = any(s, idx)?;
     match sock.is_closed() {
         true => Err(closed()),
@@ -331,36 +326,13 @@ pub(super) fn this<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
     }
 }
 
-/// The socket at `idx`, closed or not: the one place a `&Sock` is read
-/// out of a userdata (but for the FFI entries of [`fast`](super::fast),
-/// which are given its address).
+/// The socket at `idx`, closed or not.
 #[inline]
-pub(super) fn any<'a>(s: &mut Stack, idx: c_int) -> LResult<&'a Sock> {
-    let mut p = s.to_userdata(idx);
-    if p.is_null() || p != LAST.with(Cell::get) {
-        p = checked_block(s, idx)?;
-    }
-    // SAFETY: `p` is the block of a userdata with the socket metatable
-    // (checked now, or when it became LAST: its `__gc`, which drops the
-    // `Sock` and takes the metatable away, resets LAST first; a light
-    // userdata with that address reaches the same block), which holds a
-    // live `Sock` (`push` wrote it). The value is on the calling C
-    // function's stack, which keeps it alive for the call (raw rule 6),
-    // and the caller uses the reference no longer.
-    Ok(unsafe { &*p.cast::<Sock>() })
-}
-
-/// The block of the socket userdata at `idx`, which becomes LAST, when the
-/// value is not the last socket checked.
-#[inline(never)]
-fn checked_block(s: &mut Stack, idx: c_int) -> LResult<*mut c_void> {
-    match s.udata_with_mt(idx, SOCK_MT.with(Cell::get).1) {
-        Some(p) => {
-            LAST.with(|l| l.set(p));
-            Ok(p)
-        }
-        None => Err(not_a_socket(s, idx)),
-    }
+pub(super) fn any(s: &mut Stack, idx: c_int) -> LResult<Rc<Sock>> {
+    SOCKS
+        .with(Cell::get)
+        .get(s, idx)
+        .ok_or_else(|| not_a_socket(s, idx))
 }
 
 #[cold]
@@ -373,9 +345,7 @@ fn not_a_socket(s: &Stack, idx: c_int) -> Raise {
 
 /// Pushes a new socket object holding `sock`.
 pub(super) fn push(s: &mut Stack, sock: Sock) {
-    s.push_userdata(sock);
-    s.push_ref(SOCK_MT.with(Cell::get).0);
-    s.set_metatable(-2);
+    SOCKS.with(Cell::get).push(s, Rc::new(sock));
 }
 
 /// Pushes a socket over a new non-blocking `fd` (of an IP family when
@@ -390,21 +360,9 @@ pub(super) fn push_new(s: &mut Stack, fd: OwnedFd, itype: c_int, ip: bool) -> Re
 lua_fn! {
     /// `__gc`: closes the fd if still open (no switch) and drops the socket.
     fn sock_gc(s: &mut Stack) {
-        let mt = SOCK_MT.with(Cell::get).1;
-        if let Some(p) = s.udata_with_mt(1, mt) {
-            LAST.with(|l| {
-                if l.get() == p {
-                    l.set(std::ptr::null_mut());
-                }
-            });
-            s.push_nil();
-            s.set_metatable(1);
-            // SAFETY: a live `Sock` (the metatable said so) that nothing
-            // uses again: the metatable is gone, and no fiber waits on it
-            // (a waiter's stack would keep the userdata alive). Its drop
-            // closes the fd.
-            unsafe { std::ptr::drop_in_place(p.cast::<Sock>()) };
-        }
+        // Its drop (once no method holds it) closes the fd; a resurrected
+        // socket is no socket any more (udata rule 2).
+        drop(SOCKS.with(Cell::get).take(s, 1));
         Ok(0)
     }
 }
@@ -416,7 +374,9 @@ pub(super) fn init_metatable(
     methods: &[crate::raw::Reg],
 ) -> LResult<(c_int, c_int)> {
     s.ensure(4)?;
-    let mt = s.new_table(0, 4);
+    let kind = Kind::new_empty(s, 4);
+    kind.push_metatable(s);
+    let mt = s.top();
     let m = s.new_table(0, methods.len() as c_int + 8);
     for (name, f) in methods {
         s.push_cfunction(*f);
@@ -441,10 +401,7 @@ pub(super) fn init_metatable(
     s.set_field(mt, c"__name");
     s.push_value(mt);
     s.set_field(mt, c"__metatable");
-    s.push_value(mt);
-    let r = s.make_ref();
-    SOCK_MT.with(|c| c.set((r, s.to_pointer(mt))));
-    LAST.with(|l| l.set(std::ptr::null_mut()));
+    SOCKS.with(|c| c.set(kind));
     Ok((mt, m))
 }
 
@@ -480,7 +437,7 @@ lua_fn! {
 lua_fn! {
     /// `s:close()`: true, or false with `s:errno()` set.
     pub(super) fn sock_close(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         sock.ok();
         match sock.close() {
             Ok(()) => s.push_bool(true),
@@ -496,7 +453,7 @@ lua_fn! {
 lua_fn! {
     /// `s:detach()`: forgets the fd without closing it.
     pub(super) fn sock_detach(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         sock.ok();
         sock.detach();
         Ok(0)
@@ -527,7 +484,7 @@ lua_fn! {
     /// `socket.internal.set_errno(s, e)`: sets `s:errno()` (and `errno()`,
     /// unless `e` is 0), for the methods written in Lua.
     pub(super) fn sock_set_errno(s: &mut Stack) {
-        let sock = any(s, 1)?;
+        let sock = &*any(s, 1)?;
         match s.to_integer(2).and_then(|e| c_int::try_from(e).ok()) {
             Some(0) | None => sock.ok(),
             Some(e) => sock.fail(e),

@@ -106,7 +106,7 @@ pub(super) fn failed(e: std::io::Error) -> LResult<c_int> {
 /// socket at 1 is ready for `interest`, at most the timeout at 2; the
 /// ready directions, or `None` with `ETIMEDOUT` (or `EBADF`) set.
 fn do_wait(s: &mut Stack, interest: Interest, what: &str) -> LResult<Option<Ready>> {
-    let sock = this(s, 1)?;
+    let sock = &*this(s, 1)?;
     let timeout = opt_timeout(s, 2, what)?;
     sock.ok();
     sock.uncork();

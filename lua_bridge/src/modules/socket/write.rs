@@ -78,7 +78,7 @@ lua_fn! {
 
 /// The loop of `s:write()` from byte `done` on.
 fn write(s: &mut Stack, mut done: usize) -> LResult {
-    let sock = this(s, 1)?;
+    let sock = &*this(s, 1)?;
     let mut deadline = Deadline::new(opt_timeout(s, 3, WRITE_USAGE)?);
     let more = sock.more_flag();
     loop {
@@ -114,7 +114,7 @@ fn write(s: &mut Stack, mut done: usize) -> LResult {
 /// One send of argument 2 with `flags`: the bytes sent, or nil with
 /// `s:errno()`.
 fn send_once(s: &mut Stack, flags: c_int, usage: &str) -> LResult {
-    let sock = this(s, 1)?;
+    let sock = &*this(s, 1)?;
     let data = data_arg(s, 2, usage)?;
     match sys_send(sock, data, flags) {
         Ok(n) => {
@@ -148,7 +148,7 @@ lua_fn! {
     /// address (or `'unix/'` and a path): the bytes sent (`true` for empty
     /// `octets`, as Tarantool), or nil with `s:errno()`.
     pub(super) fn sock_sendto(s: &mut Stack) {
-        let sock = this(s, 1)?;
+        let sock = &*this(s, 1)?;
         let flags = flags_arg(s, 5)?;
         sock.ok();
         let data = match (s.is_none_or_nil(4), s.to_str(4)) {

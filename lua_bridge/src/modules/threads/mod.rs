@@ -91,9 +91,7 @@ lua_fn! {
             s.set_field(2, field);
         }
         s.push_nil();
-        // SAFETY: the key on top is nil, then the one `next` returned; the
-        // loop changes no key of table 1.
-        while unsafe { s.next(1) } {
+        while s.next_checked(1)? {
             s.push_value(-2);
             s.insert(-2);
             s.rawset(2)?;

@@ -286,3 +286,13 @@ impl Stack<'_> {
         self.describe(idx)
     }
 }
+
+impl Stack<'_> {
+    /// Clears the debug hook (`lua_sethook` with none): the state's on
+    /// LuaJIT, this thread's on Lua 5.4.
+    pub fn clear_hook(&mut self) {
+        // SAFETY: `l` is valid; clearing a hook only stores the hook
+        // fields and does not raise.
+        unsafe { ffi::lua_sethook(self.l, None, 0, 0) };
+    }
+}

@@ -231,12 +231,6 @@ impl Stack<'_> {
         unsafe { ffi::lua_concat(self.l, n) }
     }
 
-    /// Whether the values at `a` and `b` are primitively equal (no `__eq`).
-    pub fn rawequal(&self, a: c_int, b: c_int) -> bool {
-        // SAFETY: acceptable indices (checked).
-        self.readable(a) && self.readable(b) && unsafe { ffi::lua_rawequal(self.l, a, b) } != 0
-    }
-
     /// Sets each `(name, f)` of `funcs` as `t[name] = f`, raw.
     ///
     /// # Panics
@@ -275,5 +269,116 @@ impl Stack<'_> {
         self.set_field(mt, c"__metatable");
         let p = self.to_pointer(mt);
         (self.make_ref(), p)
+    }
+}
+
+impl Stack<'_> {
+    /// [`Stack::next`] for a loop that may assign to `t` (nil to the key it
+    /// is at, as a clear does) or that leaves on top a key `next` did not
+    /// push: a key `t` does not hold is an error, not a Lua error raised
+    /// across the caller (raw rule 2). A key whose value is not nil is
+    /// checked by one raw get; any other goes through `lua_next` under
+    /// `lua_pcall`.
+    ///
+    /// # Errors
+    ///
+    /// "invalid key to 'next'" (`IllegalParams`) when `t` does not hold
+    /// the key (it is popped).
+    ///
+    /// # Panics
+    ///
+    /// Panics when `t` is not a table or the stack is empty.
+    pub fn next_checked(&mut self, t: c_int) -> LResult<bool> {
+        let t = self.abs(t);
+        self.table(t);
+        let key = self.abs(-1);
+        if self.type_of(key) != ffi::LUA_TNIL {
+            self.push_value(key);
+            self.rawget(t);
+            let held = self.type_of(-1) != ffi::LUA_TNIL;
+            self.pop(1);
+            if !held {
+                return self.next_protected(t, key);
+            }
+        }
+        // SAFETY: the key on top is nil or one `t` holds with a value, which
+        // `lua_next` finds.
+        Ok(unsafe { self.next(t) })
+    }
+
+    /// `lua_next` of the key at `key` (the top) under `lua_pcall`.
+    #[cold]
+    fn next_protected(&mut self, t: c_int, key: c_int) -> LResult<bool> {
+        self.push_cfunction(crate::raw::wide_cfn!(next_raising));
+        self.push_value(t);
+        self.push_value(key);
+        if self.pcall(2, 2).is_err() {
+            self.settop(key - 1);
+            return Err(Raise::illegal("invalid key to 'next'"));
+        }
+        if self.type_of(key + 1) == ffi::LUA_TNIL {
+            self.settop(key - 1);
+            return Ok(false);
+        }
+        self.remove(key);
+        Ok(true)
+    }
+}
+
+/// `lua_next(l, 1)` of `[t, key]`: the next key and value, or two nils at
+/// the end. Not under `protect`: it owns nothing, and the error `lua_next`
+/// raises for a key the table does not hold goes to the caller's
+/// `lua_pcall`.
+///
+/// # Safety
+///
+/// Called by `lua_pcall` with a table and a key.
+unsafe extern "C-unwind" fn next_raising(l: *mut ffi::lua_State) -> c_int {
+    // SAFETY: a table at 1 and a key above it; a C function has
+    // LUA_MINSTACK free slots for the two values.
+    unsafe {
+        if ffi::lua_next(l, 1) == 0 {
+            ffi::lua_pushnil(l);
+            ffi::lua_pushnil(l);
+        }
+    }
+    2
+}
+
+#[cfg(test)]
+mod tests {
+    use mlua::ffi;
+
+    use crate::LuaRuntime;
+
+    #[test]
+    fn next_checked_goes_on_past_a_cleared_key_and_refuses_a_foreign_one() {
+        let rt = LuaRuntime::new().expect("a runtime");
+        let s = &mut rt.main_stack();
+        let base = s.top();
+        let t = s.new_table(0, 3);
+        for (k, v) in [(c"a", 1), (c"b", 2), (c"c", 3)] {
+            s.push_int(v);
+            s.set_field(t, k);
+        }
+        let mut seen = 0;
+        s.push_nil();
+        while s.next_checked(t).expect("a key of the table") {
+            seen += 1;
+            // Clear the key `next` is then given: the protected path.
+            s.pop(1);
+            s.push_value(-1);
+            s.push_nil();
+            s.rawset(t).expect("a string key");
+        }
+        assert_eq!(seen, 3);
+        assert_eq!(s.top(), t);
+        s.push_cstr(c"zz");
+        assert!(s.next_checked(t).is_err(), "a key the table never held");
+        assert_eq!(s.top(), t);
+        s.push_nil();
+        assert!(!s.next_checked(t).expect("an empty table"));
+        assert_eq!(s.type_of(t), ffi::LUA_TTABLE);
+        s.settop(base);
     }
 }

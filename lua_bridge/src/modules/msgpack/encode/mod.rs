@@ -370,7 +370,8 @@ impl<'a> Encoder<'a> {
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
-        if let Some(bytes) = super::object::bytes_of(s, idx) {
+        if let Some(obj) = super::object::try_obj_at(s, idx) {
+            let bytes = obj.bytes();
             // A msgpack.object: its bytes as they are (`luamp_get`).
             return self.out.extend_from_slice(bytes).map_err(oom);
         }
