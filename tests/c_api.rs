@@ -46,7 +46,10 @@ fn detached_fibers_started_by_wakeup_read_their_context() {
         &dir,
         "local f, fiber = require('fibers'), require('fiber')
          print(f.detached(3))
-         fiber.sleep(0.01)
+         for _ = 1, 10000 do
+             if f.ticks() == 3 then break end
+             fiber.sleep(0.001)
+         end
          print(f.ticks())",
         "0\n3\n",
     );

@@ -18,7 +18,7 @@ local fiber = require('fiber')
 local ticks = 0
 local done = false
 fiber.create(function()
-    while not done do ticks = ticks + 1; fiber.sleep(0.001) end
+    while not done do ticks = ticks + 1; ticked(ticks); fiber.sleep(0.001) end
 end)
 local got = recv()
 done = true
@@ -62,8 +62,20 @@ fn a_lua_fiber_parked_on_a_socket_lets_the_others_run() {
         Ok(vec![])
     })
     .unwrap();
+    // The writer waits until the ticker ticked 3 times: twice after the
+    // main fiber parked in recv() (a write that came first would be read
+    // at once, without parking). 60 s: the bound that turns a recv() that
+    // blocks the thread into a failure.
+    let (tx, rx) = std::sync::mpsc::channel();
+    rt.register_fn("ticked", move |args| {
+        if args[0].as_f64() == Some(3.0) {
+            let _ = tx.send(());
+        }
+        Ok(vec![])
+    })
+    .unwrap();
     let t = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(30));
+        let _ = rx.recv_timeout(Duration::from_secs(60));
         (&b).write_all(b"from a thread").unwrap();
         b
     });
@@ -72,7 +84,7 @@ fn a_lua_fiber_parked_on_a_socket_lets_the_others_run() {
     let (got, ticks) = seen.borrow_mut().take().expect("the script reported");
     assert_eq!(got, "from a thread");
     // The ticker ran while the main fiber was parked on the socket.
-    assert!(ticks >= 2.0, "{ticks}");
+    assert!(ticks >= 3.0, "{ticks}");
 }
 
 #[test]

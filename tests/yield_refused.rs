@@ -157,7 +157,11 @@ fn gc_finalizers_run_from_many_fibers_under_collection_pressure() {
                 done = done + 1
             end)
         end
-        while done < 100 do fiber.sleep(0.001) end
+        for _ = 1, 100000 do
+            if done == 100 then break end
+            fiber.sleep(0.001)
+        end
+        assert(done == 100, done .. ' of 100 fibers finished')
         collectgarbage('collect')
         collectgarbage('collect')
         assert(allowed == 0, allowed .. ' yields inside __gc went through')

@@ -19,6 +19,16 @@
 //! past its limit without yielding. It watches a cord once the cord's Lua
 //! code has set a slice ([`watchdog::arm`]): a script that never does is
 //! never interrupted, however long its fibers compute.
+//!
+//! A slice's error is reported once: after `check_slice` or the watchdog
+//! raised it, the watchdog raises nothing more in that slice, so a fiber
+//! that caught the error can handle it and yield without a second error
+//! arriving at some instruction of its handler (a signal the watchdog sent
+//! before the first error, landing after it, finds the slice reported). An
+//! explicit `check_slice` still fails at every call past `err`, as
+//! master's: it is a question, not an event. A new limit the fiber sets
+//! for itself (`set_slice`, `extend_slice`, a max slice that applies to
+//! it) is a new slice to report; a switch starts a new slice.
 
 pub(crate) mod watchdog;
 
@@ -66,6 +76,8 @@ struct State {
     epoch: u64,
     /// When that fiber was switched in, in [`now_ns`] nanoseconds.
     start: u64,
+    /// `cur`'s error was raised (the watchdog raises it no more).
+    reported: bool,
 }
 
 thread_local! {
@@ -75,6 +87,7 @@ thread_local! {
             cur: DEFAULT_MAX_SLICE,
             epoch: u64::MAX,
             start: 0,
+            reported: false,
         })
     };
 }
@@ -113,6 +126,7 @@ fn state() -> State {
     if st.epoch != epoch {
         st.epoch = epoch;
         st.cur = current_idx().and_then(custom_of).unwrap_or(st.default);
+        st.reported = false;
         let now = now_ns();
         st.start = watchdog::moved_at(epoch).map_or(now, |t| t.min(now));
         set(st);
@@ -120,45 +134,72 @@ fn state() -> State {
     st
 }
 
-/// Stores `st` and tells the watchdog its next deadline.
+/// Stores `st` and tells the watchdog its next deadline (none for the
+/// error once it is reported).
 fn set(st: State) {
     STATE.with(|s| s.set(st));
-    let next = st.cur.warn.min(st.cur.err);
-    watchdog::publish(st.epoch, st.start.saturating_add(ns(next)));
+    let err = if st.reported {
+        TIMEOUT_INFINITY
+    } else {
+        st.cur.err
+    };
+    watchdog::publish(st.epoch, st.start.saturating_add(ns(st.cur.warn.min(err))));
 }
 
 /// Tarantool's `fiber_check_slice`: logs the warning once past `warn`;
-/// fails past `err` (the caller raises `FiberSliceIsExceeded`).
+/// fails past `err` (the caller raises `FiberSliceIsExceeded`), at every
+/// call, and marks the slice's error reported.
 ///
 /// # Errors
 ///
 /// `Err(())` when the current slice's `err` is exceeded.
 pub(crate) fn check() -> Result<(), ()> {
+    check_slice(true)
+}
+
+/// [`check`] for the watchdog's hook: fails only if the slice's error has
+/// not been reported yet (by [`check`] or by an earlier hook).
+///
+/// # Errors
+///
+/// `Err(())` when the current slice's `err` is exceeded and unreported.
+pub(crate) fn check_unreported() -> Result<(), ()> {
+    check_slice(false)
+}
+
+/// The two checks: `again` fails past `err` even when already reported.
+fn check_slice(again: bool) -> Result<(), ()> {
     let mut st = state();
     let elapsed = now_ns().saturating_sub(st.start) as f64 / 1e9;
+    let mut changed = false;
     if st.cur.warn < elapsed {
         tracing::warn!(
             "fiber has not yielded for more than {:.3} seconds",
             st.cur.warn
         );
         st.cur.warn = TIMEOUT_INFINITY;
+        changed = true;
+    }
+    let exceeded = st.cur.err < elapsed && (again || !st.reported);
+    if exceeded && !st.reported {
+        st.reported = true;
+        changed = true;
+    }
+    if changed {
         set(st);
     }
-    if st.cur.err < elapsed {
-        // The watchdog gives the fiber one more `err` to handle the error
-        // and yield before it raises again (`check_slice` itself raises
-        // at every call, as master's).
-        let now = now_ns();
-        watchdog::publish(st.epoch, now.saturating_add(ns(st.cur.err)));
-        return Err(());
+    if exceeded {
+        Err(())
+    } else {
+        Ok(())
     }
-    Ok(())
 }
 
 /// Tarantool's `fiber_set_slice`: the running fiber's current slice.
 pub(crate) fn set_slice(slice: Slice) {
     let mut st = state();
     st.cur = slice;
+    st.reported = false;
     set(st);
 }
 
@@ -167,6 +208,7 @@ pub(crate) fn extend_slice(slice: Slice) {
     let mut st = state();
     st.cur.warn += slice.warn;
     st.cur.err += slice.err;
+    st.reported = false;
     set(st);
 }
 
@@ -177,6 +219,7 @@ pub(crate) fn set_default_max_slice(slice: Slice) {
     st.default = slice;
     if current_idx().and_then(custom_of).is_none() {
         st.cur = slice;
+        st.reported = false;
     }
     watchdog::hint(slice);
     set(st);
@@ -193,6 +236,7 @@ pub(crate) fn set_max_slice(idx: usize, slice: Slice) {
     });
     if current_idx() == Some(idx) {
         st.cur = slice;
+        st.reported = false;
     }
     watchdog::hint(slice);
     set(st);

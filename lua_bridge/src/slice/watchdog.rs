@@ -14,9 +14,13 @@
 //! Lua thread (its fiber tag) when the same fiber still runs: as `lua.c`
 //! and `luajit.c` set their Ctrl-C hooks, `lua_sethook` being the one Lua
 //! call meant for signal handlers. The hook, at the fiber's next Lua
-//! instruction, clears itself and runs [`check`](super::check) exactly:
-//! it logs the warning, raises `FiberSliceIsExceeded`, or publishes the
-//! next deadline (a slice that was extended).
+//! instruction, clears itself and, if the same fiber still runs (the
+//! switch count is the target), runs
+//! [`check_unreported`](super::check_unreported) exactly: it logs the
+//! warning, raises `FiberSliceIsExceeded` unless the slice's error was
+//! already raised (a signal sent just before `check_slice` failed and
+//! landing just after), or publishes the next deadline (a slice that was
+//! extended).
 //!
 //! LuaJIT runs hooks only in the interpreter: it is built with
 //! `-DLUAJIT_ENABLE_CHECKHOOK` (`.cargo/config.toml`), so compiled loops
@@ -258,7 +262,8 @@ extern "C" fn on_signal(_sig: c_int) {
 }
 
 /// The one-shot hook: clears itself and checks the slice of the fiber the
-/// watchdog asked about, raising `FiberSliceIsExceeded` past `err`.
+/// watchdog asked about, raising `FiberSliceIsExceeded` past `err` unless
+/// that slice's error was already raised.
 ///
 /// # Safety
 ///
@@ -270,7 +275,7 @@ unsafe extern "C-unwind" fn hook(l: *mut ffi::lua_State, _ar: *mut ffi::lua_Debu
     if target == 0 || fiber::switch_count() != Some(target) {
         return; // another fiber runs (LuaJIT's hook is global)
     }
-    let exceeded = std::panic::catch_unwind(|| super::check().is_err()).unwrap_or(false);
+    let exceeded = std::panic::catch_unwind(|| super::check_unreported().is_err()).unwrap_or(false);
     if exceeded {
         // SAFETY: a hook runs between instructions, where Lua may raise;
         // this frame owns nothing (raw rule 2), as lua.c's `lstop`; the
