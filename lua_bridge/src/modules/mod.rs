@@ -1,8 +1,8 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
-//! `log`, and `socket` and `errno` (loaded by their first `require`). Each
-//! is a folder or file of its own, opened into `package.loaded` by
-//! [`register`]; `serializer` holds what `msgpack` and `json` share.
+//! `log`, `socket` and `errno`. Each is a folder or file of its own, put
+//! into `package.loaded` or `package.preload` by [`register`];
+//! `serializer` holds what `msgpack` and `json` share.
 
 pub(crate) mod buffer;
 pub(crate) mod clock;
@@ -17,7 +17,7 @@ pub(crate) mod socket;
 pub(crate) mod table;
 pub(crate) mod threads;
 
-use crate::raw::Stack;
+use crate::raw::{lua_fn, Raise, Stack};
 
 /// Makes the modules' metatables and registry refs, once per state.
 pub(crate) fn init(s: &mut Stack) {
@@ -37,32 +37,57 @@ pub(crate) fn register(s: &mut Stack) {
         return;
     }
     type Open = (&'static std::ffi::CStr, fn(&mut Stack));
-    let opens: [Open; 7] = [
+    let opens: [Open; 5] = [
         (c"fiber", fiber::open),
         (c"clock", clock::open),
         (c"buffer", buffer::open),
         (c"msgpack", msgpack::open),
-        (c"json", json::open),
-        (c"log", log::open),
         (c"experimental.threads", threads::open),
     ];
     for (name, open) in opens {
         open(s);
         s.set_field(loaded, name);
     }
-    // Loaded by the first `require`.
+    // Loaded by the first `require`: a script that never asks for them
+    // keeps their functions and chunks (about 20 KiB) out of its Lua heap,
+    // which every collection cycle walks.
     s.rawget_field(-2, c"preload");
     if s.type_of(-1) == mlua::ffi::LUA_TTABLE {
         s.push_cfunction(socket::open);
         s.set_field(-2, c"socket");
         s.push_cfunction(errno::open);
         s.set_field(-2, c"errno");
+        for name in [c"json", c"log", c"msgpackffi"] {
+            s.push_cfunction(open_preloaded);
+            s.set_field(-2, name);
+        }
     }
-    s.rawget_field(loaded, c"msgpack");
-    let msgpack = s.top();
-    msgpackffi::open_with(s, msgpack);
-    s.set_field(loaded, c"msgpackffi");
     s.settop(top);
     table::extend(s);
     crate::fiber::guard::wrap_collectgarbage(s);
+}
+
+lua_fn! {
+    /// The loader of `json`, `log` and `msgpackffi` in `package.preload`:
+    /// `require(name)` calls it with the module's name and keeps the table
+    /// it returns in `package.loaded`, as for the modules opened at setup.
+    fn open_preloaded(s: &mut Stack) {
+        let name = s.to_str(1).map(<[u8]>::to_vec);
+        s.settop(0);
+        s.ensure(16)?;
+        match name.as_deref() {
+            Some(b"json") => json::open(s),
+            Some(b"log") => log::open(s),
+            Some(b"msgpackffi") => {
+                s.push_globals();
+                s.rawget_field(-1, c"package");
+                s.rawget_field(-1, c"loaded");
+                s.rawget_field(-1, c"msgpack");
+                let msgpack = s.top();
+                msgpackffi::open_with(s, msgpack);
+            }
+            _ => return Err(Raise::illegal("open_preloaded: not a module of the bridge")),
+        }
+        Ok(1)
+    }
 }

@@ -109,8 +109,9 @@ const KEY_ORDER: &CStr = c"encode_key_order";
 /// The chunk that gives the shared functions.
 const SETUP: &str = "return next, tostring, function(o) return o.__serialize end";
 
-/// Pushes the `json` module table (at setup: this runs Lua code under
-/// `lua_pcall`), after `msgpack` was put into `package.loaded`.
+/// Pushes the `json` module table (by its `package.preload` loader: this
+/// runs Lua code under `lua_pcall`), once `msgpack` is in `package.loaded`
+/// (opened at setup).
 pub(crate) fn open(s: &mut Stack) {
     // Room for the setup chunks' results too (`lua_pcall` does not check).
     if s.ensure(8).is_err() {

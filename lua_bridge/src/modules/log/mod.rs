@@ -188,8 +188,8 @@ lua_fn! {
 
 /// Pushes the `log` module table.
 ///
-/// At setup (this runs Lua code under `lua_pcall`), after `json` was put
-/// into `package.loaded`.
+/// By its `package.preload` loader (this runs Lua code under `lua_pcall`;
+/// the chunk requires `json`).
 pub(crate) fn open(s: &mut Stack) {
     const FUNCS: &[Reg] = &[
         (c"say", log_say),

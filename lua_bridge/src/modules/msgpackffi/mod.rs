@@ -19,7 +19,8 @@
 use crate::raw::Stack;
 
 /// Pushes the `msgpackffi` module table, made from the `msgpack` module
-/// table at `msgpack` (at setup: this runs Lua code under `lua_pcall`).
+/// table at `msgpack` (by its `package.preload` loader: this runs Lua code
+/// under `lua_pcall`).
 /// Pushes nil when the chunk fails.
 pub(crate) fn open_with(s: &mut Stack, msgpack: std::ffi::c_int) {
     const CHUNK: &str = include_str!("msgpackffi.lua");
