@@ -34,14 +34,15 @@ impl Raise {
 pub type LResult<T = c_int> = Result<T, Raise>;
 
 /// Runs `body` as the body of a `lua_CFunction` called on `l`: returns its
-/// result count, or raises its error (raw rules 1 and 2).
+/// result (a `lua_CFunction`'s result count), or raises its error (raw
+/// rules 1 and 2).
 ///
 /// # Safety
 ///
 /// `l` must be the state the C function was called with; `protect` must be
 /// the last thing the C function does.
 #[inline(always)]
-pub unsafe fn protect(l: *mut ffi::lua_State, body: impl FnOnce() -> LResult) -> c_int {
+pub unsafe fn protect<R>(l: *mut ffi::lua_State, body: impl FnOnce() -> LResult<R>) -> R {
     let failed = match panic::catch_unwind(AssertUnwindSafe(|| {
         // Allocations inside the body never fail on the memory limit (raw
         // rule 3): a Lua error must not cross catch_unwind.
@@ -91,18 +92,10 @@ pub unsafe fn protect_c<R>(
     l: *mut ffi::lua_State,
     body: impl FnOnce(&mut Stack) -> LResult<R>,
 ) -> R {
-    let failed = match panic::catch_unwind(AssertUnwindSafe(|| {
-        let _exempt = Exempt::enter();
-        // SAFETY: caller's contract: a valid state whose stack only this
-        // handle uses until the body returns.
-        body(&mut unsafe { Stack::from_state(l) })
-    })) {
-        Ok(Ok(r)) => return r,
-        Ok(Err(e)) => Ok(e),
-        Err(payload) => Err(payload),
-    };
-    // SAFETY: caller's contract, as `protect`'s.
-    unsafe { raise(l, failed) }
+    // SAFETY: caller's contract: a valid state whose stack only this
+    // handle uses until the body returns, where an error may be raised,
+    // and this is the last thing the caller does (as `protect`'s).
+    unsafe { protect(l, || body(&mut Stack::from_state(l))) }
 }
 
 /// Runs `f`, a protected call of Lua code inside a body, with the memory
