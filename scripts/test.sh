@@ -15,6 +15,10 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n== %s\n' "$*"; }
 
+# What the interop tests need (tarantool, the Python and Node connectors).
+step "set-up (scripts/setup.sh)"
+scripts/setup.sh
+
 if [ -z "${QUICK:-}" ]; then
     step "cargo fmt --check"
     cargo fmt --all -- --check
