@@ -382,7 +382,7 @@ pub fn encode_ping(buf: &mut Ibuf, sync: u64) -> Result<(), ReserveError> {
 /// let m = begin_call(&mut buf, kind::CALL, 6, b"echo").unwrap();
 /// buf.extend_from_slice(&[0x91, 0x01]).unwrap(); // args: [1]
 /// finish_request(&mut buf, m);
-/// assert_eq!(buf.data()[..5], [0xce, 0, 0, 0, 14]);
+/// assert_eq!(buf.data()[..5], [0xce, 0, 0, 0, 15]);
 /// ```
 #[inline]
 pub fn begin_call(buf: &mut Ibuf, kind: u32, sync: u64, name: &[u8]) -> Result<Mark, ReserveError> {

@@ -74,6 +74,7 @@
 #![deny(unsafe_code)]
 
 pub mod auth;
+mod check;
 mod consts;
 pub mod encode;
 pub mod errcode;
@@ -85,6 +86,7 @@ pub mod mp;
 mod request;
 mod response;
 
+pub use check::decode_everything;
 pub use consts::{
     feature, iterator, key, kind, GREETING_SIZE, PACKET_SIZE_MAX, PROTOCOL_VERSION,
     REPLY_DATA_HEADER_LEN, REPLY_HEADER_LEN, SALT_SIZE, SCHEMA_VERSION, SCRAMBLE_SIZE,
@@ -92,7 +94,7 @@ pub use consts::{
 pub use error::{key_name, Error};
 pub use frame::{decode_header, frame, Frame, Header};
 pub use greeting::{decode_greeting, encode_greeting, version_id, Greeting};
-pub use request::{decode_request, Array, Auth, Call, Dml, Eval, Id, Request, Select};
+pub use request::{decode_request, Array, Auth, AuthMethod, Call, Dml, Eval, Id, Request, Select};
 pub use response::{
     decode_id_reply, decode_response, mp_error_key, ErrorStack, IdReply, MpError, RemoteError,
     Response, MP_ERROR_STACK,

@@ -104,15 +104,24 @@ pub struct Auth<'a> {
     pub tuple: Array<'a>,
 }
 
+/// AUTH's method and proof: `('chap-sha1', scramble)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AuthMethod<'a> {
+    /// The method's name (`chap-sha1`).
+    pub method: &'a [u8],
+    /// The scramble: a string (net.box) or binary (other connectors), any
+    /// bytes; chap-sha1 wants 20.
+    pub scramble: &'a [u8],
+}
+
 impl<'a> Auth<'a> {
-    /// The method and the scramble, or `None` for an empty tuple. The
-    /// scramble may be a string (net.box) or binary (other connectors).
+    /// The method and the scramble, or `None` for an empty tuple.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidMsgpack`]`("authentication request body")` for a
     /// tuple of one item or of other types, as Tarantool answers.
-    pub fn method(&self) -> Result<Option<(&'a [u8], &'a [u8])>, Error> {
+    pub fn method(&self) -> Result<Option<AuthMethod<'a>>, Error> {
         const BAD: Error = Error::InvalidMsgpack("authentication request body");
         if self.tuple.is_empty() {
             return Ok(None);
@@ -123,7 +132,7 @@ impl<'a> Auth<'a> {
         let mut r = Reader::new(self.tuple.items_raw());
         let method = r.str().ok_or(BAD)?;
         let scramble = r.str_or_bin().ok_or(BAD)?;
-        Ok(Some((method, scramble)))
+        Ok(Some(AuthMethod { method, scramble }))
     }
 }
 
