@@ -47,6 +47,12 @@ mod handle;
 mod ibuf;
 mod lua;
 
+// The C API's parts of the cord context.
+pub(crate) use diag::LastDiag;
+pub(crate) use fiber::FiberNames;
+pub(crate) use handle::FiberHandles;
+pub(crate) use ibuf::CordStash;
+
 use std::panic::{self, AssertUnwindSafe};
 
 use luafiber_fiber as sched;

@@ -40,6 +40,9 @@ mod sock;
 mod wait;
 mod write;
 
+/// The module's part of the cord context.
+pub(crate) use sock::SockKind;
+
 use std::ffi::{c_int, CStr};
 
 use crate::raw::{lua_fn, LResult, Raise, Reg, Stack};
