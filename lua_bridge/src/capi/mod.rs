@@ -219,7 +219,7 @@ exports![
 
 /// Keeps the C module API in the calling binary's link: the `luafiber`
 /// binary calls it once; so does an embedder whose program loads C modules
-/// (with the dynamic symbol list of the README, "C modules").
+/// (with the dynamic symbol list of docs/c-modules.md).
 pub fn keep_exports() -> usize {
     std::hint::black_box(EXPORTS).len()
 }

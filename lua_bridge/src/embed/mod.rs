@@ -96,7 +96,7 @@ impl From<FiberError> for Error {
 /// # Drop
 ///
 /// Dropping the runtime ends its Lua fibers before it closes the Lua state
-/// (DESIGN.md's shutdown rule): every one is cancelled, the fibers run
+/// (docs/design.md's shutdown rule): every one is cancelled, the fibers run
 /// until none of them is ready (Rust fibers run too, as in any run; inside
 /// a fiber, the dropping fiber yields instead), and those still blocked
 /// where a cancel does not end the wait (a join, a Rust function that
