@@ -27,6 +27,8 @@ if [ -z "${QUICK:-}" ]; then
     step "cargo clippy (Lua 5.4)"
     CARGO_TARGET_DIR=target/lua54 cargo clippy --workspace --all-targets \
         --no-default-features --features lua54 -- -D warnings
+    step "the documents' links"
+    scripts/check_docs.sh
     # Broken or private intra-doc links fail here, not in a reader's browser.
     step "cargo doc"
     RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --workspace --no-deps --profile ci

@@ -44,3 +44,8 @@ pub fn flush_stdio() {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The embedding guide's Rust examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/embedding.md")]
+pub struct EmbeddingDoctests;

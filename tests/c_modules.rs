@@ -43,7 +43,7 @@ fn a_c_module_runs_in_fibers() {
     );
 }
 
-/// What an embedder does (README, "C modules and LuaRocks"): this test
+/// What an embedder does (docs/c-modules.md): this test
 /// binary links with the dynamic symbol list (`build.rs`), keeps the C API
 /// in the link, and its runtime loads a C module, also one that uses the
 /// C module API.
@@ -247,7 +247,7 @@ fn a_local_rock_installed_by_luarocks_make_loads() {
     if luarocks(&dir, &["--tree", tree, "make", "lfrock-0.1-1.rockspec"]).is_none() {
         panic!("luarocks make failed (see above)");
     }
-    // What the README says: the tree's paths before the defaults.
+    // What docs/c-modules.md says: the tree's paths before the defaults.
     let path = luarocks(&dir, &["--tree", tree, "path", "--lr-path"]).unwrap();
     let cpath = luarocks(&dir, &["--tree", tree, "path", "--lr-cpath"]).unwrap();
     let (path, cpath) = (format!("{path};;"), format!("{cpath};;"));

@@ -128,3 +128,40 @@ fn drop_runtime_inside_its_own_fiber_keeps_the_state() {
     assert_eq!(*notes.borrow(), ["yyy", "fiber is cancelled"]);
     assert!(matches!(LuaRuntime::new(), Err(Error::AlreadyRunning)));
 }
+
+/// Issue 30, item 5: a runtime's per-cord state (its cord context) goes
+/// with it, so a new runtime on the same thread starts clean: the cord's
+/// default max slice, `fiber.top`'s accounting and its scheduler hooks,
+/// the Lua errno.
+#[test]
+fn a_new_runtime_on_the_same_thread_starts_clean() {
+    let fresh = "local f = require('fiber') \
+                 local i = f.info()[f.id()] \
+                 return tostring(i.max_slice.err), (pcall(f.top)), require('errno')()";
+    let rt = LuaRuntime::new().unwrap();
+    let before = rt.eval(fresh, vec![]).unwrap();
+    assert_eq!(
+        before,
+        [Value::from("1"), Value::Boolean(false), Value::Integer(0)]
+    );
+    rt.eval(
+        "local f = require('fiber') \
+         f.set_max_slice(7) \
+         f.top_enable() \
+         require('errno')(5) \
+         return tostring(f.info()[f.id()].max_slice.err), (pcall(f.top)), require('errno')()",
+        vec![],
+    )
+    .map(|v| {
+        assert_eq!(
+            v,
+            [Value::from("7"), Value::Boolean(true), Value::Integer(5)]
+        )
+    })
+    .unwrap();
+    drop(rt);
+    for _ in 0..2 {
+        let rt = LuaRuntime::new().unwrap();
+        assert_eq!(rt.eval(fresh, vec![]).unwrap(), before);
+    }
+}

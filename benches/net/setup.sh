@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The network benches' set-up (README, "Network benches"): installs the load
+# The network benches' set-up (docs/performance.md, "Network benches"): installs the load
 # generators (wrk, redis-benchmark from redis-tools) and the C servers that
 # compare_net.sh runs for `c-servers` (nginx-light, redis-server), then stops
 # and disables their system services, so that nothing else listens or takes

@@ -11,7 +11,7 @@
 # full name; a luatest file runs through lib/run_luatest.lua, whose
 # lib/luatest.lua records each test function as one assertion
 # ("GROUP.TEST"). An assertion that fails and is listed in skips.tsv for this
-# engine (the deliberate differences, README "Tarantool's tests") counts as
+# engine (the deliberate differences, docs/testing.md "Tarantool's tests") counts as
 # skipped; any other failure fails the run. Each test runs in a scratch copy
 # of its folder (some write log files). Exit status 0 when nothing failed.
 set -uo pipefail

@@ -197,7 +197,7 @@ pub fn set_name(id: FiberId, name: &[u8]) -> Result<(), Error> {
 /// and returns its embedder word ([`ext`](crate::ext)). For an embedder
 /// whose fibers can no longer run (the Lua bridge, when its Lua state
 /// closes) once cancelling them and running the scheduler ended all that
-/// could end (DESIGN.md's shutdown rule).
+/// could end (docs/design.md's shutdown rule).
 ///
 /// A fiber that has started and not ended is neither resumed nor unwound
 /// (an unwind would cross whatever frames it has, Lua's among them, which

@@ -1,13 +1,14 @@
 //! The last error of the C module API (Tarantool's diagnostics area, which
 //! `luaT_error` raises): set by a function that fails, read by `luaT_error`.
 //!
-//! Difference from Tarantool: the area is per cord (OS thread), not per
+//! Difference from Tarantool: the area is per cord (its context), not per
 //! fiber, so C code reads it before its fiber yields; a fiber made by
 //! `fiber_new` that returns non-zero hands its error to its joiner, as in
 //! Tarantool.
 
 use std::cell::RefCell;
 
+use crate::raw::context::Part;
 use crate::raw::error::ErrorKind;
 
 /// One error: its kind (the error object's `type`) and message.
@@ -20,9 +21,10 @@ pub(crate) struct Diag {
     pub type_name: Option<String>,
 }
 
-thread_local! {
-    static LAST: RefCell<Option<Diag>> = const { RefCell::new(None) };
-}
+/// Per-cord state of the C API's diagnostics area (a part of the cord
+/// context): the last error.
+#[derive(Default)]
+pub(crate) struct LastDiag(RefCell<Option<Diag>>);
 
 /// Records `message` of `kind` as the last error.
 pub(crate) fn set(kind: ErrorKind, message: impl Into<String>) {
@@ -31,17 +33,17 @@ pub(crate) fn set(kind: ErrorKind, message: impl Into<String>) {
         message: message.into(),
         type_name: None,
     };
-    LAST.with(|l| *l.borrow_mut() = Some(diag));
+    LastDiag::try_with(|l| *l.0.borrow_mut() = Some(diag));
 }
 
 /// Records `diag` (or clears the area with `None`).
 pub(crate) fn put(diag: Option<Diag>) {
-    LAST.with(|l| *l.borrow_mut() = diag);
+    LastDiag::try_with(|l| *l.0.borrow_mut() = diag);
 }
 
 /// The last error, if any (it stays set).
 pub(crate) fn last() -> Option<Diag> {
-    LAST.with(|l| l.borrow().clone())
+    LastDiag::try_with(|l| l.0.borrow().clone()).flatten()
 }
 
 /// Records the fiber layer's error `e`, as the Lua modules map it.

@@ -22,6 +22,7 @@ use luafiber_fiber::{self as fiber, Builder, FiberId};
 use super::diag;
 use super::handle::{self, Fiber, FiberFunc, Record, State, Target};
 use super::{guard, may_switch};
+use crate::raw::context::Part;
 use crate::raw::error::ErrorKind;
 
 /// The arguments of one `fiber_start` call (`struct luafiber_va` of
@@ -473,11 +474,10 @@ pub extern "C" fn fiber_csw(f: *const Fiber) -> u64 {
     })
 }
 
-thread_local! {
-    /// The last names `fiber_name` returned (each stays valid for three
-    /// more calls on this thread).
-    static NAMES: std::cell::RefCell<(usize, [CString; 4])> = Default::default();
-}
+/// Per-cord state of `fiber_name` (a part of the cord context): the last
+/// names it returned (each stays valid for three more calls on the cord).
+#[derive(Default)]
+pub(crate) struct FiberNames(std::cell::RefCell<(usize, [CString; 4])>);
 
 /// `fiber_name(f)`: the fiber's name, NUL-terminated (NULL: the current
 /// fiber's). Difference: the string is a copy that stays valid for the
@@ -494,8 +494,8 @@ pub extern "C" fn fiber_name(f: *const Fiber) -> *const c_char {
         };
         let name = CString::new(name.into_iter().filter(|&b| b != 0).collect::<Vec<u8>>())
             .unwrap_or_default();
-        NAMES.with(|n| {
-            let (next, names) = &mut *n.borrow_mut();
+        FiberNames::with(|n| {
+            let (next, names) = &mut *n.0.borrow_mut();
             *next = (*next + 1) % names.len();
             names[*next] = name;
             names[*next].as_ptr()

@@ -9,7 +9,7 @@
 //! 2. Any other fiber (a Lua fiber, a Rust fiber) is `(id << 1) | 1`.
 //! 3. NULL means the current fiber where Tarantool says so.
 //!
-//! Everything is per thread (cord), as the scheduler is.
+//! Everything is per cord (its context), as the scheduler is.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -18,6 +18,7 @@ use std::ffi::{c_int, c_void};
 use luafiber_fiber::{self as fiber, FiberId};
 
 use super::diag::Diag;
+use crate::raw::context::Part;
 
 /// Tarantool's `struct fiber`, opaque to C (see the module doc).
 #[repr(C)]
@@ -65,49 +66,67 @@ pub(crate) enum Target {
     Gone,
 }
 
-thread_local! {
-    static RECORDS: RefCell<HashMap<u64, Record>> = RefCell::new(HashMap::new());
+/// Per-cord state of the C API's fiber handles (a part of the cord
+/// context).
+pub(crate) struct FiberHandles {
+    records: RefCell<HashMap<u64, Record>>,
     /// Running fibers made by `fiber_new`: fiber id -> serial.
-    static BY_FID: RefCell<HashMap<u64, u64>> = RefCell::new(HashMap::new());
-    static NEXT_SERIAL: Cell<u64> = const { Cell::new(1) };
+    by_fid: RefCell<HashMap<u64, u64>>,
+    next_serial: Cell<u64>,
     /// `fiber_set_ctx` of fibers not made by `fiber_new`, by fiber id.
-    static CTX: RefCell<HashMap<u64, *mut c_void>> = RefCell::new(HashMap::new());
+    ctx: RefCell<HashMap<u64, *mut c_void>>,
+}
+
+impl Default for FiberHandles {
+    fn default() -> FiberHandles {
+        FiberHandles {
+            records: RefCell::default(),
+            by_fid: RefCell::default(),
+            next_serial: Cell::new(1),
+            ctx: RefCell::default(),
+        }
+    }
+}
+
+/// The serial of the running fiber `id` made by `fiber_new`, if it is one.
+fn serial_of(id: FiberId) -> Option<u64> {
+    FiberHandles::try_with(|h| h.by_fid.borrow().get(&id.0).copied()).flatten()
 }
 
 /// Keeps `rec`; returns its handle (handle rule 1).
 pub(crate) fn insert(rec: Record) -> *mut Fiber {
-    let serial = NEXT_SERIAL.with(|n| {
-        let s = n.get();
-        n.set(s + 1);
+    let serial = FiberHandles::with(|h| {
+        let s = h.next_serial.get();
+        h.next_serial.set(s + 1);
+        h.records.borrow_mut().insert(s, rec);
         s
     });
-    RECORDS.with(|r| r.borrow_mut().insert(serial, rec));
     (serial << 1) as *mut Fiber
 }
 
 /// Runs `f` on the record `serial`, if it is there. `f` must not call into
 /// the scheduler (the records are borrowed).
 pub(crate) fn with_record<R>(serial: u64, f: impl FnOnce(&mut Record) -> R) -> Option<R> {
-    RECORDS.with(|r| r.borrow_mut().get_mut(&serial).map(f))
+    FiberHandles::try_with(|h| h.records.borrow_mut().get_mut(&serial).map(f)).flatten()
 }
 
 /// Drops the record `serial` and gives it back.
 pub(crate) fn remove(serial: u64) -> Option<Record> {
-    RECORDS.with(|r| r.borrow_mut().remove(&serial))
+    FiberHandles::try_with(|h| h.records.borrow_mut().remove(&serial)).flatten()
 }
 
 /// Marks fiber `id` as running the record `serial` (or no longer, with
 /// `None`).
 pub(crate) fn set_running(id: FiberId, serial: Option<u64>) {
-    BY_FID.with(|m| match serial {
-        Some(s) => m.borrow_mut().insert(id.0, s),
-        None => m.borrow_mut().remove(&id.0),
+    FiberHandles::try_with(|h| match serial {
+        Some(s) => h.by_fid.borrow_mut().insert(id.0, s),
+        None => h.by_fid.borrow_mut().remove(&id.0),
     });
 }
 
 /// The handle of the live fiber `id` (handle rules 1 and 2).
 pub(crate) fn of(id: FiberId) -> *mut Fiber {
-    match BY_FID.with(|m| m.borrow().get(&id.0).copied()) {
+    match serial_of(id) {
         Some(serial) => (serial << 1) as *mut Fiber,
         None => ((id.0 << 1) | 1) as *mut Fiber,
     }
@@ -118,7 +137,7 @@ pub(crate) fn resolve(f: *const Fiber) -> Target {
     let token = f as u64;
     if token == 0 {
         return match fiber::current() {
-            Some(id) => Target::Fiber(id, BY_FID.with(|m| m.borrow().get(&id.0).copied())),
+            Some(id) => Target::Fiber(id, serial_of(id)),
             None => Target::Gone,
         };
     }
@@ -136,8 +155,8 @@ pub(crate) fn resolve(f: *const Fiber) -> Target {
 /// `fiber_set_ctx` for a fiber not made by `fiber_new`. Entries of ended
 /// fibers are dropped as the map grows.
 pub(crate) fn set_ctx(id: FiberId, ctx: *mut c_void) {
-    CTX.with(|m| {
-        let mut m = m.borrow_mut();
+    FiberHandles::try_with(|h| {
+        let mut m = h.ctx.borrow_mut();
         if m.len() >= 64 && m.len().is_power_of_two() {
             m.retain(|&fid, _| fiber::exists(FiberId(fid)));
         }
@@ -147,10 +166,7 @@ pub(crate) fn set_ctx(id: FiberId, ctx: *mut c_void) {
 
 /// `fiber_get_ctx` for a fiber not made by `fiber_new`.
 pub(crate) fn ctx(id: FiberId) -> *mut c_void {
-    CTX.with(|m| {
-        m.borrow()
-            .get(&id.0)
-            .copied()
-            .unwrap_or(std::ptr::null_mut())
-    })
+    FiberHandles::try_with(|h| h.ctx.borrow().get(&id.0).copied())
+        .flatten()
+        .unwrap_or(std::ptr::null_mut())
 }

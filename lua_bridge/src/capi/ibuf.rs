@@ -24,6 +24,7 @@ use luafiber_fiber::{self as fiber, FiberId};
 use luafiber_runtime::ibuf::{stash_config, StashConfig, CORD_IBUF_START_CAPACITY};
 
 use super::{diag, guard};
+use crate::raw::context::Part;
 use crate::raw::error::ErrorKind;
 
 /// Tarantool's `struct ibuf` (`box_ibuf_t`), field for field.
@@ -299,9 +300,30 @@ impl Stash {
     }
 }
 
-thread_local! {
-    static STASH: RefCell<Stash> = RefCell::new(Stash::default());
-    static PREV_HOOK: Cell<Option<fn()>> = const { Cell::new(None) };
+/// Per-cord state of the C API's buffers (a part of the cord context):
+/// the stash, and the switch hook that was there before ours. Dropping it
+/// (with its runtime) takes our hook off the scheduler.
+#[derive(Default)]
+pub(crate) struct CordStash {
+    stash: RefCell<Stash>,
+    prev_hook: Cell<Option<fn()>>,
+}
+
+impl Drop for CordStash {
+    fn drop(&mut self) {
+        if !self.stash.get_mut().hooked {
+            return;
+        }
+        let ours: fn() = switch_hook;
+        match fiber::set_switch_hook(self.prev_hook.get()) {
+            Some(h) if h as usize == ours as usize => {}
+            // Another hook went on top of ours: it stays (ours, called
+            // later with no context, does nothing).
+            other => {
+                fiber::set_switch_hook(other);
+            }
+        }
+    }
 }
 
 /// `cord_ibuf_take()`: an empty buffer of the cord (one that came back
@@ -311,11 +333,11 @@ thread_local! {
 pub extern "C" fn cord_ibuf_take() -> *mut CIbuf {
     guard("cord_ibuf_take", std::ptr::null_mut(), || {
         let owner = fiber::current();
-        STASH.with(|s| {
-            let mut s = s.borrow_mut();
+        CordStash::with(|c| {
+            let mut s = c.stash.borrow_mut();
             if !s.hooked {
                 s.hooked = true;
-                PREV_HOOK.with(|p| p.set(fiber::set_switch_hook(Some(switch_hook))));
+                c.prev_hook.set(fiber::set_switch_hook(Some(switch_hook)));
             }
             s.cached = false;
             let mut b = s.free.pop().unwrap_or_else(|| {
@@ -332,8 +354,8 @@ pub extern "C" fn cord_ibuf_take() -> *mut CIbuf {
 /// Gives back the taken buffer `ibuf`, freeing its memory first when
 /// `drop_memory`; a buffer not taken (given back already) is left alone.
 fn give_back(ibuf: *mut CIbuf, drop_memory: bool) {
-    STASH.with(|s| {
-        let mut s = s.borrow_mut();
+    CordStash::with(|c| {
+        let mut s = c.stash.borrow_mut();
         if let Some(i) = s.taken.iter().position(|(b, _)| std::ptr::eq(&**b, ibuf)) {
             if drop_memory {
                 s.taken[i].0.free_memory();
@@ -359,11 +381,12 @@ pub extern "C" fn cord_ibuf_drop(ibuf: *mut CIbuf) {
 /// Gives back what the current fiber took, then runs the hook installed
 /// before.
 fn switch_hook() {
-    if let Some(me) = fiber::current() {
-        STASH.with(|s| {
-            let Ok(mut s) = s.try_borrow_mut() else {
-                return;
-            };
+    let me = fiber::current();
+    let prev = CordStash::try_with(|c| {
+        let Some(me) = me else {
+            return c.prev_hook.get();
+        };
+        if let Ok(mut s) = c.stash.try_borrow_mut() {
             let config = stash_config();
             let mut i = 0;
             while i < s.taken.len() {
@@ -372,9 +395,11 @@ fn switch_hook() {
                     false => i += 1,
                 }
             }
-        });
-    }
-    if let Some(prev) = PREV_HOOK.with(Cell::get) {
+        }
+        c.prev_hook.get()
+    })
+    .flatten();
+    if let Some(prev) = prev {
         prev();
     }
 }

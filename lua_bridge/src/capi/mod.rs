@@ -47,6 +47,12 @@ mod handle;
 mod ibuf;
 mod lua;
 
+// The C API's parts of the cord context.
+pub(crate) use diag::LastDiag;
+pub(crate) use fiber::FiberNames;
+pub(crate) use handle::FiberHandles;
+pub(crate) use ibuf::CordStash;
+
 use std::panic::{self, AssertUnwindSafe};
 
 use luafiber_fiber as sched;
@@ -213,7 +219,7 @@ exports![
 
 /// Keeps the C module API in the calling binary's link: the `luafiber`
 /// binary calls it once; so does an embedder whose program loads C modules
-/// (with the dynamic symbol list of the README, "C modules").
+/// (with the dynamic symbol list of docs/c-modules.md).
 pub fn keep_exports() -> usize {
     std::hint::black_box(EXPORTS).len()
 }

@@ -1,8 +1,9 @@
 //! The cord's Lua state: one per OS thread, its per-fiber Lua data, and the
 //! pool of Lua threads ([`threads`]).
 //!
-//! The cord's data lives in a `thread_local`, reached through short borrows
-//! ([`with`]) that never span a fiber switch. The layers above keep their
+//! The cord's data lives in the cord context ([`CordSlot`], see
+//! `raw/context.rs`), reached through short borrows ([`with`]) that never
+//! span a fiber switch. The layers above keep their
 //! own registry refs (each made once, when the state is set up); the cord
 //! keeps what every Lua fiber has: its thread and anchors ([`LuaFiber`]).
 
@@ -16,6 +17,7 @@ use slab::Slab;
 
 pub(crate) use threads::{recycle_thread, take_thread, LuaThread};
 
+use crate::raw::context::Part;
 use crate::raw::Stack;
 pub use threads::{NewThread, ThreadPoolConfig};
 
@@ -216,9 +218,10 @@ impl Cord {
     }
 }
 
-thread_local! {
-    static CORD: RefCell<Option<Cord>> = const { RefCell::new(None) };
-}
+/// The cord part of the cord context: the cord's Lua state and its
+/// fibers' data, from [`install`] until [`uninstall`].
+#[derive(Default)]
+pub(crate) struct CordSlot(RefCell<Option<Cord>>);
 
 /// Runs `f` on this thread's cord.
 ///
@@ -226,31 +229,36 @@ thread_local! {
 ///
 /// Panics when this thread has no Lua cord (no `LuaRuntime`).
 pub(crate) fn with<R>(f: impl FnOnce(&mut Cord) -> R) -> R {
-    CORD.with(|c| f(c.borrow_mut().as_mut().expect("this thread has a Lua cord")))
+    CordSlot::with(|c| {
+        f(c.0
+            .borrow_mut()
+            .as_mut()
+            .expect("this thread has a Lua cord"))
+    })
 }
 
 /// Like [`with`], `None` when the thread has no cord.
 pub(crate) fn try_with<R>(f: impl FnOnce(&mut Cord) -> R) -> Option<R> {
-    CORD.with(|c| c.borrow_mut().as_mut().map(f))
+    CordSlot::try_with(|c| c.0.borrow_mut().as_mut().map(f)).flatten()
 }
 
 /// Like [`try_with`], `None` also while the cord is borrowed: for a Lua
 /// hook, which may run inside any Lua code.
 pub(crate) fn peek_with<R>(f: impl FnOnce(&mut Cord) -> R) -> Option<R> {
-    CORD.with(|c| c.try_borrow_mut().ok()?.as_mut().map(f))
+    CordSlot::try_with(|c| c.0.try_borrow_mut().ok()?.as_mut().map(f)).flatten()
 }
 
-/// Makes `cord` this thread's cord.
+/// Makes `cord` this thread's cord (its context is installed).
 pub(crate) fn install(cord: Cord) {
-    CORD.with(|c| *c.borrow_mut() = Some(cord));
+    CordSlot::with(|c| *c.0.borrow_mut() = Some(cord));
 }
 
 /// Takes this thread's cord away (its runtime is going).
 pub(crate) fn uninstall() -> Option<Cord> {
-    CORD.with(|c| c.borrow_mut().take())
+    CordSlot::try_with(|c| c.0.borrow_mut().take()).flatten()
 }
 
 /// Whether this thread has a cord.
 pub(crate) fn is_installed() -> bool {
-    CORD.with(|c| c.borrow().is_some())
+    CordSlot::try_with(|c| c.0.borrow().is_some()) == Some(true)
 }

@@ -4,12 +4,12 @@
 //! registry ref for a fiber's whole life, and pooled once the fiber is done
 //! (reset, its globals restored).
 
-use std::cell::Cell;
 use std::ffi::c_int;
 
 use mlua::ffi;
 
 use super::with;
+use crate::raw::context::{Part, RegRef};
 use crate::raw::error::ErrorKind;
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
@@ -65,15 +65,15 @@ impl LuaThread {
     }
 }
 
-thread_local! {
-    /// Registry ref of [`newthread_wrapper`] in this thread's state.
-    static NEWTHREAD: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
-}
+/// Per-cord state of thread creation (a part of the cord context):
+/// registry ref of [`newthread_wrapper`] in the cord's state.
+#[derive(Default)]
+pub(crate) struct NewThreadRef(RegRef);
 
 /// Makes the registry ref of the wrapper; once per state, at setup.
 pub(crate) fn init(s: &mut Stack) {
     s.push_cfunction(newthread_wrapper);
-    NEWTHREAD.with(|n| n.set(s.make_ref()));
+    NewThreadRef::with(|n| n.0.set(s.make_ref()));
 }
 
 lua_fn! {
@@ -105,7 +105,7 @@ pub(crate) fn take_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
     }
     let how = with(|c| c.new_thread);
     match how {
-        NewThread::CachedRef => s.push_ref(NEWTHREAD.with(Cell::get)),
+        NewThread::CachedRef => s.push_ref(NewThreadRef::with(|n| n.0.get())),
         NewThread::PushPerCall => s.push_cfunction(newthread_wrapper),
         #[cfg(feature = "luajit")]
         NewThread::Cpcall => return cpcall_thread(s),

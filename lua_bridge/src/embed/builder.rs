@@ -69,7 +69,7 @@ impl RuntimeBuilder {
     /// (an `mlua::Error::MemoryError` naming both figures) when the memory
     /// limit is below what the runtime allocates at start.
     pub fn build(self) -> Result<LuaRuntime, Error> {
-        if cord::is_installed() {
+        if crate::raw::context::is_installed() {
             return Err(Error::AlreadyRunning);
         }
         warn_without_stack_clash_protection();
@@ -84,6 +84,8 @@ impl RuntimeBuilder {
         let main = lua.state();
         // SAFETY: `main` is the new, idle state of this thread.
         unsafe { crate::raw::heap::install(main) };
+        // Every layer's per-cord state, fresh: setup fills it.
+        let cx = super::context::Owned::install();
         // SAFETY: `main` is the new state's main thread, idle: nothing else
         // uses its stack while setup runs, once, before any fiber.
         let s = &mut unsafe { Stack::from_state(main) };
@@ -102,6 +104,7 @@ impl RuntimeBuilder {
         super::cords::install_starter(&self);
         let rt = LuaRuntime {
             lua: std::mem::ManuallyDrop::new(lua),
+            cx: std::mem::ManuallyDrop::new(cx),
         };
         if let Some(limit) = self.memory_limit {
             // The setup above ran without the limit: under it, a failed

@@ -27,6 +27,7 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
+use crate::raw::context::Part;
 use crate::raw::{api, Stack};
 
 /// Most compiled EVAL chunks kept; past it the cache starts over empty.
@@ -49,20 +50,29 @@ struct Refs {
     eval_cache: c_int,
 }
 
-thread_local! {
+/// Per-cord state of the handlers (a part of the cord context).
+pub(crate) struct HandlerRefs {
+    refs: Cell<Refs>,
     /// Chunks in the EVAL cache now.
-    static EVAL_CACHED: Cell<usize> = const { Cell::new(0) };
-    static REFS: Cell<Refs> = const { Cell::new(Refs {
-        call: ffi::LUA_NOREF,
-        eval: ffi::LUA_NOREF,
-        module: ffi::LUA_NOREF,
-        eval_cache: ffi::LUA_NOREF,
-    }) };
+    eval_cached: Cell<usize>,
+}
+
+impl Default for HandlerRefs {
+    fn default() -> HandlerRefs {
+        HandlerRefs {
+            refs: Cell::new(Refs {
+                call: ffi::LUA_NOREF,
+                eval: ffi::LUA_NOREF,
+                module: ffi::LUA_NOREF,
+                eval_cache: ffi::LUA_NOREF,
+            }),
+            eval_cached: Cell::new(0),
+        }
+    }
 }
 
 /// Makes the handlers and the EVAL cache; called once per cord.
 pub(crate) fn init(s: &mut Stack) {
-    EVAL_CACHED.with(|c| c.set(0));
     let mut refs = [0; 3];
     for (r, h) in refs
         .iter_mut()
@@ -74,19 +84,20 @@ pub(crate) fn init(s: &mut Stack) {
     s.new_table(0, 0);
     let eval_cache = s.make_ref();
     let [call, eval, module] = refs;
-    REFS.with(|r| {
-        r.set(Refs {
+    HandlerRefs::with(|r| {
+        r.refs.set(Refs {
             call,
             eval,
             module,
             eval_cache,
-        })
+        });
+        r.eval_cached.set(0);
     });
 }
 
 /// The registry ref of `handler`.
 pub(super) fn handler_ref(handler: Handler) -> c_int {
-    let refs = REFS.with(Cell::get);
+    let refs = HandlerRefs::with(|r| r.refs.get());
     match handler {
         Handler::Call => refs.call,
         Handler::Eval => refs.eval,
@@ -221,7 +232,10 @@ unsafe extern "C-unwind" fn eval_handler(l: *mut ffi::lua_State) -> c_int {
         if ffi::lua_checkstack(l, 4) == 0 {
             raise(l, &[b"eval: stack overflow"]);
         }
-        let cache = REFS.with(Cell::get).eval_cache;
+        // No panic here (a raw handler): with no context, a Lua error.
+        let Some(cache) = HandlerRefs::try_with(|r| r.refs.get().eval_cache) else {
+            raise(l, &[b"eval: this thread has no Lua runtime"]);
+        };
         api::push_registry_ref(l, cache);
         ffi::lua_pushvalue(l, 1);
         ffi::lua_rawget(l, -2);
@@ -233,18 +247,18 @@ unsafe extern "C-unwind" fn eval_handler(l: *mut ffi::lua_State) -> c_int {
                 ffi::lua_error(l);
             }
             // [source, args..., cache, fn]
-            let n = EVAL_CACHED.with(Cell::get);
+            let n = HandlerRefs::try_with(|r| r.eval_cached.get()).unwrap_or(0);
             if n >= EVAL_CACHE_MAX {
                 ffi::lua_createtable(l, 0, 0);
                 ffi::lua_pushvalue(l, -1);
                 ffi::lua_rawseti(l, ffi::LUA_REGISTRYINDEX, cache as ffi::lua_Integer);
                 ffi::lua_replace(l, -3);
-                EVAL_CACHED.with(|c| c.set(0));
+                HandlerRefs::try_with(|r| r.eval_cached.set(0));
             }
             ffi::lua_pushvalue(l, 1);
             ffi::lua_pushvalue(l, -2);
             ffi::lua_rawset(l, -4);
-            EVAL_CACHED.with(|c| c.set(c.get() + 1));
+            HandlerRefs::try_with(|r| r.eval_cached.set(r.eval_cached.get() + 1));
         }
         // [source, args..., cache, fn]
         ffi::lua_replace(l, 1);

@@ -15,6 +15,7 @@
 
 mod builder;
 mod call;
+mod context;
 mod cords;
 mod handle;
 mod handlers;
@@ -95,7 +96,7 @@ impl From<FiberError> for Error {
 /// # Drop
 ///
 /// Dropping the runtime ends its Lua fibers before it closes the Lua state
-/// (DESIGN.md's shutdown rule): every one is cancelled, the fibers run
+/// (docs/design.md's shutdown rule): every one is cancelled, the fibers run
 /// until none of them is ready (Rust fibers run too, as in any run; inside
 /// a fiber, the dropping fiber yields instead), and those still blocked
 /// where a cancel does not end the wait (a join, a Rust function that
@@ -112,6 +113,9 @@ impl From<FiberError> for Error {
 pub struct LuaRuntime {
     /// Closed by the drop, unless a Lua fiber still runs (see "Drop").
     lua: ManuallyDrop<Lua>,
+    /// The cord context, dropped after the state closed (context rule 3),
+    /// or left installed with it.
+    cx: ManuallyDrop<context::Owned>,
 }
 
 impl LuaRuntime {
@@ -164,10 +168,13 @@ impl Drop for LuaRuntime {
         crate::fiber::guard::uninstall();
         crate::luajit::uninstall();
         rust_fn::clear();
-        crate::cord::uninstall();
+        drop(crate::cord::uninstall());
         // SAFETY: `lua` is not used after this; no Lua fiber is left
         // (every one ended or was abandoned), so nothing runs on the state
-        // after it closes.
+        // after it closes. Its finalizers run with the context installed.
         unsafe { ManuallyDrop::drop(&mut self.lua) };
+        // SAFETY: not used after this; the state has closed (context rule
+        // 3). Every part of the cord's state goes with it.
+        unsafe { ManuallyDrop::drop(&mut self.cx) };
     }
 }

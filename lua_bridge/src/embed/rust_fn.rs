@@ -16,6 +16,7 @@ use luafiber_runtime::{ErrorKind as ErrorKindRt, FiberError};
 
 use super::value::{self, Value};
 use super::{Error, LuaRuntime};
+use crate::raw::context::Part;
 use crate::raw::error::ErrorKind;
 use crate::raw::{lua_fn, Raise, Stack};
 
@@ -115,14 +116,17 @@ impl FnError {
     }
 }
 
-thread_local! {
-    /// The functions registered on this thread's runtime, with their names.
-    static RUST_FNS: RefCell<Vec<(RustFn, String)>> = const { RefCell::new(Vec::new()) };
-}
+/// Per-cord state of registered functions (a part of the cord context):
+/// the functions registered on the cord's runtime, with their names.
+#[derive(Default)]
+pub(crate) struct RustFns(RefCell<Vec<(RustFn, String)>>);
 
 /// Forgets the functions of this thread's runtime (it is going).
 pub(super) fn clear() {
-    RUST_FNS.with(|f| f.borrow_mut().clear());
+    // Dropped outside the closure (context rule 2): a function may own
+    // anything.
+    let fns = RustFns::try_with(|f| std::mem::take(&mut *f.0.borrow_mut()));
+    drop(fns);
 }
 
 impl LuaRuntime {
@@ -148,8 +152,8 @@ impl LuaRuntime {
         f: impl Fn(Vec<Value>) -> Result<Vec<Value>, FnError> + 'static,
     ) -> Result<(), Error> {
         let cname = CString::new(name).map_err(|_| Error::Load(format!("bad name {name:?}")))?;
-        let idx = RUST_FNS.with(|fns| {
-            let mut fns = fns.borrow_mut();
+        let idx = RustFns::with(|fns| {
+            let mut fns = fns.0.borrow_mut();
             fns.push((Rc::new(f), name.to_owned()));
             fns.len() - 1
         });
@@ -168,8 +172,10 @@ lua_fn! {
     /// in the runtime's function list).
     fn call_rust_fn(s: &mut Stack) {
         let idx = s.to_integer(Stack::upvalue(1)).unwrap_or(-1);
-        let (f, name) = RUST_FNS
-            .with(|fns| usize::try_from(idx).ok().and_then(|i| fns.borrow().get(i).cloned()))
+        let (f, name) = RustFns::try_with(|fns| {
+            usize::try_from(idx).ok().and_then(|i| fns.0.borrow().get(i).cloned())
+        })
+        .flatten()
             .ok_or_else(|| Raise::illegal("a registered function of another runtime"))?;
         if luafiber_fiber::current().is_some() {
             crate::fiber::check_switch(s, &name)?;

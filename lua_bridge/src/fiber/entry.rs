@@ -1,7 +1,6 @@
 //! The body of every Lua fiber: its `lua_pcall`, what happens to its
 //! results and errors, and its message handler.
 
-use std::cell::Cell;
 use std::ffi::c_int;
 use std::io::Write;
 
@@ -9,22 +8,23 @@ use luafiber_fiber::{self as fiber, FiberId};
 use mlua::ffi;
 
 use crate::cord::{self, ErrorUse};
+use crate::raw::context::{Part, RegRef};
 use crate::raw::{api, Stack};
 
-thread_local! {
-    /// Registry ref of [`msgh`] in this thread's state.
-    static MSGH: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
-}
+/// Per-cord state of fiber entry (a part of the cord context): registry
+/// ref of [`msgh`] in the cord's state.
+#[derive(Default)]
+pub(crate) struct MsghRef(RegRef);
 
 /// Makes the registry ref of the message handler; once per state, at setup.
 pub(crate) fn init(s: &mut Stack) {
     s.push_cfunction(crate::raw::wide_cfn!(msgh));
-    MSGH.with(|m| m.set(s.make_ref()));
+    MsghRef::with(|m| m.0.set(s.make_ref()));
 }
 
 /// Pushes the message handler onto `s`.
 pub(crate) fn push_msgh(s: &mut Stack) {
-    s.push_ref(MSGH.with(Cell::get));
+    s.push_ref(MsghRef::with(|m| m.0.get()));
 }
 
 /// The body of every Lua fiber, on its own stack.

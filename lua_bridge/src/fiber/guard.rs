@@ -28,6 +28,7 @@ use mlua::ffi;
 
 use crate::cord;
 use crate::luajit::{self, entry, Entry};
+use crate::raw::context::Part;
 use crate::raw::{api, LResult, Raise, Stack};
 
 /// What the fast test reads of the cord (guard rule 2); all null while no
@@ -38,7 +39,7 @@ struct Facts {
     main: *mut ffi::lua_State,
     /// The cord's state's identity ([`identity`]).
     state: *const c_void,
-    /// The cord's `mlua::Lua`, kept alive by `LUA`; valid whenever it is
+    /// The cord's `mlua::Lua`, kept alive by `Guard::lua`; valid whenever it is
     /// not null.
     lua: *const mlua::Lua,
     /// The probe's entry token, for the in-place reads of the facts.
@@ -52,11 +53,21 @@ const OFF: Facts = Facts {
     entry: entry::Slot::NONE,
 };
 
-thread_local! {
-    static FACTS: Cell<Facts> = const { Cell::new(OFF) };
+/// Per-cord state of the guard (a part of the cord context).
+pub(crate) struct Guard {
+    facts: Cell<Facts>,
     /// The `mlua::Lua` that `Facts::lua` points into, kept alive while the
     /// facts are set (guard rule 2).
-    static LUA: RefCell<Option<Rc<mlua::Lua>>> = const { RefCell::new(None) };
+    lua: RefCell<Option<Rc<mlua::Lua>>>,
+}
+
+impl Default for Guard {
+    fn default() -> Guard {
+        Guard {
+            facts: Cell::new(OFF),
+            lua: RefCell::new(None),
+        }
+    }
 }
 
 /// The identity of `s`'s Lua state: `G(L)` read in place with the entry
@@ -75,21 +86,25 @@ fn identity(s: &Stack, entry: Option<Entry>) -> *const c_void {
 /// ([`luajit::install`]).
 pub(crate) fn install(s: &Stack, lua: &Rc<mlua::Lua>) {
     let entry = luajit::entry::entry();
-    LUA.with(|l| *l.borrow_mut() = Some(lua.clone()));
-    FACTS.with(|f| {
-        f.set(Facts {
+    Guard::with(|g| {
+        *g.lua.borrow_mut() = Some(lua.clone());
+        g.facts.set(Facts {
             main: s.as_ptr(),
             state: identity(s, entry),
             lua: Rc::as_ptr(lua),
             entry: entry::Slot::of(entry),
-        })
+        });
     });
 }
 
 /// Disarms the fast test (the cord is going away).
 pub(crate) fn uninstall() {
-    FACTS.with(|f| f.set(OFF));
-    LUA.with(|l| l.borrow_mut().take());
+    let lua = Guard::try_with(|g| {
+        g.facts.set(OFF);
+        g.lua.borrow_mut().take()
+    });
+    // Dropped outside the closure (context rule 2).
+    drop(lua);
 }
 
 /// The fast test of guard rule 1: true only when [`check_switch_slow`]
@@ -97,7 +112,9 @@ pub(crate) fn uninstall() {
 /// cord is installed.
 #[inline(always)]
 fn may_switch(s: &Stack) -> bool {
-    let f = FACTS.with(Cell::get);
+    let Some(f) = Guard::try_with(|g| g.facts.get()) else {
+        return false;
+    };
     let e = f.entry.get();
     let gc_may_run = || match e {
         Some(e) => e.gc_may_run(s),
@@ -108,7 +125,7 @@ fn may_switch(s: &Stack) -> bool {
         && identity(s, e) == f.state
         && gc_may_run()
         // SAFETY: the identity matched, so the facts are set (no state's
-        // identity is null) and `f.lua` points into the `Rc` that `LUA`
+        // identity is null) and `f.lua` points into the `Rc` that `Guard::lua`
         // keeps (guard rule 2).
         && unsafe { (*f.lua).state() } == f.main
 }

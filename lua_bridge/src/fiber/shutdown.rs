@@ -1,4 +1,4 @@
-//! Ending every Lua fiber before the cord's Lua state closes (DESIGN.md's
+//! Ending every Lua fiber before the cord's Lua state closes (docs/design.md's
 //! shutdown rule: cancel all, run until nothing is runnable, then unwind
 //! what remains). A Lua fiber left in the scheduler past its state would
 //! run Lua code on freed memory the next time the scheduler runs.

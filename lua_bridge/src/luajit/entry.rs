@@ -17,6 +17,7 @@ use std::ffi::{c_int, c_void};
 use std::mem::size_of;
 
 use super::obj::{gcptr, itype, Global, State, Udata, Word, ISNUM, MAX_MEM, UDATA};
+use crate::raw::context::Part;
 use crate::raw::{Kind, Stack};
 
 /// What the probe learnt of the C function frame: the token of the
@@ -51,21 +52,26 @@ impl Slot {
     }
 }
 
-thread_local! {
-    /// The entry token of this thread's cord, while it is installed.
-    static ENTRY: Cell<Slot> = const { Cell::new(Slot::NONE) };
+/// Per-cord state of the fast paths (a part of the cord context): the
+/// entry token of the cord's state, while the cord is installed.
+pub(crate) struct EntrySlot(Cell<Slot>);
+
+impl Default for EntrySlot {
+    fn default() -> EntrySlot {
+        EntrySlot(Cell::new(Slot::NONE))
+    }
 }
 
 /// The entry token, when the probe of this thread's cord made one (the
 /// fast paths are on).
 #[inline(always)]
 pub(crate) fn entry() -> Option<Entry> {
-    ENTRY.with(Cell::get).get()
+    EntrySlot::try_with(|e| e.0.get().get()).flatten()
 }
 
 /// Makes `e` the token of this thread's cord (`None`: fast paths off).
 pub(super) fn set(e: Option<Entry>) {
-    ENTRY.with(|c| c.set(Slot::of(e)));
+    EntrySlot::try_with(|c| c.0.set(Slot::of(e)));
 }
 
 /// The head of the state `s` runs on.

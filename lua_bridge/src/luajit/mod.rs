@@ -67,28 +67,30 @@ use std::cell::Cell;
 pub(crate) use entry::Entry;
 pub(crate) use probe::Layout;
 
-thread_local! {
-    /// What the probe of this thread's cord found.
-    static LAYOUT: Cell<Layout> = Cell::new(Layout::default());
-}
+use crate::raw::context::Part;
+
+/// Per-cord state of the probe (a part of the cord context): what it found
+/// of the cord's state.
+#[derive(Default)]
+pub(crate) struct Probed(Cell<Layout>);
 
 /// Probes the state of `s` ([`probe::probe`]) and makes what it found
 /// this thread's layout.
 pub(crate) fn install(s: &mut crate::raw::Stack) {
     let layout = probe::probe(s);
-    LAYOUT.with(|l| l.set(layout));
+    Probed::with(|l| l.0.set(layout));
     entry::set(layout.entry);
 }
 
 /// Forgets this thread's layout (its cord is going away).
 pub(crate) fn uninstall() {
-    LAYOUT.with(|l| l.set(Layout::default()));
+    Probed::try_with(|l| l.0.set(Layout::default()));
     entry::set(None);
 }
 
 /// What the probe of this thread's cord found (nothing when none ran).
 pub(crate) fn layout() -> Layout {
-    LAYOUT.with(Cell::get)
+    Probed::try_with(|l| l.0.get()).unwrap_or_default()
 }
 
 #[cfg(test)]

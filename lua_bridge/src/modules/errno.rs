@@ -15,22 +15,23 @@
 use std::cell::Cell;
 use std::ffi::{c_int, CStr};
 
+use crate::raw::context::Part;
 use crate::raw::{lua_fn, Raise, Stack};
 
-thread_local! {
-    /// The Lua errno of this thread.
-    static ERRNO: Cell<c_int> = const { Cell::new(0) };
-}
+/// Per-cord state of `errno` (a part of the cord context): the cord's
+/// Lua errno.
+#[derive(Default)]
+pub(crate) struct Errno(Cell<c_int>);
 
 /// Sets the Lua errno (what a failed call leaves for `errno()`).
 #[inline]
 pub(crate) fn set(e: c_int) {
-    ERRNO.with(|c| c.set(e));
+    Errno::try_with(|c| c.0.set(e));
 }
 
 /// The Lua errno.
 pub(crate) fn get() -> c_int {
-    ERRNO.with(Cell::get)
+    Errno::try_with(|c| c.0.get()).unwrap_or(0)
 }
 
 /// `strerror(3)` of `e`.

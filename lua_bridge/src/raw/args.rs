@@ -10,7 +10,7 @@ use super::{LResult, Raise, Stack};
 /// absent or nil (wait forever); a number or a numeric string
 /// (`lua_isnumber`); negative values, NaN and anything else are refused
 /// with `usage` (master lets NaN through to an undefined wait: refused
-/// here, see DESIGN.md).
+/// here, see docs/design.md).
 ///
 /// # Errors
 ///

@@ -9,18 +9,18 @@
 //! again. `file` and `line` name the Lua code that called the failing
 //! function (Tarantool's `trace`).
 
-use std::cell::Cell;
 use std::ffi::{c_int, CStr};
 
 use mlua::ffi;
 
+use super::context::{Part, RegRef};
 use super::{lua_fn, Raise, Stack};
 
-thread_local! {
-    /// Registry ref of the error objects' metatable in this thread's Lua
-    /// state, made by [`init`].
-    static ERROR_MT: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
-}
+/// Per-cord state of the error objects (a part of the cord context):
+/// registry ref of their metatable in the cord's Lua state, made by
+/// [`init`].
+#[derive(Default)]
+pub(crate) struct ErrorMt(RegRef);
 
 /// Makes the error objects' metatable of `s`'s state (once per state, at
 /// setup).
@@ -33,7 +33,7 @@ pub fn init(s: &mut Stack) {
     let index = s.new_table(0, 2);
     s.set_funcs(index, &[(c"unpack", error_unpack), (c"raise", error_raise)]);
     s.set_field(mt, c"__index");
-    ERROR_MT.with(|m| m.set(s.make_ref()));
+    ErrorMt::with(|m| m.0.set(s.make_ref()));
 }
 
 /// The kinds of error the modules raise (Tarantool's `box.error` types).
@@ -103,7 +103,7 @@ pub fn push(s: &mut Stack, kind: ErrorKind, message: &str) {
         s.push_int(line);
         s.set_field(t, c"line");
     }
-    s.push_ref(ERROR_MT.with(Cell::get));
+    s.push_ref(ErrorMt::try_with(|m| m.0.get()).unwrap_or(ffi::LUA_NOREF));
     s.set_metatable(t);
 }
 

@@ -16,19 +16,21 @@ use std::ffi::c_void;
 use luafiber_fiber as fiber;
 use mlua::ffi;
 
-thread_local! {
-    /// A state of this thread has a limit ([`set_limit`] ran here); never
-    /// cleared. Only then does the per-fiber word of `frame::protect`
-    /// matter: [`limited_alloc`] is its only reader, and a state's
-    /// allocator runs on the state's own thread.
-    static LIMITED: Cell<bool> = const { Cell::new(false) };
-}
+use super::context::Part;
 
-/// Whether a Lua state of this thread has a memory limit (then bridge C
-/// function bodies must be counted, see the module doc).
+/// Per-cord state of the memory limit (a part of the cord context):
+/// whether the cord's state has a limit ([`set_limit`] ran). Only then
+/// does the per-fiber word of `frame::protect` matter: [`limited_alloc`]
+/// is its only reader, and a state's allocator runs on the state's own
+/// thread.
+#[derive(Default)]
+pub(crate) struct Limited(Cell<bool>);
+
+/// Whether the cord's Lua state has a memory limit (then bridge C function
+/// bodies must be counted, see the module doc); false with no cord.
 #[inline(always)]
 pub fn limited() -> bool {
-    LIMITED.with(Cell::get)
+    Limited::try_with(|l| l.0.get()) == Some(true)
 }
 
 struct Limit {
@@ -85,5 +87,5 @@ pub unsafe fn set_limit(main: *mut ffi::lua_State, used: usize, limit: usize) {
         }));
         ffi::lua_setallocf(main, limited_alloc, (lim as *mut Limit).cast());
     }
-    LIMITED.with(|l| l.set(true));
+    Limited::with(|l| l.0.set(true));
 }

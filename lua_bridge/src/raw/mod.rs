@@ -15,6 +15,8 @@
 //! - [`args`]: arguments the modules read alike (timeouts);
 //! - [`udata`]: [`Kind`], userdata holding a Rust value, checked by its
 //!   metatable;
+//! - [`context`]: the cord context, where every layer keeps its per-cord
+//!   state ([`context::Part`]), reached through one thread-local pointer;
 //! - [`api`]: small `unsafe` helpers over `mlua::ffi` for code that runs
 //!   outside a frame (setup on the main state, raw C functions that let Lua
 //!   errors through).
@@ -47,6 +49,7 @@
 
 pub mod api;
 pub mod args;
+pub mod context;
 pub mod error;
 pub mod frame;
 pub mod heap;

@@ -53,11 +53,16 @@ lua_fn! {
     }
 }
 
+/// Per-cord state of Lua 5.4's warnings (a part of the cord context):
+/// whether they are on, and the pieces of the one being written.
 #[cfg(not(feature = "luajit"))]
-thread_local! {
-    /// Lua 5.4 warnings: whether they are on, and the pieces of the one
-    /// being written.
-    static WARN: std::cell::RefCell<(bool, Vec<u8>)> = const { std::cell::RefCell::new((true, Vec::new())) };
+pub(crate) struct Warnings(std::cell::RefCell<(bool, Vec<u8>)>);
+
+#[cfg(not(feature = "luajit"))]
+impl Default for Warnings {
+    fn default() -> Warnings {
+        Warnings(std::cell::RefCell::new((true, Vec::new())))
+    }
 }
 
 /// Lua 5.4's warning function: `msg` is a piece of a warning, `tocont` says
@@ -72,9 +77,11 @@ unsafe extern "C-unwind" fn warn(
     // SAFETY: Lua passes a NUL-terminated string.
     let piece = unsafe { std::ffi::CStr::from_ptr(msg) }.to_bytes();
     // No panic may cross into Lua (raw rule 1): nothing below panics, and a
-    // re-entered borrow (a warning inside a warning) is dropped.
-    WARN.with(|w| {
-        let Ok(mut w) = w.try_borrow_mut() else {
+    // re-entered borrow (a warning inside a warning) is dropped, and so is
+    // a warning with no context.
+    use super::context::Part;
+    Warnings::try_with(|w| {
+        let Ok(mut w) = w.0.try_borrow_mut() else {
             return;
         };
         let (on, text) = &mut *w;

@@ -44,6 +44,14 @@ impl<T> Clone for Kind<T> {
 
 impl<T> Copy for Kind<T> {}
 
+impl<T: 'static> Default for Kind<T> {
+    /// [`Kind::NONE`], so that a part of the cord context holding a kind
+    /// in a `Cell` derives `Default`.
+    fn default() -> Self {
+        Kind::NONE
+    }
+}
+
 impl<T: 'static> Kind<T> {
     /// The kind of no userdata (before setup): it finds none.
     pub const NONE: Kind<T> = Kind {

@@ -37,6 +37,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use crate::cord;
+use crate::raw::context::Part;
 
 /// A slice in seconds: past `warn` a warning is logged (once), past `err`
 /// the fiber gets `FiberSliceIsExceeded`. Both are `>= 0`;
@@ -80,16 +81,27 @@ struct State {
     reported: bool,
 }
 
-thread_local! {
-    static STATE: Cell<State> = const {
-        Cell::new(State {
-            default: DEFAULT_MAX_SLICE,
-            cur: DEFAULT_MAX_SLICE,
-            epoch: u64::MAX,
-            start: 0,
-            reported: false,
-        })
-    };
+/// The state before any slice call.
+const INITIAL: State = State {
+    default: DEFAULT_MAX_SLICE,
+    cur: DEFAULT_MAX_SLICE,
+    epoch: u64::MAX,
+    start: 0,
+    reported: false,
+};
+
+/// Per-cord state of the slices (a part of the cord context).
+pub(crate) struct Slices(Cell<State>);
+
+impl Default for Slices {
+    fn default() -> Slices {
+        Slices(Cell::new(INITIAL))
+    }
+}
+
+/// The cord's slice state (the initial one when the thread has no cord).
+fn load() -> State {
+    Slices::try_with(|s| s.0.get()).unwrap_or(INITIAL)
 }
 
 /// Monotonic nanoseconds since the first call in the process (the
@@ -121,7 +133,7 @@ fn custom_of(idx: usize) -> Option<Slice> {
 /// The state with its current slice reset if a switch came since it was
 /// last read (master's `cord_reset_slice` at each switch).
 fn state() -> State {
-    let mut st = STATE.with(Cell::get);
+    let mut st = load();
     let epoch = luafiber_fiber::switch_count().unwrap_or(0);
     if st.epoch != epoch {
         st.epoch = epoch;
@@ -137,7 +149,7 @@ fn state() -> State {
 /// Stores `st` and tells the watchdog its next deadline (none for the
 /// error once it is reported).
 fn set(st: State) {
-    STATE.with(|s| s.set(st));
+    Slices::try_with(|s| s.0.set(st));
     let err = if st.reported {
         TIMEOUT_INFINITY
     } else {
@@ -245,6 +257,5 @@ pub(crate) fn set_max_slice(idx: usize, slice: Slice) {
 /// Tarantool's `fiber_get_max_slice`: fiber `idx`'s own max slice, else
 /// the cord's default (`None` for `idx`: a fiber that is not a Lua fiber).
 pub(crate) fn max_slice_of(idx: Option<usize>) -> Slice {
-    idx.and_then(custom_of)
-        .unwrap_or_else(|| STATE.with(Cell::get).default)
+    idx.and_then(custom_of).unwrap_or_else(|| load().default)
 }

@@ -42,6 +42,7 @@ use luafiber_fiber as fiber;
 use mlua::ffi;
 
 use super::{now_ns, ns, Slice};
+use crate::raw::context::Part;
 use crate::raw::{error::ErrorKind, lua_fn, Raise};
 
 /// How often the watchdog looks at the cords.
@@ -92,11 +93,16 @@ impl Drop for Registered {
 
 thread_local! {
     /// The switch count the watchdog asked this thread to check (0: none).
-    /// `const` with no destructor: the signal handler reads it.
+    /// `const` with no destructor: the signal handler reads it. The
+    /// thread's, not the cord context's: a signal may come while the
+    /// context is being dropped.
     static TARGET: AtomicU64 = const { AtomicU64::new(0) };
-    /// This cord's registration, while it is watched.
-    static WATCH: RefCell<Option<Registered>> = const { RefCell::new(None) };
 }
+
+/// Per-cord state of the watchdog (a part of the cord context): the cord's
+/// registration, while it is watched (dropping it unregisters the cord).
+#[derive(Default)]
+pub(crate) struct Watched(RefCell<Option<Registered>>);
 
 /// This thread's [`TARGET`], for the watchdog.
 fn target_word() -> &'static AtomicU64 {
@@ -107,7 +113,7 @@ fn target_word() -> &'static AtomicU64 {
 }
 
 fn watch() -> Option<Arc<Watch>> {
-    WATCH.with(|w| w.borrow().as_ref().map(|r| r.0.clone()))
+    Watched::try_with(|w| w.0.borrow().as_ref().map(|r| r.0.clone())).flatten()
 }
 
 /// Starts watching this thread's cord (idempotent); starts the watchdog
@@ -140,12 +146,13 @@ pub(crate) fn arm() {
         asked_at: None,
     };
     CORDS.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
-    WATCH.with(|r| *r.borrow_mut() = Some(Registered(w)));
+    Watched::with(|r| *r.0.borrow_mut() = Some(Registered(w)));
 }
 
 /// Stops watching this thread's cord (its runtime is going).
 pub(crate) fn disarm() {
-    WATCH.with(|r| r.borrow_mut().take());
+    let registered = Watched::try_with(|r| r.0.borrow_mut().take());
+    drop(registered);
 }
 
 /// When the watchdog first saw the switch count `epoch` on this cord, in

@@ -20,6 +20,8 @@
 mod error;
 mod serve;
 
+pub(super) use serve::Serving;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -132,7 +134,7 @@ impl CordsBuilder {
     }
 
     /// [`build`](CordsBuilder::build), with `place(i)` run on each cord
-    /// first.
+    /// once its runtime is built, before the init steps.
     fn build_with(self, place: impl Fn(usize) + Send + Sync + 'static) -> Result<LuaCords, Error> {
         let failed = Arc::new(Mutex::new(None::<String>));
         let fail = failed.clone();
@@ -146,8 +148,7 @@ impl CordsBuilder {
             .cords(n)
             .thread_name(thread_name)
             .on_cord_start(move |i| {
-                place(i);
-                if let Err(e) = serve::start(lua.clone(), &init, i) {
+                if let Err(e) = serve::start(lua.clone(), &init, i, &place) {
                     let mut f = fail.lock().unwrap_or_else(|e| e.into_inner());
                     f.get_or_insert_with(|| format!("cord {i}: {e}"));
                 }

@@ -15,11 +15,9 @@
 //! Nothing is set up per call but the fiber (pooled stack, pooled Lua
 //! thread) and the MessagePack bytes.
 
-use std::cell::{Cell, RefCell};
-use std::ffi::c_int;
+use std::cell::RefCell;
 
 use luafiber_fiber::Builder;
-use mlua::ffi;
 use slab::Slab;
 
 use super::Init;
@@ -31,6 +29,7 @@ use crate::fiber::{self as lua_fiber, Start};
 use crate::modules::msgpack::port;
 use crate::modules::threads::export_call_ref;
 use crate::modules::threads::request::{Body, FailKind, Failure, Kind, Request, Slot};
+use crate::raw::context::{Part, RegRef};
 use crate::raw::{lua_fn, Raise, Stack};
 
 /// The serve function, made once per cord from this chunk and the two C
@@ -53,23 +52,36 @@ struct Pending {
 }
 
 thread_local! {
-    /// This cord's Lua runtime, for the cord's whole life.
+    /// This cord's Lua runtime, for the cord's whole life: the owner of the
+    /// cord context, not a part of it.
     static RUNTIME: RefCell<Option<LuaRuntime>> = const { RefCell::new(None) };
-    /// Registry ref of the serve function.
-    static SERVE: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
-    /// The calls started here and not answered yet, by id. Borrowed only
-    /// for an insert, a read or a removal (never across Lua code).
-    static PENDING: RefCell<Slab<Pending>> = const { RefCell::new(Slab::new()) };
 }
 
-/// Sets the calling cord up: builds its Lua runtime with `lua`, makes the
-/// serve function, then runs `init` (cord index `index`).
+/// Per-cord state of a serving cord (a part of the cord context).
+#[derive(Default)]
+pub(crate) struct Serving {
+    /// Registry ref of the serve function.
+    serve: RegRef,
+    /// The calls started here and not answered yet, by id. Borrowed only
+    /// for an insert, a read or a removal (never across Lua code).
+    pending: RefCell<Slab<Pending>>,
+}
+
+/// Sets the calling cord up: builds its Lua runtime with `lua`, runs
+/// `place(index)`, makes the serve function, then runs `init` (cord index
+/// `index`).
 ///
 /// # Errors
 ///
 /// When the runtime cannot be built or an init step fails.
-pub(super) fn start(lua: RuntimeBuilder, init: &[Init], index: usize) -> Result<(), Error> {
+pub(super) fn start(
+    lua: RuntimeBuilder,
+    init: &[Init],
+    index: usize,
+    place: &dyn Fn(usize),
+) -> Result<(), Error> {
     let rt = lua.build()?;
+    place(index);
     let s = &mut main_stack()?;
     s.ensure(4).map_err(raise_to_error)?;
     let top = s.top();
@@ -88,7 +100,7 @@ pub(super) fn start(lua: RuntimeBuilder, init: &[Init], index: usize) -> Result<
         s.settop(top);
         return Err(Error::Runtime(format!("the serve function: {msg}")));
     }
-    SERVE.with(|r| r.set(s.make_ref()));
+    Serving::with(|r| r.serve.set(s.make_ref()));
     s.settop(top);
     for step in init {
         match step {
@@ -104,7 +116,7 @@ pub(super) fn start(lua: RuntimeBuilder, init: &[Init], index: usize) -> Result<
 /// The cord stops: calls not answered get a failure, then the Lua runtime
 /// goes.
 pub(super) fn stop() {
-    let pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    let pending = Serving::try_with(|p| std::mem::take(&mut *p.pending.borrow_mut()));
     drop(pending);
     let rt = RUNTIME.with(|r| r.borrow_mut().take());
     drop(rt);
@@ -128,10 +140,14 @@ pub(super) fn serve(req: Request) {
         Kind::Export => (export_call_ref(), "call"),
     };
     let what = body.clone();
-    let id = PENDING.with(|p| p.borrow_mut().insert(Pending { body, reply, fname }));
+    let id = Serving::with(|p| {
+        p.pending
+            .borrow_mut()
+            .insert(Pending { body, reply, fname })
+    });
     let started = s.ensure(8).and_then(|()| {
         let top = s.top();
-        s.push_ref(SERVE.with(Cell::get));
+        s.push_ref(Serving::with(|p| p.serve.get()));
         s.push_int(id as i64);
         s.push_ref(handler);
         s.push_bytes(what.what());
@@ -164,7 +180,7 @@ pub(super) fn serve(req: Request) {
 
 /// Takes the pending call `id` out of the table.
 fn take(id: usize) -> Option<Pending> {
-    PENDING.with(|p| p.borrow_mut().try_remove(id))
+    Serving::try_with(|p| p.pending.borrow_mut().try_remove(id)).flatten()
 }
 
 /// The pending call's id at index 1.
@@ -178,7 +194,7 @@ lua_fn! {
     /// `unpack_args(id)`: the arguments of pending call `id`, decoded.
     fn cords_unpack(s: &mut Stack) {
         let id = id_at(s);
-        let Some(body) = PENDING.with(|p| p.borrow().get(id).map(|p| p.body.clone())) else {
+        let Some(body) = Serving::with(|p| p.pending.borrow().get(id).map(|p| p.body.clone())) else {
             return Ok(0);
         };
         s.settop(0);

@@ -6,8 +6,9 @@ use std::rc::Rc;
 use luafiber_runtime::ibuf::{self, CordIbuf, Ibuf};
 
 use super::{
-    push_ibuf, push_pointer, to_ibuf, to_pointer, up_ctx, with_ibuf, Ctx, Kind, LuaIbuf, LIVE,
+    push_ibuf, push_pointer, to_ibuf, to_pointer, up_ctx, with_ibuf, Ctx, Kind, LiveIbufs, LuaIbuf,
 };
+use crate::raw::context::Part;
 use crate::raw::error::ErrorKind;
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
@@ -219,8 +220,8 @@ lua_fn! {
         let ctx = up_ctx(s);
         // A resurrected ibuf is no ibuf any more (udata rule 2).
         if let Some(ud) = ctx.ibufs.take(s, 1) {
-            LIVE.with(|v| {
-                let mut v = v.borrow_mut();
+            LiveIbufs::try_with(|v| {
+                let mut v = v.0.borrow_mut();
                 let i = ud.live.get();
                 v.swap_remove(i);
                 if let Some(moved) = v.get(i) {

@@ -34,6 +34,7 @@ use luafiber_runtime::ibuf::{self, CordIbuf, Ibuf};
 use mlua::ffi;
 
 use crate::luajit::obj::LUA_TCDATA;
+use crate::raw::context::Part;
 use crate::raw::{Kind as UdataKind, LResult, Raise, Reg, Stack};
 
 mod methods;
@@ -66,15 +67,15 @@ enum Kind {
 /// works on a handle of its own, whatever happens to the object meanwhile.
 pub(crate) struct LuaIbuf {
     kind: RefCell<Kind>,
-    /// Index in `LIVE`.
+    /// Index in [`LiveIbufs`].
     live: Cell<usize>,
 }
 
-thread_local! {
-    /// Every ibuf object alive on this thread, so a raw pointer from Lua
-    /// can be checked before it is read.
-    static LIVE: RefCell<Vec<Rc<LuaIbuf>>> = const { RefCell::new(Vec::new()) };
-}
+/// Per-cord state of `buffer` (a part of the cord context): every ibuf
+/// object alive on the cord, so a raw pointer from Lua can be checked
+/// before it is read.
+#[derive(Default)]
+pub(crate) struct LiveIbufs(pub(super) RefCell<Vec<Rc<LuaIbuf>>>);
 
 /// Why an ibuf operation failed.
 fn stale() -> Raise {
@@ -267,8 +268,8 @@ fn push_ibuf(s: &mut Stack, ctx: &Ctx, kind: Kind) -> Rc<LuaIbuf> {
     ctx.ibufs.push(s, ud.clone());
     // Listed after the allocation, which may have run a `__gc` that
     // changed the list.
-    LIVE.with(|v| {
-        let mut v = v.borrow_mut();
+    LiveIbufs::with(|v| {
+        let mut v = v.0.borrow_mut();
         ud.live.set(v.len());
         v.push(ud.clone());
     });
@@ -317,8 +318,8 @@ pub(crate) fn to_pointer(s: &mut Stack, ctx: &Ctx, idx: c_int) -> LResult<Option
 /// (or, for `len == None`, that `addr` does) and returns how many bytes
 /// from `addr` up to that buffer's `wpos` are readable.
 pub(crate) fn readable(addr: usize, len: Option<usize>) -> Option<usize> {
-    LIVE.with(|v| {
-        v.borrow().iter().find_map(|ud| {
+    LiveIbufs::try_with(|v| {
+        v.0.borrow().iter().find_map(|ud| {
             let (base, wpos) = with_ibuf(ud, |b| (b.as_ptr() as usize, b.wpos())).ok()?;
             if base == 0 || addr < base || addr > base + wpos {
                 return None;
@@ -330,4 +331,5 @@ pub(crate) fn readable(addr: usize, len: Option<usize>) -> Option<usize> {
             }
         })
     })
+    .flatten()
 }

@@ -19,12 +19,19 @@ use super::slots::{self, release, store};
 use crate::fiber::check_switch;
 use crate::luajit::entry;
 use crate::raw::args::opt_timeout;
+use crate::raw::context::Part;
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{lua_fn, Kind, LResult, Raise, Stack};
 
-thread_local! {
-    /// The kind of channel objects.
-    static CHANNEL: Cell<Kind<Channel<c_int>>> = const { Cell::new(Kind::NONE) };
+/// Per-cord state of channel objects (a part of the cord context): their
+/// kind.
+#[derive(Default)]
+pub(crate) struct ChannelKind(Cell<Kind<Channel<c_int>>>);
+
+/// The kind of channel objects.
+#[inline(always)]
+fn channel_kind() -> Kind<Channel<c_int>> {
+    ChannelKind::with(|k| k.0.get())
 }
 
 /// The channel of the object at argument 1 (checked by its metatable, in
@@ -32,7 +39,7 @@ thread_local! {
 /// body does to the stack.
 #[inline(always)]
 fn channel(s: &mut Stack, usage: &str) -> LResult<Channel<c_int>> {
-    entry::arg_of(s, 1, CHANNEL.with(Cell::get)).ok_or_else(|| Raise::illegal(usage))
+    entry::arg_of(s, 1, channel_kind()).ok_or_else(|| Raise::illegal(usage))
 }
 
 /// What a failed get raises: a cancel or a get outside a fiber; `Ok` for
@@ -65,7 +72,7 @@ lua_fn! {
         if size.is_nan() || size > u32::MAX as f64 {
             return Err(Raise::illegal("fiber.channel(size): bad arguments"));
         }
-        CHANNEL.with(Cell::get).push(s, Channel::new(size as usize));
+        channel_kind().push(s, Channel::new(size as usize));
         Ok(1)
     }
 }
@@ -126,7 +133,7 @@ lua_fn! {
         // The wrapper passes the slot, a number, as argument 2.
         let slot = entry::arg2_number(s) as c_int;
         // SAFETY: the wrapper checked that argument 1 is a channel.
-        let ch = unsafe { entry::arg1_of_kind(s, CHANNEL.with(Cell::get)) };
+        let ch = unsafe { entry::arg1_of_kind(s, channel_kind()) };
         if !ch.is_closed() {
             if let Err(refused) = check_switch(s, "channel:put") {
                 release(s, slot, false);
@@ -168,7 +175,7 @@ lua_fn! {
     /// is closed and drained.
     fn channel_get_unchecked(s: &mut Stack) {
         // SAFETY: the wrapper checked that argument 1 is a channel.
-        let ch = unsafe { entry::arg1_of_kind(s, CHANNEL.with(Cell::get)) };
+        let ch = unsafe { entry::arg1_of_kind(s, channel_kind()) };
         if !ch.is_closed() {
             check_switch(s, "channel:get")?;
         }
@@ -233,7 +240,7 @@ lua_fn! {
     /// `__gc`: frees the slots of values still buffered, then the channel.
     fn channel_gc(s: &mut Stack) {
         // A resurrected channel is no channel any more (udata rule 2).
-        let Some(ch) = CHANNEL.with(Cell::get).take(s, 1) else {
+        let Some(ch) = channel_kind().take(s, 1) else {
             return Ok(0);
         };
         while let Ok(slot) = ch.try_get() {
@@ -261,7 +268,7 @@ pub(super) fn init(s: &mut Stack) -> Kind<Channel<c_int>> {
         ],
         &[(c"__tostring", channel_tostring)],
     );
-    CHANNEL.with(|m| m.set(kind));
+    ChannelKind::with(|k| k.0.set(kind));
     // put, get and __gc: closures over VALS and OVER
     kind.push_metatable(s);
     let mt_idx = s.top();

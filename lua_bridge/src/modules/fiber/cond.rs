@@ -11,11 +11,18 @@ use luafiber_fiber::Cond;
 use crate::fiber::check_switch;
 use crate::luajit::entry;
 use crate::raw::args::opt_timeout;
+use crate::raw::context::Part;
 use crate::raw::{error, lua_fn, Kind, LResult, Raise, Stack};
 
-thread_local! {
-    /// The kind of cond objects.
-    static COND: Cell<Kind<CondBox>> = const { Cell::new(Kind::NONE) };
+/// Per-cord state of cond objects (a part of the cord context): their
+/// kind.
+#[derive(Default)]
+pub(crate) struct CondKind(Cell<Kind<CondBox>>);
+
+/// The kind of cond objects.
+#[inline(always)]
+fn cond_kind() -> Kind<CondBox> {
+    CondKind::with(|k| k.0.get())
 }
 
 /// What a cond object's userdata holds: a cond of its own, so a method can
@@ -26,13 +33,13 @@ type CondBox = Rc<Cond>;
 /// place when it can be).
 #[inline(always)]
 fn cond(s: &mut Stack, usage: &str) -> LResult<CondBox> {
-    entry::arg_of(s, 1, COND.with(Cell::get)).ok_or_else(|| Raise::illegal(usage))
+    entry::arg_of(s, 1, cond_kind()).ok_or_else(|| Raise::illegal(usage))
 }
 
 lua_fn! {
     /// `fiber.cond()`: a condition variable.
     pub(super) fn cond_new(s: &mut Stack) {
-        COND.with(Cell::get).push(s, CondBox::new(Cond::new()));
+        cond_kind().push(s, CondBox::new(Cond::new()));
         Ok(1)
     }
 }
@@ -66,7 +73,7 @@ lua_fn! {
     pub(super) fn cond_wait_unchecked(s: &mut Stack) {
         check_switch(s, "cond:wait")?;
         // SAFETY: the wrapper checked that argument 1 is a cond.
-        let c = unsafe { entry::arg1_of_kind(s, COND.with(Cell::get)) };
+        let c = unsafe { entry::arg1_of_kind(s, cond_kind()) };
         match c.wait_tarantool(None) {
             Ok(_) => Ok(0),
             Err(e) => {
@@ -105,7 +112,7 @@ lua_fn! {
     /// `__gc`: drops the cond.
     fn cond_gc(s: &mut Stack) {
         // A resurrected cond is no cond any more (udata rule 2).
-        drop(COND.with(Cell::get).take(s, 1));
+        drop(cond_kind().take(s, 1));
         Ok(0)
     }
 }
@@ -122,6 +129,6 @@ pub(super) fn init(s: &mut Stack) -> Kind<CondBox> {
         ],
         &[(c"__tostring", cond_tostring), (c"__gc", cond_gc)],
     );
-    COND.with(|m| m.set(kind));
+    CondKind::with(|k| k.0.set(kind));
     kind
 }

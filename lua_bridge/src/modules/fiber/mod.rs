@@ -27,6 +27,13 @@ mod tests;
 mod top;
 mod wrappers;
 
+// The module's parts of the cord context.
+pub(crate) use channel::ChannelKind;
+pub(crate) use cond::CondKind;
+pub(crate) use object::FiberObjects;
+pub(crate) use slots::ValueSlots;
+pub(crate) use top::TopState;
+
 use std::ffi::c_int;
 
 use crate::raw::{Reg, Stack};

@@ -11,18 +11,27 @@ use mlua::ffi;
 
 use crate::cord;
 use crate::luajit::entry;
+use crate::raw::context::{Part, RegRef};
 use crate::raw::{error, lua_fn, Kind, LResult, Raise, Reg, Stack};
 
-thread_local! {
+/// Per-cord state of fiber objects (a part of the cord context).
+#[derive(Default)]
+pub(crate) struct FiberObjects {
     /// Registry ref of the methods table of fiber objects.
-    static METHODS_REF: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
+    methods: RegRef,
     /// The kind of fiber objects: a fiber id.
-    static FIBER: Cell<Kind<u64>> = const { Cell::new(Kind::NONE) };
+    kind: Cell<Kind<u64>>,
+}
+
+/// The kind of fiber objects.
+#[inline(always)]
+fn fiber_kind() -> Kind<u64> {
+    FiberObjects::with(|o| o.kind.get())
 }
 
 /// The fiber id of the fiber object at `idx`, or `None`.
 pub(super) fn to_fiber(s: &mut Stack, idx: c_int) -> Option<FiberId> {
-    let kind = FIBER.with(Cell::get);
+    let kind = fiber_kind();
     let id = if idx > 0 {
         entry::arg_of(s, idx, kind)
     } else {
@@ -56,7 +65,7 @@ pub(super) fn push_fiber(s: &mut Stack, id: FiberId) {
     match lua_index(id) {
         Some(idx) => push_lua_fiber(s, id, idx),
         None => {
-            FIBER.with(Cell::get).push(s, id.0);
+            fiber_kind().push(s, id.0);
         }
     }
 }
@@ -69,7 +78,7 @@ pub(super) fn push_lua_fiber(s: &mut Stack, id: FiberId, idx: usize) {
         s.push_ref(r);
         return;
     }
-    FIBER.with(Cell::get).push(s, id.0);
+    fiber_kind().push(s, id.0);
     s.push_value(-1);
     let r = s.make_ref();
     cord::with(|c| c.fibers[idx].udata = r);
@@ -106,7 +115,7 @@ lua_fn! {
             push_storage(s, id)?;
             return Ok(1);
         }
-        s.push_ref(METHODS_REF.with(Cell::get));
+        s.push_ref(FiberObjects::with(|o| o.methods.get()));
         s.push_value(2);
         s.rawget(-2);
         Ok(1)
@@ -177,7 +186,7 @@ pub(super) fn init_metatable(s: &mut Stack, methods: &[Reg]) {
             (c"__index", fiber_index),
         ],
     );
-    METHODS_REF.with(|r| r.set(s.make_ref()));
+    FiberObjects::with(|o| o.methods.set(s.make_ref()));
     let kind = Kind::new_empty(s, 5);
     kind.push_metatable(s);
     let mt = s.top();
@@ -193,5 +202,5 @@ pub(super) fn init_metatable(s: &mut Stack, methods: &[Reg]) {
     s.push_cstr(c"fiber");
     s.set_field(mt, c"__name");
     s.pop(1);
-    FIBER.with(|m| m.set(kind));
+    FiberObjects::with(|o| o.kind.set(kind));
 }

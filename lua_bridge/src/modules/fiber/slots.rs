@@ -7,11 +7,10 @@
 //! there), and `OVER`, a plain table for the slots above. `put`, `get` and
 //! `__gc` of channels are C closures over both (upvalues 1 and 2).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::ffi::c_int;
 
-use mlua::ffi;
-
+use crate::raw::context::{Part, RegRef};
 use crate::raw::Stack;
 
 /// Slots of the value table `VALS`, all in its array part; slots above are
@@ -60,13 +59,30 @@ impl Slots {
 /// Runs `f` on this thread's free slots.
 #[inline(always)]
 fn with_slots<R>(f: impl FnOnce(&mut Slots) -> R) -> R {
-    SLOTS.with(|s| f(&mut s.borrow_mut()))
+    ValueSlots::with(|s| f(&mut s.slots.borrow_mut()))
 }
 
-thread_local! {
-    static SLOTS: RefCell<Slots> = const { RefCell::new(Slots { fast: Vec::new(), over: Vec::new(), next: 1 }) };
-    /// Registry refs of `VALS` and `OVER`.
-    static TABLES: Cell<(c_int, c_int)> = const { Cell::new((ffi::LUA_NOREF, ffi::LUA_NOREF)) };
+/// Per-cord state of the value slots (a part of the cord context).
+pub(crate) struct ValueSlots {
+    slots: RefCell<Slots>,
+    /// Registry ref of `VALS`.
+    vals: RegRef,
+    /// Registry ref of `OVER`.
+    over: RegRef,
+}
+
+impl Default for ValueSlots {
+    fn default() -> ValueSlots {
+        ValueSlots {
+            slots: RefCell::new(Slots {
+                fast: Vec::new(),
+                over: Vec::new(),
+                next: 1,
+            }),
+            vals: RegRef::default(),
+            over: RegRef::default(),
+        }
+    }
 }
 
 /// The pseudo-index of the value table that holds slot `s`: `put`, `get`
@@ -129,12 +145,15 @@ pub(super) fn init(st: &mut Stack) {
     let vals = st.make_ref();
     st.new_table(0, 0);
     let over = st.make_ref();
-    TABLES.with(|t| t.set((vals, over)));
+    ValueSlots::with(|t| {
+        t.vals.set(vals);
+        t.over.set(over);
+    });
 }
 
 /// Pushes `VALS` and `OVER`, the upvalues of the closures over them.
 pub(super) fn push_tables(st: &mut Stack) {
-    let (vals, over) = TABLES.with(Cell::get);
+    let (vals, over) = ValueSlots::with(|t| (t.vals.get(), t.over.get()));
     st.push_ref(vals);
     st.push_ref(over);
 }

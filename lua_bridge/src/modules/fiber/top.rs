@@ -20,6 +20,7 @@ use std::ffi::c_int;
 
 use luafiber_fiber::{self as fiber, FiberId, IdleHook, SCHED_FID};
 
+use crate::raw::context::Part;
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
 /// Master's `struct clock_stat` (clock deltas in nanoseconds).
@@ -60,8 +61,38 @@ struct Top {
     prev_idle: Option<IdleHook>,
 }
 
-thread_local! {
-    static TOP: RefCell<Top> = RefCell::new(Top::default());
+/// Per-cord state of `fiber.top` (a part of the cord context). Dropping
+/// it (with its runtime) takes its hooks off the scheduler.
+#[derive(Default)]
+pub(crate) struct TopState(RefCell<Top>);
+
+impl Drop for TopState {
+    fn drop(&mut self) {
+        disable(self.0.get_mut());
+    }
+}
+
+/// Stops the accounting: our hooks give way to the previous ones (when
+/// another was set on top of ours, ours stays, idle).
+fn disable(t: &mut Top) {
+    if !t.enabled {
+        return;
+    }
+    t.enabled = false;
+    let ours: fn() = on_switch;
+    match fiber::set_switch_hook(t.prev_switch) {
+        Some(h) if h as usize == ours as usize => t.prev_switch = None,
+        other => {
+            fiber::set_switch_hook(other);
+        }
+    }
+    let ours: IdleHook = on_idle;
+    match fiber::set_idle_hook(t.prev_idle) {
+        Some(h) if h as usize == ours as usize => t.prev_idle = None,
+        other => {
+            fiber::set_idle_hook(other);
+        }
+    }
 }
 
 /// Nanoseconds of the monotonic clock.
@@ -109,15 +140,16 @@ impl Top {
 
 /// The switch hook while enabled: charges the fiber that switches out.
 fn on_switch() {
-    let prev = TOP.with(|t| {
-        let mut t = t.borrow_mut();
+    let prev = TopState::try_with(|t| {
+        let mut t = t.0.borrow_mut();
         if t.enabled {
             if let Some(id) = fiber::current() {
                 t.charge(id.0);
             }
         }
         t.prev_switch
-    });
+    })
+    .flatten();
     if let Some(prev) = prev {
         prev();
     }
@@ -127,8 +159,8 @@ fn on_switch() {
 /// a switch out that the switch hook does not see. A thread-local read
 /// while disabled.
 pub(super) fn note_switch() {
-    TOP.with(|t| {
-        let Ok(mut t) = t.try_borrow_mut() else {
+    TopState::try_with(|t| {
+        let Ok(mut t) = t.0.try_borrow_mut() else {
             return;
         };
         if t.enabled {
@@ -142,13 +174,14 @@ pub(super) fn note_switch() {
 /// The idle-wait hook while enabled: an iteration ends before the wait and
 /// the next starts after it.
 fn on_idle(timeout: Option<std::time::Duration>) -> bool {
-    let prev = TOP.with(|t| {
-        let mut t = t.borrow_mut();
+    let prev = TopState::try_with(|t| {
+        let mut t = t.0.borrow_mut();
         if t.enabled {
             t.iteration_end();
         }
         t.prev_idle
-    });
+    })
+    .flatten();
     let more = match prev {
         Some(prev) => prev(timeout),
         None => {
@@ -159,15 +192,15 @@ fn on_idle(timeout: Option<std::time::Duration>) -> bool {
             false
         }
     };
-    TOP.with(|t| t.borrow_mut().iteration_start());
+    TopState::try_with(|t| t.0.borrow_mut().iteration_start());
     more
 }
 
 lua_fn! {
     /// `fiber.top_enable()`: starts the accounting, all counts reset.
     pub(super) fn fiber_top_enable(_s: &mut Stack) {
-        TOP.with(|t| {
-            let mut t = t.borrow_mut();
+        TopState::with(|t| {
+            let mut t = t.0.borrow_mut();
             if t.enabled {
                 return;
             }
@@ -186,27 +219,7 @@ lua_fn! {
     /// `fiber.top_disable()`: stops it; our hooks give way to the previous
     /// ones (when another was set on top of ours, ours stays, idle).
     pub(super) fn fiber_top_disable(_s: &mut Stack) {
-        TOP.with(|t| {
-            let mut t = t.borrow_mut();
-            if !t.enabled {
-                return;
-            }
-            t.enabled = false;
-            let ours: fn() = on_switch;
-            match fiber::set_switch_hook(t.prev_switch) {
-                Some(h) if h as usize == ours as usize => t.prev_switch = None,
-                other => {
-                    fiber::set_switch_hook(other);
-                }
-            }
-            let ours: IdleHook = on_idle;
-            match fiber::set_idle_hook(t.prev_idle) {
-                Some(h) if h as usize == ours as usize => t.prev_idle = None,
-                other => {
-                    fiber::set_idle_hook(other);
-                }
-            }
-        });
+        TopState::with(|t| disable(&mut t.0.borrow_mut()));
         Ok(0)
     }
 }
@@ -240,7 +253,7 @@ lua_fn! {
     /// `instant` in percent of the cord's time, `time` in CPU seconds.
     /// Raises while disabled, as master.
     pub(super) fn fiber_top(s: &mut Stack) {
-        let enabled = TOP.with(|t| t.borrow().enabled);
+        let enabled = TopState::with(|t| t.0.borrow().enabled);
         if !enabled {
             return Err(Raise::illegal(
                 "fiber.top() is disabled. Enable it with fiber.top_enable() first",
@@ -256,8 +269,8 @@ lua_fn! {
                 names.push((id.0, name));
             }
         }
-        TOP.with(|t| {
-            let t = t.borrow();
+        TopState::with(|t| {
+            let t = t.0.borrow();
             names
                 .iter()
                 .try_for_each(|(fid, name)| push_entry(s, cpu, &t, *fid, name))
@@ -270,10 +283,11 @@ lua_fn! {
 /// A fiber's CPU time so far in seconds (`fiber.info()`'s `time`; 0 unless
 /// `fiber.top` counted it).
 pub(super) fn cputime(id: FiberId) -> f64 {
-    TOP.with(|t| {
-        t.borrow()
+    TopState::try_with(|t| {
+        t.0.borrow()
             .fibers
             .get(&id.0)
             .map_or(0.0, |st| st.cputime as f64 / 1e9)
     })
+    .unwrap_or(0.0)
 }

@@ -84,6 +84,10 @@ mod tests;
 #[cfg(test)]
 mod tests_api;
 
+// The module's parts of the cord context (and `StateKind`, below).
+pub(crate) use decode::DecodeFrames;
+pub(crate) use object::ObjectKinds;
+
 use std::ffi::{c_int, CStr};
 
 use luafiber_runtime::ibuf;
@@ -97,6 +101,7 @@ use crate::luajit::table::Tables;
 use crate::modules::buffer;
 use crate::modules::serializer::config::{self as cfg_opts, OPTIONS};
 pub(crate) use crate::modules::serializer::Config;
+use crate::raw::context::Part;
 use crate::raw::error::ErrorKind;
 use crate::raw::{lua_fn, Kind, LResult, Raise, Stack};
 
@@ -163,15 +168,15 @@ impl State {
     }
 }
 
-thread_local! {
-    /// The kind of state userdata, for the objects that keep a ref of
-    /// theirs (`msgpack.object`).
-    static STATES: std::cell::Cell<Kind<State>> = const { std::cell::Cell::new(Kind::NONE) };
-}
+/// Per-cord state of the module (a part of the cord context): the kind of
+/// state userdata, for the objects that keep a ref of theirs
+/// (`msgpack.object`).
+#[derive(Default)]
+pub(crate) struct StateKind(std::cell::Cell<Kind<State>>);
 
 /// The kind of state userdata.
 fn state_kind() -> Kind<State> {
-    STATES.with(std::cell::Cell::get)
+    StateKind::with(|k| k.0.get())
 }
 
 /// The state userdata a module function sees as upvalue 1.
@@ -226,7 +231,7 @@ fn make_state(s: &mut Stack) -> State {
         map_mt_ptr: std::ptr::null(),
     };
     object::init(s);
-    STATES.with(|k| k.set(Kind::new_empty(s, 0)));
+    StateKind::with(|k| k.0.set(Kind::new_empty(s, 0)));
     declare_ibuf(s);
     s.push_cfunction(crate::raw::wide_cfn!(call_trampoline));
     let call = s.make_ref();

@@ -28,6 +28,7 @@ use super::decode::reader::{self, Head, Reader};
 use super::decode::Decoder;
 use super::decode_fns::{check_integer, to_ptr};
 use super::{encode, settle, state, State};
+use crate::raw::context::Part;
 use crate::raw::error::{type_name, ErrorKind};
 use crate::raw::{lua_fn, Kind, LResult, Raise, Stack};
 
@@ -61,11 +62,23 @@ impl Obj {
     }
 }
 
-thread_local! {
-    /// The kinds of this thread's objects and iterators (made by `init`,
-    /// fixed for the state's life).
-    static OBJS: Cell<Kind<Rc<Obj>>> = const { Cell::new(Kind::NONE) };
-    static ITERS: Cell<Kind<Rc<Iter>>> = const { Cell::new(Kind::NONE) };
+/// Per-cord state of `msgpack.object` (a part of the cord context): the
+/// kinds of the cord's objects and iterators (made by `init`, fixed for
+/// the state's life).
+#[derive(Default)]
+pub(crate) struct ObjectKinds {
+    objs: Cell<Kind<Rc<Obj>>>,
+    iters: Cell<Kind<Rc<Iter>>>,
+}
+
+/// The kind of objects.
+fn objs() -> Kind<Rc<Obj>> {
+    ObjectKinds::with(|k| k.objs.get())
+}
+
+/// The kind of iterators.
+fn iters() -> Kind<Rc<Iter>> {
+    ObjectKinds::with(|k| k.iters.get())
 }
 
 /// Makes the object and iterator metatables (at setup).
@@ -99,8 +112,10 @@ pub(super) fn init(s: &mut Stack) {
     s.push_value(-1);
     s.set_field(-2, c"__index");
     s.pop(1);
-    OBJS.with(|k| k.set(objs));
-    ITERS.with(|k| k.set(iters));
+    ObjectKinds::with(|k| {
+        k.objs.set(objs);
+        k.iters.set(iters);
+    });
 }
 
 const OBJ: &str = "msgpack.object";
@@ -121,7 +136,7 @@ fn bad_self(s: &Stack, idx: c_int, what: &str) -> Raise {
 
 /// The object at `idx`, if the value there is one.
 pub(super) fn try_obj_at(s: &mut Stack, idx: c_int) -> Option<Rc<Obj>> {
-    OBJS.with(Cell::get).get(s, idx)
+    objs().get(s, idx)
 }
 
 /// The object at `idx`, or `luaL_checkudata`'s error.
@@ -131,10 +146,7 @@ fn obj_at(s: &mut Stack, idx: c_int) -> LResult<Rc<Obj>> {
 
 /// The iterator at 1, or `luaL_checkudata`'s error.
 fn iter_at(s: &mut Stack) -> LResult<Rc<Iter>> {
-    ITERS
-        .with(Cell::get)
-        .get(s, 1)
-        .ok_or_else(|| bad_self(s, 1, ITER))
+    iters().get(s, 1).ok_or_else(|| bad_self(s, 1, ITER))
 }
 
 /// Pushes a new object of `buf` (all of it, or `range` of a source
@@ -151,7 +163,7 @@ fn push_obj(s: &mut Stack, st_idx: c_int, buf: Rc<[u8]>, range: Option<(Range<us
         src_ref,
         decoded_ref: Cell::new(ffi::LUA_NOREF),
     };
-    OBJS.with(Cell::get).push(s, Rc::new(obj));
+    objs().push(s, Rc::new(obj));
 }
 
 /// The state of the serializer whose state userdata registry ref is `r`
@@ -233,7 +245,7 @@ lua_fn! {
     /// `__gc` of an object: its refs go (udata rule 2: a resurrected
     /// object is no object any more); its bytes go with the last handle.
     fn obj_gc(s: &mut Stack) {
-        if let Some(obj) = OBJS.with(Cell::get).take(s, 1) {
+        if let Some(obj) = objs().take(s, 1) {
             for r in [obj.state_ref, obj.src_ref, obj.decoded_ref.get()] {
                 s.unref(r);
             }
@@ -323,7 +335,7 @@ lua_fn! {
         s.settop(1);
         let obj_ref = s.make_ref();
         let it = Iter { obj, obj_ref, pos: Cell::new(0) };
-        ITERS.with(Cell::get).push(s, Rc::new(it));
+        iters().push(s, Rc::new(it));
         Ok(1)
     }
 }
@@ -452,7 +464,7 @@ lua_fn! {
     /// `__gc` of an iterator: it unpins its source (udata rule 2: a
     /// resurrected iterator is no iterator any more).
     fn iter_gc(s: &mut Stack) {
-        if let Some(it) = ITERS.with(Cell::get).take(s, 1) {
+        if let Some(it) = iters().take(s, 1) {
             s.unref(it.obj_ref);
         }
         Ok(0)

@@ -19,23 +19,23 @@ use mlua::ffi;
 use super::decode::{reader, Decoder};
 use super::encode::Encoder;
 use super::{Config, State};
+use crate::raw::context::Part;
 use crate::raw::error::ErrorKind;
 use crate::raw::{LResult, Raise, Stack};
 
 /// Most values one array may bring onto a Lua stack.
 const MAX_VALUES: u32 = 1_000_000;
 
-thread_local! {
-    /// This cord's module state with the default options (set when the
-    /// module opens).
-    static PORT: Cell<Option<State>> = const { Cell::new(None) };
-}
+/// Per-cord state of the port (a part of the cord context): the module's
+/// state with the default options (set when the module opens).
+#[derive(Default)]
+pub(crate) struct PortState(Cell<Option<State>>);
 
 /// Keeps the module's state for the port (called once per Lua state, by
 /// `open`).
 pub(super) fn init(st: State) {
-    PORT.with(|p| {
-        p.set(Some(State {
+    PortState::with(|p| {
+        p.0.set(Some(State {
             cfg: Config::default(),
             ..st
         }))
@@ -43,7 +43,8 @@ pub(super) fn init(st: State) {
 }
 
 fn state() -> LResult<State> {
-    PORT.with(Cell::get)
+    PortState::try_with(|p| p.0.get())
+        .flatten()
         .ok_or_else(|| Raise::illegal("msgpack: the module is not open on this cord"))
 }
 

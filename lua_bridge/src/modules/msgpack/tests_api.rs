@@ -1,5 +1,5 @@
 //! Master's msgpack API on both engines: what LuaJIT gives as cdata, and
-//! what Lua 5.4 (no FFI) gives instead (README, "Differences from
+//! what Lua 5.4 (no FFI) gives instead (docs/lua/msgpack.md, "Differences from
 //! Tarantool"). Tarantool's own tests of the same (tests/tarantool) run on
 //! LuaJIT only: they are LuaJIT code.
 

@@ -22,7 +22,7 @@
 //! - [`addr`]: addresses and the names of families, types, protocols.
 //!
 //! Every method that waits does it in its C function, on the fiber's own
-//! stack (DESIGN.md, hard rules); it reads `errno` right after each
+//! stack (docs/design.md, hard rules); it reads `errno` right after each
 //! syscall, before any switch. Methods return nil (or false) with
 //! `s:errno()` set on an I/O error, as Tarantool's do, and raise error
 //! objects (`IllegalParams`) for bad arguments and closed sockets, and
@@ -39,6 +39,9 @@ mod recv;
 mod sock;
 mod wait;
 mod write;
+
+/// The module's part of the cord context.
+pub(crate) use sock::SockKind;
 
 use std::ffi::{c_int, CStr};
 

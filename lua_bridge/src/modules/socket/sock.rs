@@ -33,13 +33,20 @@ use socket2::SockRef;
 
 use super::rbuf::ReadBuf;
 use crate::modules::errno;
+use crate::raw::context::Part;
 use crate::raw::error::ErrorKind;
 use crate::raw::{lua_fn, Kind, LResult, Raise, Stack};
 
-thread_local! {
-    /// The kind of socket objects: an `Rc` of the socket, so that a method
-    /// (and a fiber parked in it) holds a handle of its own.
-    static SOCKS: Cell<Kind<Rc<Sock>>> = const { Cell::new(Kind::NONE) };
+/// Per-cord state of socket objects (a part of the cord context): their
+/// kind, an `Rc` of the socket, so that a method (and a fiber parked in
+/// it) holds a handle of its own.
+#[derive(Default)]
+pub(crate) struct SockKind(Cell<Kind<Rc<Sock>>>);
+
+/// The kind of socket objects.
+#[inline(always)]
+fn socks() -> Kind<Rc<Sock>> {
+    SockKind::with(|k| k.0.get())
 }
 
 /// The payload of a socket userdata.
@@ -329,10 +336,7 @@ pub(super) fn this(s: &mut Stack, idx: c_int) -> LResult<Rc<Sock>> {
 /// The socket at `idx`, closed or not.
 #[inline]
 pub(super) fn any(s: &mut Stack, idx: c_int) -> LResult<Rc<Sock>> {
-    SOCKS
-        .with(Cell::get)
-        .get(s, idx)
-        .ok_or_else(|| not_a_socket(s, idx))
+    socks().get(s, idx).ok_or_else(|| not_a_socket(s, idx))
 }
 
 #[cold]
@@ -345,7 +349,7 @@ fn not_a_socket(s: &Stack, idx: c_int) -> Raise {
 
 /// Pushes a new socket object holding `sock`.
 pub(super) fn push(s: &mut Stack, sock: Sock) {
-    SOCKS.with(Cell::get).push(s, Rc::new(sock));
+    socks().push(s, Rc::new(sock));
 }
 
 /// Pushes a socket over a new non-blocking `fd` (of an IP family when
@@ -362,7 +366,7 @@ lua_fn! {
     fn sock_gc(s: &mut Stack) {
         // Its drop (once no method holds it) closes the fd; a resurrected
         // socket is no socket any more (udata rule 2).
-        drop(SOCKS.with(Cell::get).take(s, 1));
+        drop(socks().take(s, 1));
         Ok(0)
     }
 }
@@ -401,7 +405,7 @@ pub(super) fn init_metatable(
     s.set_field(mt, c"__name");
     s.push_value(mt);
     s.set_field(mt, c"__metatable");
-    SOCKS.with(|c| c.set(kind));
+    SockKind::with(|k| k.0.set(kind));
     Ok((mt, m))
 }
 

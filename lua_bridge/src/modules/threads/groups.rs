@@ -8,9 +8,11 @@
 //! a group (one per Lua runtime's thread, with that runtime's settings).
 
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
 use super::request::Request;
+use crate::raw::context::Part;
 
 /// Cords that serve requests.
 pub(crate) trait Group: Send + Sync {
@@ -20,7 +22,10 @@ pub(crate) trait Group: Send + Sync {
 }
 
 /// Makes a group of a name and a size.
-pub(crate) type Starter = Box<dyn Fn(&str, usize) -> Result<Arc<dyn Group>, String>>;
+pub(crate) type Starter = Box<StartFn>;
+
+/// What a [`Starter`] calls.
+pub(crate) type StartFn = dyn Fn(&str, usize) -> Result<Arc<dyn Group>, String>;
 
 /// A configured group.
 pub(crate) struct Entry {
@@ -32,29 +37,31 @@ pub(crate) struct Entry {
 /// The groups `threads.cfg` started (none before it ran).
 static GROUPS: OnceLock<Vec<Entry>> = OnceLock::new();
 
-thread_local! {
-    /// How this thread's runtime starts a group.
-    static STARTER: RefCell<Option<Starter>> = const { RefCell::new(None) };
+/// Per-cord state of the thread groups (a part of the cord context).
+#[derive(Default)]
+pub(crate) struct GroupsState {
+    /// How this cord's runtime starts a group.
+    starter: RefCell<Option<Rc<StartFn>>>,
     /// This cord's group and its 1-based id there; `None`: `tx`, 1.
-    static PLACE: RefCell<Option<(Arc<str>, usize)>> = const { RefCell::new(None) };
+    place: RefCell<Option<(Arc<str>, usize)>>,
     /// Set while `threads.cfg` starts the groups (a re-entrant call fails).
-    static STARTING: Cell<bool> = const { Cell::new(false) };
+    starting: Cell<bool>,
 }
 
 /// Sets how this thread's runtime starts groups.
 pub(crate) fn set_starter(starter: Starter) {
-    STARTER.with(|s| *s.borrow_mut() = Some(starter));
+    GroupsState::with(|g| *g.starter.borrow_mut() = Some(Rc::from(starter)));
 }
 
 /// Makes this thread thread `id` (from 1) of group `name`.
 pub(crate) fn set_place(name: Arc<str>, id: usize) {
-    PLACE.with(|p| *p.borrow_mut() = Some((name, id)));
+    GroupsState::with(|g| *g.place.borrow_mut() = Some((name, id)));
 }
 
 /// This thread's group name and id in it (`tx`, 1 for the main thread).
 pub(crate) fn place() -> (Arc<str>, usize) {
-    PLACE
-        .with(|p| p.borrow().clone())
+    GroupsState::try_with(|g| g.place.borrow().clone())
+        .flatten()
         .unwrap_or_else(|| ("tx".into(), 1))
 }
 
@@ -77,27 +84,30 @@ pub(crate) fn find(name: &[u8]) -> Option<&'static Entry> {
 /// (only the main thread configures), or a group cannot start (the groups
 /// started before it keep running, unused).
 pub(crate) fn configure(specs: Vec<(String, usize)>) -> Result<(), String> {
-    if GROUPS.get().is_some() || STARTING.get() {
+    let (starting, placed, starter) = GroupsState::try_with(|g| {
+        (
+            g.starting.get(),
+            g.place.borrow().is_some(),
+            g.starter.borrow().clone(),
+        )
+    })
+    .unwrap_or((false, false, None));
+    if GROUPS.get().is_some() || starting {
         return Err("the thread groups are configured already".into());
     }
-    if PLACE.with(|p| p.borrow().is_some()) {
+    if placed {
         return Err("only the main thread (group tx) configures thread groups".into());
     }
-    STARTING.set(true);
-    let started = STARTER.with(|s| -> Result<Vec<Entry>, String> {
-        let s = s.borrow();
-        let start = s
-            .as_ref()
-            .ok_or("this thread has no Lua runtime to start threads from")?;
-        specs
-            .into_iter()
-            .map(|(name, size)| {
-                let group = start(&name, size)?;
-                Ok(Entry { name, size, group })
-            })
-            .collect()
-    });
-    STARTING.set(false);
+    let start = starter.ok_or("this thread has no Lua runtime to start threads from")?;
+    GroupsState::with(|g| g.starting.set(true));
+    let started = specs
+        .into_iter()
+        .map(|(name, size)| {
+            let group = start(&name, size)?;
+            Ok(Entry { name, size, group })
+        })
+        .collect::<Result<Vec<Entry>, String>>();
+    GroupsState::with(|g| g.starting.set(false));
     GROUPS
         .set(started?)
         .map_err(|_| "the thread groups are configured already".to_string())

@@ -46,7 +46,6 @@
 pub(crate) mod groups;
 pub(crate) mod request;
 
-use std::cell::Cell;
 use std::ffi::c_int;
 
 use luafiber_runtime::FiberError;
@@ -55,6 +54,7 @@ use mlua::ffi;
 use crate::fiber::check_switch;
 use crate::modules::msgpack::port;
 use crate::raw::args::opt_timeout;
+use crate::raw::context::{Part, RegRef};
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{lua_fn, Raise, Reg, Stack};
 use request::{Body, FailKind, Gather, Kind, Request};
@@ -62,17 +62,17 @@ use request::{Body, FailKind, Gather, Kind, Request};
 /// The Lua half of the module.
 const THREADS_LUA: &str = include_str!("threads.lua");
 
-thread_local! {
-    /// Registry ref of the function a cord runs for `threads.call` (finds
-    /// the exported function), made when the module opens.
-    static EXPORT_CALL: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
-}
+/// Per-cord state of the module (a part of the cord context): registry
+/// ref of the function a cord runs for `threads.call` (finds the exported
+/// function), made when the module opens.
+#[derive(Default)]
+pub(crate) struct ExportCall(RegRef);
 
 /// The registry ref of the function a cord runs for a [`Kind::Export`]
 /// request: `(name, args...)` → the exported function's results, or a
 /// `NO_SUCH_FUNCTION` error.
 pub(crate) fn export_call_ref() -> c_int {
-    EXPORT_CALL.with(Cell::get)
+    ExportCall::try_with(|e| e.0.get()).unwrap_or(ffi::LUA_NOREF)
 }
 
 lua_fn! {
@@ -269,5 +269,5 @@ pub(crate) fn open(s: &mut Stack) {
         s.new_table(0, 0);
         return;
     }
-    EXPORT_CALL.with(|c| c.set(s.make_ref()));
+    ExportCall::with(|e| e.0.set(s.make_ref()));
 }

@@ -27,6 +27,7 @@ use mlua::ffi;
 use super::State;
 use crate::luajit::fill::Fill;
 use crate::luajit::obj::{GcTab, Word};
+use crate::raw::context::Part;
 use crate::raw::error::ErrorKind;
 use crate::raw::{api, LResult, Raise, Stack};
 use reader::{Head, Reader};
@@ -50,11 +51,11 @@ struct Frame {
     tab: *mut GcTab,
 }
 
-thread_local! {
-    /// The open-container stack, reused so decoding allocates only Lua
-    /// objects in steady state.
-    static FRAMES: Cell<Vec<Frame>> = const { Cell::new(Vec::new()) };
-}
+/// Per-cord state of the decoder (a part of the cord context): the
+/// open-container stack, reused so decoding allocates only Lua objects in
+/// steady state.
+#[derive(Default)]
+pub(crate) struct DecodeFrames(Cell<Vec<Frame>>);
 
 /// The error of a non-finite number when the config refuses them
 /// (Tarantool's `luaL_checkfinite`, a string).
@@ -164,7 +165,7 @@ impl Decoder {
             Src::OnlyArg => self.st.fill?.only_arg_str(s)?,
             Src::Arg(offset) => &s.to_str(1).unwrap_or_default()[offset..],
         };
-        let mut frames = FRAMES.with(Cell::take);
+        let mut frames = DecodeFrames::try_with(|f| f.0.take()).unwrap_or_default();
         frames.clear();
         // SAFETY: `s` is the running C function's stack; `data` cannot
         // change while the decoder runs (Lua code run by the collector
@@ -181,7 +182,7 @@ impl Decoder {
             }
             r
         };
-        FRAMES.with(|f| f.set(frames));
+        DecodeFrames::try_with(|f| f.0.set(frames));
         Some(r)
     }
 
