@@ -10,7 +10,7 @@ mod console;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer};
@@ -68,20 +68,39 @@ fn install_logging() {
         .try_init();
 }
 
-/// A `--threads` value: `NAME=SIZE`.
+/// A `--threads` value: `NAME=SIZE`, a name that is not empty and a
+/// positive size (what else `threads.cfg` refuses, it says in
+/// [`start_threads`]).
 fn parse_group(s: &str) -> Result<(String, i64), String> {
     let (name, size) = s
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=SIZE, got {s:?}"))?;
-    let size = size
+    if name.is_empty() {
+        return Err(format!("the group name is empty in {s:?}"));
+    }
+    let size: i64 = size
         .parse()
         .map_err(|_| format!("the size of group {name:?} must be an integer, got {size:?}"))?;
+    if size < 1 {
+        return Err(format!(
+            "the size of group {name:?} must be at least 1, got {size}"
+        ));
+    }
     Ok((name.to_string(), size))
+}
+
+/// How starting the `--threads` groups failed.
+enum ThreadsError {
+    /// `threads.cfg` refused the groups (a duplicate or reserved name, too
+    /// many threads): its message, for a usage error.
+    Refused(String),
+    /// Something else went wrong.
+    Failed(String),
 }
 
 /// Starts the `--threads` groups (`threads.cfg`, whose errors end the
 /// process).
-fn start_threads(rt: &luafiber::LuaRuntime, groups: &[(String, i64)]) -> Result<(), String> {
+fn start_threads(rt: &luafiber::LuaRuntime, groups: &[(String, i64)]) -> Result<(), ThreadsError> {
     if groups.is_empty() {
         return Ok(());
     }
@@ -89,14 +108,21 @@ fn start_threads(rt: &luafiber::LuaRuntime, groups: &[(String, i64)]) -> Result<
         .iter()
         .flat_map(|(name, size)| [name.as_str().into(), (*size).into()])
         .collect();
+    // The refusal's message alone: a traceback of this chunk would tell
+    // the user nothing.
     let code = "local groups = {} \
         for i = 1, select('#', ...), 2 do \
             table.insert(groups, {name = select(i, ...), size = select(i + 1, ...)}) \
         end \
-        require('experimental.threads').cfg({groups = groups})";
-    rt.eval(code, args)
-        .map(drop)
-        .map_err(|e| format!("--threads: {e}"))
+        local ok, err = pcall(require('experimental.threads').cfg, {groups = groups}) \
+        if not ok then return tostring(err) end";
+    match rt.eval(code, args) {
+        Ok(r) => match r.first().and_then(luafiber::Value::as_str) {
+            Some(msg) => Err(ThreadsError::Refused(msg.to_owned())),
+            None => Ok(()),
+        },
+        Err(e) => Err(ThreadsError::Failed(format!("--threads: {e}"))),
+    }
 }
 
 fn main() -> ExitCode {
@@ -115,9 +141,21 @@ fn main() -> ExitCode {
     if let Err(e) = luafiber::paths::install(rt.lua()) {
         eprintln!("luafiber: package paths: {e}");
     }
-    if let Err(e) = start_threads(&rt, &cli.threads) {
-        eprintln!("luafiber: {e}");
-        return ExitCode::FAILURE;
+    match start_threads(&rt, &cli.threads) {
+        Ok(()) => {}
+        Err(ThreadsError::Refused(msg)) => {
+            // As clap reports a bad value: one line and status 2.
+            Cli::command()
+                .error(
+                    clap::error::ErrorKind::ValueValidation,
+                    format!("invalid value for '--threads <NAME=SIZE>': {msg}"),
+                )
+                .exit();
+        }
+        Err(ThreadsError::Failed(e)) => {
+            eprintln!("luafiber: {e}");
+            return ExitCode::FAILURE;
+        }
     }
     let (mut script, args) = match cli.script_and_args.split_first() {
         Some((script, args)) => (Some(script.as_str()), args),

@@ -276,3 +276,27 @@ fn the_c_api_is_reachable_through_ffi_c() {
         run.stderr
     );
 }
+
+/// Issue 29, item 7: `fiber_sleep`, `fiber_cond_wait_timeout`, `coio_wait`
+/// and `fiber_join_timeout` with a NaN timeout waited for ever (the
+/// process hung, or said its main fiber was blocked); they refuse it, as
+/// Lua's `fiber.sleep(0/0)` does, with an `IllegalParams` error.
+#[test]
+fn a_nan_timeout_is_refused_by_the_c_api() {
+    let dir = cmod::build("fibers");
+    assert_prints(
+        &dir,
+        "local fiber = require('fiber')
+         -- a guard: a wait that never ends must not hang the test
+         fiber.create(function() fiber.sleep(60) print('hung') os.exit(3) end)
+         for _, what in ipairs({'sleep', 'cond', 'coio', 'join'}) do
+             local ok, e = pcall(require('fibers').nan_timeouts, what)
+             print(what, ok, e.type, e.message)
+         end
+         os.exit(0)",
+        "sleep\tfalse\tIllegalParams\tfiber_sleep: the timeout is NaN\n\
+         cond\tfalse\tIllegalParams\tfiber_cond_wait: the timeout is NaN\n\
+         coio\tfalse\tIllegalParams\tcoio_wait: the timeout is NaN\n\
+         join\tfalse\tIllegalParams\tfiber_join_timeout: the timeout is NaN\n",
+    );
+}

@@ -5,6 +5,8 @@
 
 #[path = "support/cmod.rs"]
 mod cmod;
+#[path = "../fiber/tests/support/skip.rs"]
+mod skip;
 
 use std::path::Path;
 use std::process::Command;
@@ -113,7 +115,7 @@ fn prepend_cpath(rt: &luafiber::LuaRuntime, dirs: &[&Path]) {
 fn debian_lua_cjson_loads_with_the_default_paths() {
     let so = format!("/usr/lib/{MULTIARCH}/lua/{LUA_VERSION}/cjson.so");
     if !Path::new(&so).exists() {
-        eprintln!("skipped: {so} is not there (apt-get install lua-cjson)");
+        skip::skipped(&format!("{so} is not there (apt-get install lua-cjson)"));
         return;
     }
     let run = luafiber(
@@ -208,7 +210,7 @@ fn luarocks_has_headers(dir: &Path) -> bool {
 #[test]
 fn a_local_rock_installed_by_luarocks_make_loads() {
     if Command::new("luarocks").arg("--version").output().is_err() {
-        eprintln!("skipped: luarocks is not installed (apt-get install luarocks)");
+        skip::skipped("luarocks is not installed (apt-get install luarocks)");
         return;
     }
     let dir = cmod::scratch("rock");
@@ -221,9 +223,9 @@ fn a_local_rock_installed_by_luarocks_make_loads() {
     .unwrap();
     if !luarocks_has_headers(&dir) {
         // `luarocks make` refuses every rock then, C or not.
-        eprintln!(
-            "skipped: LuaRocks finds no Lua {LUA_VERSION} headers (Debian: liblua{LUA_VERSION}-dev)"
-        );
+        skip::skipped(&format!(
+            "LuaRocks finds no Lua {LUA_VERSION} headers (Debian: liblua{LUA_VERSION}-dev)"
+        ));
         return;
     }
     std::fs::write(

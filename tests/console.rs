@@ -204,3 +204,95 @@ fn console_runs_lines_in_fibers_and_survives_ctrl_c() {
     eprintln!("--- console transcript ---\n{}", c.text());
     assert!(status.success(), "{status}");
 }
+
+/// A home directory of its own for one test (its history file).
+fn home(name: &str) -> std::path::PathBuf {
+    let home = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&home).unwrap();
+    home
+}
+
+impl Console {
+    /// Ctrl-D, and the console's end with status 0.
+    fn end(mut self) {
+        self.send("\x04");
+        let status = self.child.wait().unwrap();
+        eprintln!("--- console transcript ---\n{}", self.text());
+        assert!(status.success(), "{status}");
+    }
+}
+
+/// Issue 29, item 3: lines pasted at once, or typed while a chunk runs,
+/// were lost but the first (the line editor's read-ahead was dropped
+/// between two reads). Every line runs, in order, as in Tarantool's
+/// console: plain lines, a function definition, lines typed ahead during a
+/// sleep, and a bracketed paste of several lines.
+#[test]
+fn console_runs_every_pasted_and_typed_ahead_line() {
+    let mut c = Console::start(&home("console-paste"));
+    c.expect(PROMPT);
+    c.send("1 + 1\r2 + 2\r3 + 3\r");
+    c.expect("---\n- 2\n...\n");
+    c.expect("---\n- 4\n...\n");
+    c.expect("---\n- 6\n...\n");
+    c.send("function g(x)\rreturn x + 1\rend\rg(41)\r");
+    c.expect("---\n- 42\n...\n");
+    c.send("require('fiber').sleep(0.3)\r");
+    c.send("'typed ahead'\r'and more'\r");
+    c.expect("---\n- typed ahead\n...\n");
+    c.expect("---\n- and more\n...\n");
+    // A terminal's bracketed paste: the pasted lines arrive as one.
+    c.send("\x1b[200~10 + 1\r20 + 2\r\x1b[201~\r");
+    c.expect("---\n- 11\n...\n");
+    c.expect("---\n- 22\n...\n");
+    c.line("'last'", "---\n- last\n...\n");
+    c.end();
+}
+
+/// Issue 29, item 4: a value whose `__serialize` (or an error whose
+/// `__tostring`) raises ended the console with status 1; it is printed as
+/// master's "exception while formatting the output" error and the console
+/// goes on. Ctrl-C while a fiber started at the prompt spins (started by
+/// `fiber.new`, so the prompt is back, or by `fiber.create`, so the chunk
+/// waits for it) did nothing, and a second one ended the session: it
+/// interrupts that fiber and the console goes on.
+#[test]
+fn console_survives_unprintable_values_and_stops_spinning_fibers() {
+    let mut c = Console::start(&home("console-format"));
+    c.expect(PROMPT);
+    c.line(
+        "setmetatable({}, {__serialize = function() error('no way', 0) end})",
+        "---\n- error: 'console: exception while formatting the output: \"no way\"'\n...\n",
+    );
+    c.line(
+        "error(setmetatable({}, {__tostring = function() error('bad text', 0) end}))",
+        "exception while formatting the output: \"bad text\"",
+    );
+    c.line("1", "---\n- 1\n...\n");
+    c.line("fiber = require('fiber')", "---\n...\n");
+    // Spinning before the console could print the chunk's result.
+    c.send("f = fiber.new(function() print('spinning') while true do end end)\r");
+    c.expect("spinning\n");
+    c.send("\x03");
+    c.expect("interrupted!");
+    c.expect(PROMPT);
+    c.line("f:status()", "---\n- dead\n...\n");
+    // Spinning while the line editor waits at the prompt (it reads the
+    // Ctrl-C as a key).
+    c.line(
+        "f = fiber.new(function() fiber.sleep(0.2) print('spinning later') while true do end end)",
+        "---\n...\n",
+    );
+    c.expect("spinning later\n");
+    c.send("\x03");
+    c.expect("interrupted!");
+    c.line("f:status()", "---\n- dead\n...\n");
+    c.send("g = fiber.create(function() print('spinning too') while true do end end)\r");
+    c.expect("spinning too\n");
+    c.send("\x03");
+    c.expect("interrupted!");
+    c.expect(PROMPT);
+    c.line("g:status()", "---\n- dead\n...\n");
+    c.line("2 + 2", "---\n- 4\n...\n");
+    c.end();
+}

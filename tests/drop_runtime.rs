@@ -8,6 +8,9 @@ use std::rc::Rc;
 
 use luafiber::{Error, LuaRuntime, Runtime, Value};
 
+#[path = "../fiber/tests/support/child.rs"]
+mod child;
+
 /// A runtime with `note(s)`, which records `s`.
 fn noting() -> (LuaRuntime, Rc<RefCell<Vec<String>>>) {
     let rt = LuaRuntime::new().unwrap();
@@ -164,4 +167,116 @@ fn a_new_runtime_on_the_same_thread_starts_clean() {
         let rt = LuaRuntime::new().unwrap();
         assert_eq!(rt.eval(fresh, vec![]).unwrap(), before);
     }
+}
+
+/// The `tracing` events `f` emits on this thread, as text (message and
+/// fields).
+fn warnings_of(f: impl FnOnce()) -> Vec<String> {
+    use std::sync::{Arc, Mutex};
+    use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+    struct Text(String);
+    impl tracing::field::Visit for Text {
+        fn record_debug(&mut self, field: &tracing::field::Field, v: &dyn std::fmt::Debug) {
+            self.0.push_str(&format!("{}={v:?} ", field.name()));
+        }
+    }
+    struct Collect(Arc<Mutex<Vec<String>>>);
+    impl<S: tracing::Subscriber> Layer<S> for Collect {
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            let mut t = Text(String::new());
+            event.record(&mut t);
+            self.0.lock().unwrap().push(t.0);
+        }
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let subscriber = tracing_subscriber::registry().with(Collect(seen.clone()));
+    tracing::subscriber::with_default(subscriber, f);
+    let v = seen.lock().unwrap().clone();
+    v
+}
+
+/// Issue 29, item 2: dropping a runtime whose fibers catch their cancel in
+/// a loop (`while true do pcall(fiber.sleep, 1) end`, the usual worker
+/// shape) never returned (100% CPU). Now the drop ends after a bounded
+/// number of rounds, lets a fiber's cleanup that yields a few times finish,
+/// abandons the loops and reports them; the thread goes on.
+#[test]
+fn drop_with_fibers_that_catch_their_cancel_ends_and_reports_them() {
+    child::isolated(
+        "drop_with_fibers_that_catch_their_cancel_ends_and_reports_them",
+        || {
+            let (rt, notes) = noting();
+            let ids = rt
+                .eval(
+                    "local f = require('fiber') \
+                     local ids = {} \
+                     for i = 1, 3 do \
+                         local w = f.create(function() \
+                             while true do pcall(f.sleep, 1) end \
+                         end) \
+                         w:name('worker' .. i) \
+                         ids[i] = w:id() \
+                     end \
+                     f.create(function() \
+                         pcall(f.sleep, 10) \
+                         note('cleanup') \
+                         for _ = 1, 5 do pcall(f.yield) end \
+                         note('clean end') \
+                     end) \
+                     return ids",
+                    vec![],
+                )
+                .unwrap();
+            let warnings = warnings_of(|| drop(rt));
+            assert_eq!(*notes.borrow(), ["cleanup", "clean end"]);
+            assert_eq!(luafiber::fiber::stats().fibers, 0);
+            let all = warnings.join("\n");
+            assert!(all.contains("abandoned=3"), "{all}");
+            let Some(Value::Table(ids)) = ids.first() else {
+                panic!("ids: {ids:?}")
+            };
+            for (i, (_, id)) in ids.iter().enumerate() {
+                let want = format!(
+                    "fiber {id} (worker{}): still running after its cancel",
+                    i + 1
+                );
+                assert!(all.contains(&want), "{want} in {all}");
+            }
+            // The thread goes on: another runtime, the scheduler.
+            let rt = LuaRuntime::new().unwrap();
+            assert_eq!(
+                rt.eval("return 40 + 2", vec![]).unwrap(),
+                [Value::Integer(42)]
+            );
+            drop(rt);
+            Runtime::new().run();
+        },
+    );
+}
+
+/// Issue 29, item 2, inside a fiber: a runtime dropped by a Rust fiber
+/// yields to its Lua fibers a bounded number of times, then abandons those
+/// that caught their cancel.
+#[test]
+fn drop_inside_a_rust_fiber_with_fibers_that_catch_their_cancel_ends() {
+    child::isolated(
+        "drop_inside_a_rust_fiber_with_fibers_that_catch_their_cancel_ends",
+        || {
+            let rt = LuaRuntime::new().unwrap();
+            rt.eval(
+                "local f = require('fiber') \
+                 f.create(function() while true do pcall(f.sleep, 1) end end)",
+                vec![],
+            )
+            .unwrap();
+            let slot = Rc::new(RefCell::new(Some(rt)));
+            let s = slot.clone();
+            luafiber::fiber::Builder::new()
+                .spawn_ready(move || drop(s.borrow_mut().take()))
+                .unwrap();
+            Runtime::new().run();
+            assert!(slot.borrow().is_none());
+            assert_eq!(luafiber::fiber::stats().fibers, 0);
+        },
+    );
 }

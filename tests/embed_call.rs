@@ -413,3 +413,84 @@ fn spawn_lua_with_foreign_function_is_an_error() {
     let h = rt.spawn_lua(own, vec![1.into()]).unwrap();
     assert_eq!(h.join().unwrap(), [Value::Integer(2)]);
 }
+
+#[path = "../fiber/tests/support/child.rs"]
+mod child;
+
+/// A value of `depth` nested tables around an integer, built without
+/// recursion.
+fn nest(depth: usize) -> Value {
+    let mut v = Value::Integer(1);
+    for _ in 0..depth {
+        v = Value::from(vec![v]);
+    }
+    v
+}
+
+/// Issue 29, item 5: a `Value` nested about 4,000 deep made `call` and
+/// `eval` panic ("the Lua stack is full") and aborted the process when a
+/// registered function returned it; at 100,000 levels the conversion (and
+/// the value's drop) overflowed the fiber's stack. Now Rust values get the
+/// cap Lua values have (64 levels): deeper is a clean error both ways.
+#[test]
+fn deep_rust_values_are_a_clean_error_both_ways() {
+    child::isolated("deep_rust_values_are_a_clean_error_both_ways", || {
+        let rt = LuaRuntime::new().unwrap();
+        rt.eval("function id(...) return ... end", vec![]).unwrap();
+        assert_eq!(rt.call("id", vec![nest(63)]).unwrap(), [nest(63)]);
+        for depth in [65, 4_000, 100_000] {
+            let e = rt.call("id", vec![nest(depth)]).unwrap_err().to_string();
+            assert!(
+                e.contains("argument 1: table nesting too deep"),
+                "{depth}: {e}"
+            );
+            let e = rt
+                .eval("return ...", vec![Value::Nil, nest(depth)])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("argument 2: table nesting too deep"),
+                "{depth}: {e}"
+            );
+        }
+        // Returned by a registered function, called on a fiber (512 KiB of
+        // stack).
+        rt.register_fn("deep", |args| {
+            let depth = args[0].as_i64().unwrap_or(0) as usize;
+            Ok(vec![Value::Nil, nest(depth)])
+        })
+        .unwrap();
+        let r = rt
+            .eval("local a, b = deep(...) return #b", vec![Value::from(63)])
+            .unwrap();
+        assert_eq!(r, [Value::Integer(1)]);
+        for depth in [65i64, 4_000, 100_000] {
+            let r = rt
+                .eval(
+                    "local ok, e = pcall(deep, ...) return ok, tostring(e)",
+                    vec![Value::from(depth)],
+                )
+                .unwrap();
+            assert_eq!(r[0], Value::Boolean(false), "{depth}");
+            let msg = r[1].as_str().unwrap_or_default();
+            assert!(
+                msg.contains("deep: result 2: table nesting too deep"),
+                "{depth}: {msg}"
+            );
+        }
+        // Lua to Rust: the same cap.
+        let e = rt
+            .eval(
+                "local t = 1 for i = 1, 100000 do t = {t} end return t",
+                vec![],
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nesting too deep"), "{e}");
+        // The runtime goes on.
+        assert_eq!(
+            rt.call("id", vec![Value::from(7)]).unwrap(),
+            [Value::Integer(7)]
+        );
+    });
+}

@@ -183,6 +183,12 @@ fn bad_arguments_raise_illegal_params_objects() {
         check('Usage: fiber.sleep(delay)', fiber.sleep, 'x')
         check('Usage: fiber.sleep(delay)', fiber.sleep)
         check('Usage: fiber.sleep(delay)', fiber.sleep, 0 / 0)
+        check('Usage: fiber.sleep(delay)', fiber.sleep, 0.001, 2)
+        -- Issue 29, item 7: a numeric string is a number, as master's
+        -- luaL_checknumber / lua_isnumber take it.
+        fiber.sleep('0.001')
+        fiber.sleep(' 0 ')
+        check('Usage: fiber.sleep(delay)', fiber.sleep, '0.001s')
         check('fiber.name(): bad arguments', fiber.name, {})
         check('Fiber name is too long', fiber.name, string.rep('n', 256))
         check('Usage: fiber.find(id)', fiber.find)

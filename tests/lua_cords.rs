@@ -9,6 +9,9 @@ use std::time::Duration;
 
 use luafiber::{CallErrorKind, LuaCords, LuaRuntime, Value};
 
+#[path = "../fiber/tests/support/child.rs"]
+mod child;
+
 /// A MessagePack array of small non-negative integers.
 fn ints(v: &[u64]) -> Vec<u8> {
     let mut buf = Vec::new();
@@ -356,4 +359,71 @@ fn join_timeout_and_the_shutdown_end_waits() {
     c.shutdown_timeout(Duration::from_secs(1));
     let r = waiter.join().unwrap();
     assert!(r.is_err(), "{r:?}");
+}
+
+/// Issue 29, item 2: `shutdown_timeout(200 ms)` on several cords whose Lua
+/// fibers catch their cancel in a loop never returned (the cords' Lua
+/// states were dropped by a shutdown loop that waited for them for ever).
+/// Item 7: a call cut off by the shutdown is `Stopped`, not a Lua error.
+#[test]
+fn shutdown_with_fibers_that_catch_their_cancel_ends() {
+    child::isolated("shutdown_with_fibers_that_catch_their_cancel_ends", || {
+        let c = LuaRuntime::builder()
+            .cords(3)
+            .eval(
+                "fiber = require('fiber') \
+                 function worker() \
+                     fiber.create(function() while true do pcall(fiber.sleep, 1) end end) \
+                 end \
+                 function nap(s) fiber.sleep(s) return s end",
+            )
+            .build()
+            .unwrap();
+        for i in 0..3 {
+            c.call_on(i, "worker", EMPTY).unwrap();
+        }
+        let naps: Vec<_> = (0..3)
+            .map(|i| c.spawn_call_on(i, "nap", &ints(&[3600])).unwrap())
+            .collect();
+        // Each nap has started: a later call on its cord has answered.
+        for i in 0..3 {
+            c.eval_on(i, "return 1", EMPTY).unwrap();
+        }
+        c.shutdown_timeout(Duration::from_millis(200));
+        for nap in naps {
+            let e = nap.join().unwrap_err();
+            assert_eq!(e.kind(), CallErrorKind::Stopped, "{e}");
+        }
+    });
+}
+
+/// Issue 29, item 7: a call whose fiber another fiber cancels is
+/// `Cancelled`; an error value with `__tostring` (or a cdata such as
+/// `7LL`) crosses as the text `tostring` gives, not `table: 0x...`.
+#[test]
+fn cross_cord_errors_keep_their_text_and_kind() {
+    let c = cords(1);
+    let e = c
+        .eval(
+            "error(setmetatable({}, {__tostring = function() return 'custom text' end}))",
+            EMPTY,
+        )
+        .unwrap_err();
+    assert_eq!((e.kind(), e.message()), (CallErrorKind::Lua, "custom text"));
+    #[cfg(feature = "luajit")]
+    {
+        let e = c.eval("error(7LL)", EMPTY).unwrap_err();
+        assert_eq!((e.kind(), e.message()), (CallErrorKind::Lua, "7LL"));
+    }
+    let e = c
+        .eval(
+            "local fiber = require('fiber') \
+             local me = fiber.self() \
+             fiber.create(function() me:cancel() end) \
+             fiber.sleep(10)",
+            EMPTY,
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), CallErrorKind::Cancelled, "{e}");
+    assert_eq!(e.message(), "fiber is cancelled");
 }

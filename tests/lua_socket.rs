@@ -443,3 +443,34 @@ fn a_runtime_dropped_with_sockets_open_closes_them() {
     drop(rt);
     assert_closed(&fds);
 }
+
+/// Issue 29, item 7: two fibers reading one socket, both parked when the
+/// bytes of both their lines arrive in one event: the first to run reads
+/// them all into the read-ahead buffer and takes its line; the second was
+/// not woken for the line left there and timed out with it buffered. Now
+/// each reader looks at the buffer again after every wake (as each waiter
+/// of Tarantool's level-triggered loop does).
+#[test]
+fn a_second_reader_gets_what_the_first_left_in_the_buffer() {
+    run(r#"
+        for _, kind in ipairs({'unix', 'tcp'}) do
+            local a, b
+            if kind == 'unix' then
+                a, b = track(socket.socketpair('AF_UNIX', 'SOCK_STREAM', 0))
+            else
+                a, b = tcp_pair()
+            end
+            local got = {}
+            local readers = {}
+            for i = 1, 3 do
+                readers[i] = fiber.create(function() got[i] = a:read('\n', 10) end)
+                readers[i]:set_joinable(true)
+            end
+            b:write('one\ntwo\nthree\n')
+            for i = 1, 3 do readers[i]:join() end
+            table.sort(got)
+            eq(table.concat(got, ','), 'one\n,three\n,two\n', kind)
+            a:close(); b:close()
+        end
+    "#);
+}

@@ -1,7 +1,7 @@
 //! Out of memory under the Lua memory limit is a Lua error for the code that
 //! asked, never an abort.
 
-use luafiber::LuaRuntime;
+use luafiber::{LuaRuntime, Value};
 
 #[test]
 fn lua_allocation_past_the_limit_is_a_lua_error() {
@@ -118,4 +118,124 @@ fn small_memory_limit_is_an_error() {
         .run_chunk("local t = {} for i = 1, 1e7 do t[i] = {} end", "tight")
         .unwrap_err();
     assert!(err.to_string().contains("memory"), "{err}");
+}
+
+#[path = "../fiber/tests/support/child.rs"]
+mod child;
+
+/// A runtime limited to `limit` bytes whose Lua code holds data (the global
+/// `KEEP`) that fills the heap to within a few bytes of the limit;
+/// `release()` lets go of it.
+fn full_heap(limit: usize) -> LuaRuntime {
+    let rt = LuaRuntime::builder().memory_limit(limit).build().unwrap();
+    rt.eval(
+        r#"
+        function release() KEEP = nil collectgarbage() collectgarbage() end
+        KEEP = {}
+        local function fill()
+            local t = KEEP
+            -- big steps, then ever smaller ones: a linked list of tiny
+            -- tables ends within one of them of the limit
+            for i = 1, 1e9 do t[i] = string.rep('x', 1000) .. i end
+        end
+        local function tiny()
+            local head = KEEP
+            while true do head = {head} ; KEEP = head end
+        end
+        assert(not pcall(fill))
+        collectgarbage()
+        assert(not pcall(tiny))
+        collectgarbage()
+        assert(not pcall(tiny))
+        "#,
+        vec![],
+    )
+    .unwrap();
+    rt
+}
+
+/// Whether `r` is Ok, or an error saying memory ran out (counted in
+/// `OOMS`).
+fn ok_or_oom<T: std::fmt::Debug>(r: Result<T, luafiber::Error>, what: &str) {
+    if let Err(e) = r {
+        let msg = e.to_string();
+        assert!(msg.contains("not enough memory"), "{what}: {msg}");
+        OOMS.with(|n| n.set(n.get() + 1));
+    }
+}
+
+thread_local! {
+    /// The calls [`ok_or_oom`] saw fail for memory.
+    static OOMS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Issue 29, item 1: with the heap at its limit, every Rust entry point
+/// that pushes onto a Lua stack outside a protected call (the code of an
+/// `eval`, the name of a `call`, arguments, a registered function's name,
+/// mlua's own strings, the drop's collection) aborted the process ("Rust
+/// cannot catch foreign exceptions" on LuaJIT, an unprotected error on Lua
+/// 5.4). Now each one is an `Err` ("not enough memory") or works, and the
+/// runtime is usable again once Lua lets go of the data.
+#[test]
+fn rust_calls_with_the_heap_at_its_limit_fail_cleanly() {
+    child::isolated("rust_calls_with_the_heap_at_its_limit_fail_cleanly", || {
+        for limit in [1 << 20, 8 << 20, 64 << 20] {
+            let rt = full_heap(limit);
+            let long = "x".repeat(4096);
+            for i in 0..3 {
+                let code = format!("return '{i}{long}'");
+                ok_or_oom(rt.eval(&code, vec![]), "eval");
+                ok_or_oom(rt.call(&format!("no_such_{i}_{long}"), vec![]), "call");
+                ok_or_oom(
+                    rt.call("release_no", vec![Value::from(long.as_str()); 8]),
+                    "call with arguments",
+                );
+                ok_or_oom(
+                    rt.spawn_call(&format!("spawned_{i}_{long}"), vec![])
+                        .map(|h| drop(h.join())),
+                    "spawn_call",
+                );
+                ok_or_oom(rt.load_module(&format!("m{i}{long}"), &code), "load_module");
+                ok_or_oom(
+                    rt.register_fn(&format!("f_{i}_{long}"), |_| Ok(vec![])),
+                    "register_fn",
+                );
+                if let Err(e) = rt.lua().globals().set(format!("g{i}{long}"), long.as_str()) {
+                    assert!(e.to_string().contains("memory"), "mlua set: {e}");
+                }
+                // A Rust fiber calling Lua through a handle.
+                let h = rt.handle();
+                let name = format!("from_rust_fiber_{i}_{long}");
+                let got = std::rc::Rc::new(std::cell::RefCell::new(None));
+                let put = got.clone();
+                luafiber::fiber::Builder::new()
+                    .spawn_ready(move || *put.borrow_mut() = Some(h.call(&name, vec![]).map(drop)))
+                    .unwrap();
+                rt.run();
+                let r = got.borrow_mut().take().expect("the Rust fiber ran");
+                ok_or_oom(r, "LuaHandle::call in a Rust fiber");
+            }
+            // Each call with a new 4 KiB string failed (the heap was full).
+            assert!(OOMS.with(|n| n.take()) >= 3 * 3, "too few calls failed");
+            rt.call("release", vec![]).unwrap();
+            let r = rt
+                .eval("return ...", vec![Value::from(long.as_str())])
+                .unwrap();
+            assert_eq!(r, [Value::from(long.as_str())]);
+            // Dropped with the heap full again.
+            drop(full_heap_again(rt));
+        }
+    });
+}
+
+/// Fills `rt`'s heap once more (as [`full_heap`]) and gives it back.
+fn full_heap_again(rt: LuaRuntime) -> LuaRuntime {
+    rt.eval(
+        "KEEP = {} local function tiny() local h = KEEP \
+         while true do h = {h} KEEP = h end end \
+         assert(not pcall(tiny)) collectgarbage() assert(not pcall(tiny))",
+        vec![],
+    )
+    .unwrap();
+    rt
 }

@@ -469,15 +469,41 @@ fn the_threads_flag() {
     );
     let (status, stdout, stderr) = run(&["--threads", "w=2", "--threads", "x=3", &path]);
     assert_eq!((status, stdout.as_str()), (0, "3\tw\t3\n"), "{stderr}");
-    let (status, _, stderr) = run(&["--threads", "tx=1", &path]);
-    assert_eq!(status, 1);
-    assert!(
-        stderr.contains(r#"Thread group name "tx" is reserved"#),
-        "{stderr}"
-    );
     let (status, _, stderr) = run(&["--threads", "w", &path]);
     assert_eq!(status, 2);
     assert!(stderr.contains("expected NAME=SIZE"), "{stderr}");
+}
+
+/// Issue 29, item 7: a `--threads` value that `threads.cfg` refuses (size
+/// 0 or negative, a reserved or duplicate name, too many threads) printed
+/// an internal traceback with status 1, and `=2` (no name) was accepted.
+/// Each is a usage error of one line, status 2, and nothing runs.
+#[test]
+fn bad_threads_flags_are_usage_errors() {
+    let path = script("flag_bad.lua", "print('ran')");
+    for (args, says) in [
+        (&["w=0"][..], "must be at least 1"),
+        (&["w=-1"], "must be at least 1"),
+        (&["=2"], "the group name is empty"),
+        (&["tx=1"], r#"Thread group name "tx" is reserved"#),
+        (&["w=1", "w=2"], r#"Duplicate thread group name: "w""#),
+        (&["w=600", "x=600"], "at most 1000 threads in all"),
+    ] {
+        let mut argv: Vec<&str> = args.iter().flat_map(|g| ["--threads", g]).collect();
+        argv.push(&path);
+        let (status, stdout, stderr) = run(&argv);
+        assert_eq!(status, 2, "{args:?}: {stdout}{stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!stderr.contains("traceback"), "{args:?}: {stderr}");
+        assert_eq!(stdout, "", "{args:?}");
+        assert!(
+            stderr
+                .lines()
+                .next()
+                .is_some_and(|l| l.starts_with("error: ")),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]
@@ -486,4 +512,102 @@ fn the_example_script_runs() {
     let (status, stdout, stderr) = run(&[path]);
     assert_eq!(status, 0, "{stdout}\n{stderr}");
     assert!(stdout.ends_with("all answers checked\n"), "{stdout}");
+}
+
+/// Issue 29, item 6: a sleeping fiber or a server on a thread group's
+/// worker died as soon as the main script ended (exit 0, no message). The
+/// process now stays alive while fibers on any cord are ready, sleep or
+/// wait on I/O, as for the main cord's own; an exit on an error says which
+/// groups' work it drops.
+#[test]
+fn work_on_thread_groups_keeps_the_process_alive() {
+    // A fiber that sleeps on a worker.
+    let path = script(
+        "alive_sleep.lua",
+        r#"
+        threads.eval('w', [[
+            local fiber = require('fiber')
+            fiber.create(function()
+                fiber.sleep(0.2)
+                io.stderr:write('worker ' .. require('experimental.threads').info().thread_id .. ' done\n')
+            end)
+        ]])
+        io.stderr:write('main done\n')
+        "#,
+    );
+    let (status, stdout, stderr) = run(&["--threads", "w=2", &path]);
+    assert_eq!(status, 0, "{stdout}{stderr}");
+    let mut lines: Vec<_> = stderr.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["main done", "worker 1 done", "worker 2 done"],
+        "{stderr}"
+    );
+
+    // A server on a worker serves until a client tells it to stop.
+    let path = script(
+        "alive_server.lua",
+        r#"
+        local port = threads.eval('w', [[
+            local socket = require('socket')
+            SRV = socket.tcp_server('127.0.0.1', 0, function(s)
+                local line = s:read('\n', 10)
+                s:write('echo ' .. line)
+                if line == 'stop\n' then SRV:close() end
+            end)
+            return SRV:name().port
+        ]], {}, {target = 1})[1][1]
+        io.stdout:write(port, '\n')
+        io.stdout:flush()
+        "#,
+    );
+    let mut child = Command::new(EXE)
+        .args(["--threads", "w=1", &path])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let port: u16 = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("port: {line:?}"));
+    let ask = |what: &str| {
+        use std::io::{BufRead, Write};
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        c.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        c.write_all(what.as_bytes()).unwrap();
+        let mut answer = String::new();
+        std::io::BufReader::new(c).read_line(&mut answer).unwrap();
+        answer
+    };
+    // The main script is done by now: the worker still serves.
+    assert_eq!(ask("hello\n"), "echo hello\n");
+    assert_eq!(ask("again\n"), "echo again\n");
+    assert_eq!(ask("stop\n"), "echo stop\n");
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{status}: {stderr}");
+
+    // An error in the main script ends the process: the worker's sleeping
+    // fiber is dropped, and the exit says so.
+    let path = script(
+        "alive_error.lua",
+        r#"
+        threads.eval('w', "require('fiber').create(function() require('fiber').sleep(60) end)")
+        error('main failed')
+        "#,
+    );
+    let (status, _, stderr) = run(&["--threads", "w=1", &path]);
+    assert_eq!(status, 1, "{stderr}");
+    assert!(stderr.contains("main failed"), "{stderr}");
+    assert!(
+        stderr.contains("exiting drops the work of thread groups w"),
+        "{stderr}"
+    );
 }

@@ -12,6 +12,8 @@ use luafiber_fiber::{self as fiber, Builder, FiberStack};
 
 #[path = "support/child.rs"]
 mod child;
+#[path = "support/skip.rs"]
+mod skip;
 
 /// The tests here count the process's memory maps: one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -61,7 +63,7 @@ fn touch(stack: &FiberStack, pages: usize) {
 
 fn skip_without_arenas() -> bool {
     if !arena::enabled() {
-        eprintln!("skipped: this kernel has no MADV_GUARD_INSTALL, so no arenas");
+        skip::skipped("this kernel has no MADV_GUARD_INSTALL, so no arenas");
     }
     !arena::enabled()
 }

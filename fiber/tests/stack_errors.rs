@@ -13,6 +13,8 @@ use luafiber_fiber::{self as fiber, Builder, Error, FiberStack, StackError};
 
 #[path = "support/child.rs"]
 mod child;
+#[path = "support/skip.rs"]
+mod skip;
 
 /// The tests here make stacks by the thousand or count memory maps: one at
 /// a time.
@@ -79,7 +81,9 @@ fn stacks_past_the_map_reserve_are_refused_with_the_map_limit() {
     const TEST: &str = "stacks_past_the_map_reserve_are_refused_with_the_map_limit";
     let max = max_map_count();
     if max > 1 << 20 {
-        eprintln!("skipped: vm.max_map_count = {max} takes too many stacks to reach");
+        skip::skipped(&format!(
+            "vm.max_map_count = {max} takes too many stacks to reach"
+        ));
         return;
     }
     if !child::is_child(TEST) {
@@ -123,7 +127,7 @@ fn the_kernel_refusing_a_map_at_the_limit_is_the_map_limit() {
 #[test]
 fn the_kernel_refusing_a_new_arena_at_the_limit_is_the_map_limit() {
     if !arena::enabled() {
-        eprintln!("skipped: this kernel has no MADV_GUARD_INSTALL, so no arenas");
+        skip::skipped("this kernel has no MADV_GUARD_INSTALL, so no arenas");
         return;
     }
     refused_at_the_limit(
@@ -138,7 +142,9 @@ fn the_kernel_refusing_a_new_arena_at_the_limit_is_the_map_limit() {
 fn refused_at_the_limit(test: &str, env: &[(&str, &str)]) {
     let max = max_map_count();
     if max > 1 << 20 {
-        eprintln!("skipped: vm.max_map_count = {max} takes too many maps to reach");
+        skip::skipped(&format!(
+            "vm.max_map_count = {max} takes too many maps to reach"
+        ));
         return;
     }
     if !child::is_child(test) {

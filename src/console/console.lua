@@ -13,6 +13,10 @@ local pack = table.pack or function(...)
     return { n = select('#', ...), ... }
 end
 
+-- A Ctrl-C interrupts the chunk, or a fiber that runs when it comes: never
+-- the console itself.
+interrupt.shield()
+
 local PROMPT = 'luafiber'
 
 -- Whether `buf` is a chunk that more lines could complete (its syntax
@@ -25,11 +29,29 @@ local function incomplete(buf)
     return loadstring('return ' .. buf) == nil
 end
 
+-- Lines read but not yet taken: a read that gives several lines at once
+-- (text pasted into the line, which the line editor keeps as one) is taken
+-- a line at a time, as if typed.
+local pending = {}
+
+local function read_line(prompt)
+    if #pending == 0 then
+        local line = C.read(prompt)
+        if type(line) ~= 'string' or not line:find('\n', 1, true) then
+            return line
+        end
+        for l in (line .. '\n'):gmatch('(.-)\n') do
+            pending[#pending + 1] = l
+        end
+    end
+    return table.remove(pending, 1)
+end
+
 local function read_chunk()
     local buf = ''
     local prompt = PROMPT .. '> '
     while true do
-        local line = C.read(prompt)
+        local line = read_line(prompt)
         if line == nil then
             return nil
         elseif line == false then
@@ -48,8 +70,16 @@ local function read_chunk()
     return buf
 end
 
+-- Master's message when a value cannot be printed (its `__serialize` or
+-- `__tostring` raised): printed as an error, and the console goes on.
+local FORMAT_FAILED = 'console: exception while formatting the output: "%s"'
+
 local function print_error(err)
-    io.write(C.yaml({ { error = tostring(err) } }, 1), '\n')
+    local ok, text = pcall(tostring, err)
+    if not ok then
+        text = FORMAT_FAILED:format(tostring(text))
+    end
+    io.write(C.yaml({ { error = text } }, 1), '\n')
 end
 
 -- Runs `fn` in a fiber of its own, which Ctrl-C interrupts; returns what
@@ -86,7 +116,11 @@ local function eval(buf)
     if not r[1] then
         return print_error(r[2])
     end
-    io.write(C.yaml({ unpack(r, 2, r.n) }, r.n - 1), '\n')
+    local ok, out = pcall(C.yaml, { unpack(r, 2, r.n) }, r.n - 1)
+    if not ok then
+        return print_error(FORMAT_FAILED:format(tostring(out)))
+    end
+    io.write(out, '\n')
 end
 
 while true do

@@ -38,7 +38,11 @@ fn history_file() -> Option<PathBuf> {
 pub fn start(waker: CordWaker) -> std::io::Result<(Sender<Request>, Receiver<Reply>)> {
     let (req_tx, req_rx) = mpsc::channel::<Request>();
     let (reply_tx, reply_rx) = mpsc::channel();
-    let mut editor = DefaultEditor::new().map_err(std::io::Error::other)?;
+    // Without bracketed paste, pasted lines arrive as typed ones: each
+    // Enter ends a line, and what follows waits in the editor's buffer
+    // (kept between reads: the `buffer-redux` feature) for the next read.
+    let config = rustyline::Config::builder().bracketed_paste(false).build();
+    let mut editor = DefaultEditor::with_config(config).map_err(std::io::Error::other)?;
     let history = history_file();
     if let Some(h) = &history {
         let _ = editor.load_history(h);
@@ -52,7 +56,12 @@ pub fn start(waker: CordWaker) -> std::io::Result<(Sender<Request>, Receiver<Rep
                     Request::Read(prompt) => {
                         let reply = match editor.readline(&prompt) {
                             Ok(line) => Reply::Line(line),
-                            Err(ReadlineError::Interrupted) => Reply::Interrupted,
+                            Err(ReadlineError::Interrupted) => {
+                                // The cord may be busy in a fiber that never
+                                // yields, which would never see this reply.
+                                super::signal::forward();
+                                Reply::Interrupted
+                            }
                             Err(_) => Reply::Eof,
                         };
                         if reply_tx.send(reply).is_err() {

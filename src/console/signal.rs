@@ -1,7 +1,12 @@
 //! Ctrl-C while a console line runs: SIGINT interrupts the line (through
 //! [`luafiber::interrupt`]) and wakes the console fiber, which cancels the
-//! line's fiber when it is parked. A second Ctrl-C before the first was
-//! taken (a loop no hook reaches) ends the process, as in `lua`.
+//! line's fiber when it is parked. A Ctrl-C at the prompt, which the line
+//! editor reads as a key (its terminal mode turns signals off), is sent on
+//! to the cord as a SIGINT ([`forward`]): a fiber started at the prompt
+//! that spins without yielding (which keeps the console fiber from ever
+//! reading the key) is interrupted the same way. A second Ctrl-C before
+//! the first was taken (a loop no hook reaches) ends the process, as in
+//! `lua`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -44,6 +49,17 @@ pub fn install(waker: CordWaker) {
         CORD.store(libc::pthread_self() as u64, Ordering::SeqCst);
         let handler: extern "C" fn(libc::c_int) = on_sigint;
         libc::signal(libc::SIGINT, handler as libc::sighandler_t);
+    }
+}
+
+/// Sends a SIGINT to the cord's thread (a Ctrl-C the line editor read as
+/// a key): whatever Lua fiber runs there is interrupted.
+pub fn forward() {
+    let cord = CORD.load(Ordering::SeqCst) as libc::pthread_t;
+    if cord != 0 {
+        // SAFETY: `cord` is the console's cord thread, which lives as long
+        // as the process (the reader thread never outlives it).
+        unsafe { libc::pthread_kill(cord, libc::SIGINT) };
     }
 }
 

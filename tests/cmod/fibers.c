@@ -4,6 +4,7 @@
  * from Lua. */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -355,6 +356,53 @@ null(lua_State *L)
 	return 1;
 }
 
+/* Sleeps until cancelled. */
+static int
+sleeper(va_list ap)
+{
+	(void)ap;
+	while (!fiber_is_cancelled())
+		fiber_sleep(10);
+	return 0;
+}
+
+/* nan_timeouts(what): fiber_sleep, fiber_cond_wait_timeout, coio_wait or
+ * fiber_join_timeout with a NaN timeout, which is refused at once: the
+ * error each records, raised by luaT_error. */
+static int
+nan_timeouts(lua_State *L)
+{
+	const char *what = luaL_checklstring(L, 1, NULL);
+	int failed = 0;
+	if (strcmp(what, "sleep") == 0) {
+		fiber_sleep(NAN);
+		failed = 1;
+	} else if (strcmp(what, "cond") == 0) {
+		struct fiber_cond *cond = fiber_cond_new();
+		failed = fiber_cond_wait_timeout(cond, NAN) != 0;
+		fiber_cond_delete(cond);
+	} else if (strcmp(what, "coio") == 0) {
+		int p[2];
+		if (pipe(p) != 0)
+			return luaL_error(L, "pipe failed");
+		fcntl(p[0], F_SETFL, O_NONBLOCK);
+		failed = coio_wait(p[0], COIO_READ, NAN) == 0;
+		close(p[0]);
+		close(p[1]);
+	} else if (strcmp(what, "join") == 0) {
+		struct fiber *f = fiber_new("sleeper", sleeper);
+		fiber_set_joinable(f, true);
+		fiber_start(f);
+		failed = fiber_join_timeout(f, NAN) != 0;
+		fiber_cancel(f);
+		fiber_join(f);
+	}
+	if (failed)
+		return luaT_error(L);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 /* call(f, ...): luaT_call(f, ...) with no results, true; its error raised
  * again by luaT_error. */
 static int
@@ -389,6 +437,7 @@ luaopen_fibers(lua_State *L)
 		{"kinds", kinds},
 		{"null", null},
 		{"call", call},
+		{"nan_timeouts", nan_timeouts},
 	};
 	size_t i;
 	lua_createtable(L, 0, sizeof(fns) / sizeof(fns[0]));

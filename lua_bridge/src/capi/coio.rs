@@ -20,7 +20,8 @@ const COIO_WRITE: c_int = 0x2;
 /// `coio_wait(fd, events, timeout)`: parks the current fiber until `fd` is
 /// ready for `events` (`COIO_READ | COIO_WRITE`) or `timeout` seconds
 /// pass; returns the ready events, or 0 on timeout, on a cancel and on an
-/// error (which it records for `luaT_error`). `fd` should be non-blocking
+/// error (which it records for `luaT_error`); a NaN `timeout` is such an
+/// error (`IllegalParams`), refused before any wait. `fd` should be non-blocking
 /// and stay open while a fiber waits (close it with [`coio_close`]).
 /// Outside any fiber it blocks the thread in `poll(2)`.
 #[no_mangle]
@@ -35,10 +36,13 @@ pub extern "C" fn coio_wait(fd: c_int, events: c_int, timeout: f64) -> c_int {
                 return 0;
             }
         };
+        let Ok(timeout) = super::fiber::timeout(timeout, "coio_wait") else {
+            return 0;
+        };
         if sched::current().is_some() && !may_switch("coio_wait") {
             return 0;
         }
-        match io::wait_fd(fd, interest, super::fiber::timeout(timeout)) {
+        match io::wait_fd(fd, interest, timeout) {
             Ok(ready) => {
                 let read = if ready.is_readable() { COIO_READ } else { 0 };
                 let write = if ready.is_writable() { COIO_WRITE } else { 0 };

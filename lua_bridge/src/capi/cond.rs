@@ -68,7 +68,8 @@ capi! {
 capi! {
     /// `fiber_cond_wait_timeout(cond, timeout)`: waits for a signal, at most
     /// `timeout` seconds; 0 when signalled, -1 on timeout (`TimedOut`) or
-    /// cancel (`FiberIsCancelled`) with the error in the diagnostics.
+    /// cancel (`FiberIsCancelled`) with the error in the diagnostics. A NaN
+    /// `timeout` is refused at once (-1, `IllegalParams`).
     ///
     /// # Safety
     ///
@@ -106,7 +107,10 @@ fn wait(cond: Option<&FiberCond>, timeout: f64) -> c_int {
         if !may_switch("fiber_cond_wait") {
             return -1;
         }
-        match c.0.wait_tarantool(super::fiber::timeout(timeout)) {
+        let Ok(timeout) = super::fiber::timeout(timeout, "fiber_cond_wait") else {
+            return -1;
+        };
+        match c.0.wait_tarantool(timeout) {
             Ok(true) => 0,
             Ok(false) => {
                 diag::set_fiber_error(Error::TimedOut);

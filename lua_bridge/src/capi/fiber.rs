@@ -50,13 +50,25 @@ pub struct FiberAttr {
     stack_size: usize,
 }
 
-/// A timeout in seconds: `None` forever (infinite, or Tarantool's
-/// `TIMEOUT_INFINITY`).
-pub(crate) fn timeout(t: f64) -> Option<Duration> {
-    if t.is_nan() || t >= TIMEOUT_INFINITY {
-        return None;
+/// A timeout in seconds of the C function `fname`: `None` forever
+/// (infinite, or Tarantool's `TIMEOUT_INFINITY`), zero for a negative one.
+///
+/// # Errors
+///
+/// NaN, which would wait for ever, is refused as Lua's `fiber.sleep(0/0)`
+/// is: an `IllegalParams` error recorded for `luaT_error`.
+pub(crate) fn timeout(t: f64, fname: &str) -> Result<Option<Duration>, ()> {
+    if t.is_nan() {
+        diag::set(
+            ErrorKind::IllegalParams,
+            format!("{fname}: the timeout is NaN"),
+        );
+        return Err(());
     }
-    crate::raw::args::seconds(t)
+    if t >= TIMEOUT_INFINITY {
+        return Ok(None);
+    }
+    Ok(crate::raw::args::seconds(t))
 }
 
 /// `fiber_attr_new()`: attributes with the default stack size.
@@ -274,12 +286,16 @@ pub extern "C" fn fiber_yield() {
 }
 
 /// `fiber_sleep(s)`: sleeps at least `s` seconds (0 or less: a yield to
-/// the back of the ready queue); a wakeup or a cancel ends it early.
+/// the back of the ready queue); a wakeup or a cancel ends it early. A NaN
+/// `s` returns at once with an `IllegalParams` error recorded.
 #[no_mangle]
 pub extern "C" fn fiber_sleep(s: f64) {
     guard("fiber_sleep", (), || {
+        let Ok(t) = timeout(s, "fiber_sleep") else {
+            return;
+        };
         if may_switch("fiber_sleep") {
-            let _ = match timeout(s) {
+            let _ = match t {
                 Some(d) => fiber::sleep(d),
                 None => fiber::block_cancellable(None).map(drop),
             };
@@ -372,10 +388,16 @@ pub extern "C" fn fiber_join(f: *mut Fiber) -> c_int {
 }
 
 /// `fiber_join_timeout(f, timeout)`: [`fiber_join`], or -1 with a
-/// `TimedOut` error after `timeout` seconds (the fiber stays joinable).
+/// `TimedOut` error after `timeout` seconds (the fiber stays joinable); a
+/// NaN `timeout` is refused at once (-1, `IllegalParams`).
 #[no_mangle]
 pub extern "C" fn fiber_join_timeout(f: *mut Fiber, timeout: f64) -> c_int {
-    guard("fiber_join_timeout", -1, || join(f, self::timeout(timeout)))
+    guard("fiber_join_timeout", -1, || {
+        match self::timeout(timeout, "fiber_join_timeout") {
+            Ok(t) => join(f, t),
+            Err(()) => -1,
+        }
+    })
 }
 
 fn join(f: *mut Fiber, timeout: Option<Duration>) -> c_int {

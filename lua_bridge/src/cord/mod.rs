@@ -133,9 +133,15 @@ impl Ended {
         self.lf().traceback.take()
     }
 
-    /// The stack of its thread: `[msgh, results...]` or `[msgh, error]`.
-    pub(crate) fn stack(&mut self) -> Stack<'_> {
-        self.lf().thread.stack()
+    /// The stack of its thread: `[msgh, results...]` or `[msgh, error]`,
+    /// for Rust code outside any frame (reading the results, describing
+    /// the error: [`Stack::outside`]).
+    pub(crate) fn stack(&mut self) -> crate::raw::Outside<'_> {
+        let l = self.lf().thread.as_ptr();
+        // SAFETY: the fiber has ended: nothing runs on its thread, and
+        // `&mut self` makes this the only handle on its stack; the handle is
+        // a local of the caller.
+        unsafe { Stack::outside(l) }
     }
 
     /// Moves the `n` values on top of its thread onto `s`.

@@ -81,6 +81,15 @@ impl RuntimeBuilder {
         // SAFETY: the full standard library (ffi and debug included) is what
         // a script interpreter offers; scripts are trusted as in `luajit`.
         let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) };
+        if self.memory_limit.is_some() {
+            // mlua pushes strings and tables outside any protected call
+            // when it believes no allocation can fail (no limit of its
+            // own): it must know that one can, or a string it interns at
+            // the limit aborts the process. A limit no heap reaches tells
+            // it so while its allocator is still the one it knows; the
+            // real limit is the bridge's (below).
+            let _ = lua.set_memory_limit(isize::MAX as usize);
+        }
         let main = lua.state();
         // SAFETY: `main` is the new, idle state of this thread.
         unsafe { crate::raw::heap::install(main) };

@@ -9,7 +9,9 @@ use mlua::ffi;
 
 #[cfg(luafiber_bench)]
 use super::handle::Handlers;
-use super::handle::{main_stack, push_values, raise_to_error, start, wait, CallHandle, LuaHandle};
+use super::handle::{
+    main_stack, out_of_memory, push_values, raise_to_error, start, wait, CallHandle, LuaHandle,
+};
 use super::handlers::Handler;
 use super::{Error, LuaRuntime, Value};
 use crate::cord::ErrorUse;
@@ -180,7 +182,14 @@ impl LuaRuntime {
         s.push_cstr(c"__luafiber_spawn_lua");
         s.push_nil();
         let _ = s.rawset(ffi::LUA_REGISTRYINDEX);
-        push_values(s, &args);
+        if let Err(e) = push_values(s, args) {
+            s.settop(top);
+            return Err(e);
+        }
+        if s.over_limit() {
+            s.settop(top);
+            return Err(out_of_memory());
+        }
         let start = if fiber::current().is_some() {
             Start::Now
         } else {
@@ -248,6 +257,7 @@ impl LuaRuntime {
             s.push_str(name);
             s.push_ref(chunk);
             s.unref(chunk);
+            Ok(())
         })?;
         wait(id)?;
         Ok(())

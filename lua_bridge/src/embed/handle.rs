@@ -12,7 +12,7 @@ use super::{value, Error, Value};
 use crate::cord::{self, Ended, ErrorUse};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::error::{self, ErrorKind};
-use crate::raw::{Raise, Stack};
+use crate::raw::{Outside, Raise, Stack};
 
 /// How a call gets its handler C function: the bench knob of `call_by` and
 /// `eval_by` (`--cfg luafiber_bench`, see `benches/`).
@@ -102,17 +102,25 @@ fn detach(id: Option<FiberId>) {
     }
 }
 
-/// The cord's main thread, as a stack handle.
+/// The cord's main thread, as a stack handle for Rust code outside any
+/// frame ([`Stack::outside`]).
 ///
 /// # Errors
 ///
 /// [`Error::NoRuntime`] when this thread has no runtime.
-pub(super) fn main_stack<'a>() -> Result<Stack<'a>, Error> {
+pub(super) fn main_stack<'a>() -> Result<Outside<'a>, Error> {
     let main = cord::try_with(|c| c.main).ok_or(Error::NoRuntime)?;
     // SAFETY: no Lua code runs on the main thread while Rust code does (it
     // never yields), and whatever else uses its stack meanwhile (mlua)
-    // leaves it as it was.
-    Ok(unsafe { Stack::from_state(main) })
+    // leaves it as it was; the handle is a local of the caller, dropped
+    // where it was made.
+    Ok(unsafe { Stack::outside(main) })
+}
+
+/// The error of a call whose name and arguments took the Lua heap past
+/// its memory limit: the call does not run.
+pub(super) fn out_of_memory() -> Error {
+    Error::Runtime("not enough memory".into())
 }
 
 /// Starts a fiber running `handler` (pushed per call when
@@ -123,7 +131,7 @@ pub(super) fn start(
     push_per_call: bool,
     joinable: bool,
     extra: usize,
-    push_args: impl FnOnce(&mut Stack),
+    push_args: impl FnOnce(&mut Stack) -> Result<(), Error>,
 ) -> Result<FiberId, Error> {
     let s = &mut main_stack()?;
     if s.ensure(extra as c_int + 8).is_err() {
@@ -135,7 +143,14 @@ pub(super) fn start(
     } else {
         s.push_ref(handler_ref(handler));
     }
-    push_args(s);
+    if let Err(e) = push_args(s) {
+        s.settop(top);
+        return Err(e);
+    }
+    if s.over_limit() {
+        s.settop(top);
+        return Err(out_of_memory());
+    }
     let name = match handler {
         Handler::Call => "call",
         Handler::Eval => "eval",
@@ -167,16 +182,21 @@ pub(super) fn raise_to_error(r: Raise) -> Error {
     }
 }
 
-/// Pushes `args`, each a nil when the stack has no room left for it.
-pub(super) fn push_values(s: &mut Stack, args: &[Value]) {
-    for a in args {
-        // A table needs at most 3 slots while it is made, then leaves 1.
-        if s.ensure(4).is_ok() {
-            value::push(s, a);
-        } else if s.ensure(1).is_ok() {
-            s.push_nil();
-        }
-    }
+/// Pushes `args`, the arguments of a call, and drops them (a value nested
+/// too deep for a recursive drop too: [`value::drop_flat`]).
+///
+/// # Errors
+///
+/// [`Error::Runtime`] naming the argument that cannot be pushed (tables
+/// nested deeper than 64, no room on the Lua stack); what was pushed
+/// stays, for the caller to pop.
+pub(super) fn push_values(s: &mut Stack, args: Vec<Value>) -> Result<(), Error> {
+    let r = args.iter().enumerate().try_for_each(|(i, a)| {
+        value::push(s, a)
+            .map_err(|e| Error::Runtime(format!("argument {}: {}", i + 1, raise_to_error(e))))
+    });
+    value::drop_flat(args);
+    r
 }
 
 /// Waits for the joinable fiber `id` to end; returns its results.
@@ -315,7 +335,7 @@ impl LuaHandle {
     pub fn spawn_call(&self, name: &str, args: Vec<Value>) -> Result<CallHandle, Error> {
         let id = start(Handler::Call, false, true, args.len(), |s| {
             s.push_str(name);
-            push_values(s, &args);
+            push_values(s, args)
         })?;
         Ok(CallHandle {
             id: Some(id),
@@ -328,7 +348,7 @@ impl LuaHandle {
 fn call(push_per_call: bool, name: &str, args: Vec<Value>) -> Result<Vec<Value>, Error> {
     let id = start(Handler::Call, push_per_call, true, args.len(), |s| {
         s.push_str(name);
-        push_values(s, &args);
+        push_values(s, args)
     })?;
     wait_call(id)
 }
@@ -349,7 +369,7 @@ pub(super) fn wait_call(id: FiberId) -> Result<Vec<Value>, Error> {
 fn eval(push_per_call: bool, code: &str, args: Vec<Value>) -> Result<Vec<Value>, Error> {
     let id = start(Handler::Eval, push_per_call, true, args.len(), |s| {
         s.push_str(code);
-        push_values(s, &args);
+        push_values(s, args)
     })?;
     wait_call(id)
 }

@@ -98,11 +98,15 @@ impl From<FiberError> for Error {
 /// Dropping the runtime ends its Lua fibers before it closes the Lua state
 /// (docs/design.md's shutdown rule): every one is cancelled, the fibers run
 /// until none of them is ready (Rust fibers run too, as in any run; inside
-/// a fiber, the dropping fiber yields instead), and those still blocked
-/// where a cancel does not end the wait (a join, a Rust function that
-/// blocks again) are abandoned: never resumed, their stacks leaked, since
-/// unwinding them would cross Lua frames. A cancelled fiber's error is not
-/// reported, and the script's main fiber ends without ending the process.
+/// a fiber, the dropping fiber yields instead), in at most 100 rounds of
+/// cancel-and-run (a fiber that catches its cancel and yields again gets
+/// one turn a round), and those still blocked where a cancel does not end
+/// the wait (a join, a Rust function that blocks again) or still running
+/// after the rounds are abandoned: never resumed, their stacks leaked,
+/// since unwinding them would cross Lua frames. The abandoned fibers (id,
+/// name, running or blocked) are reported as one `tracing` warning. A
+/// cancelled fiber's error is not reported, and the script's main fiber
+/// ends without ending the process.
 /// Rust fibers stay; a [`LuaHandle`] call they make later fails with
 /// [`Error::NoRuntime`].
 ///
@@ -140,11 +144,13 @@ impl LuaRuntime {
     }
 
     /// A handle on the stack of the state mlua runs on (the main thread,
-    /// idle while Rust code runs).
-    pub(crate) fn main_stack(&self) -> crate::raw::Stack<'_> {
+    /// idle while Rust code runs), for Rust code outside any frame
+    /// ([`Stack::outside`](crate::raw::Stack::outside)).
+    pub(crate) fn main_stack(&self) -> crate::raw::Outside<'_> {
         // SAFETY: no Lua code runs on it while this Rust code does, and
-        // whatever else uses its stack meanwhile (mlua) leaves it as it was.
-        unsafe { crate::raw::Stack::from_state(self.lua.state()) }
+        // whatever else uses its stack meanwhile (mlua) leaves it as it was;
+        // the handle is a local of the caller, dropped where it was made.
+        unsafe { crate::raw::Stack::outside(self.lua.state()) }
     }
 
     /// Runs the scheduler until no fiber is ready or sleeping.
@@ -160,15 +166,30 @@ impl LuaRuntime {
 impl Drop for LuaRuntime {
     fn drop(&mut self) {
         crate::slice::watchdog::disarm();
-        if !crate::fiber::shutdown::end_lua_fibers() {
+        // From here Rust code works on the state outside any protected
+        // call: its allocations must not fail (raw rule 3).
+        let _exempt = crate::raw::memory::Exempt::enter();
+        let Some(abandoned) = crate::fiber::shutdown::end_lua_fibers() else {
             // A Lua fiber is on the thread's stack: the state, kept by the
             // cord as well, must outlive it.
             return;
+        };
+        if !abandoned.is_empty() {
+            let list: Vec<String> = abandoned.iter().map(ToString::to_string).collect();
+            tracing::warn!(
+                abandoned = abandoned.len(),
+                "the Lua runtime was dropped with fibers that its cancel did not end, \
+                 abandoned (never run again): {}",
+                list.join("; ")
+            );
         }
         crate::fiber::guard::uninstall();
         crate::luajit::uninstall();
         rust_fn::clear();
         drop(crate::cord::uninstall());
+        // SAFETY: the main state, idle; its close (the collection, the
+        // finalizers) must not fail half-way on the limit.
+        unsafe { crate::raw::memory::lift(self.lua.state()) };
         // SAFETY: `lua` is not used after this; no Lua fiber is left
         // (every one ended or was abandoned), so nothing runs on the state
         // after it closes. Its finalizers run with the context installed.

@@ -167,6 +167,14 @@ impl LuaRuntime {
     }
 }
 
+/// The message of a conversion's error.
+fn message(r: Raise) -> String {
+    match r {
+        Raise::Error(_, m) | Raise::Message(m) => m,
+        Raise::Top => "cannot convert".into(),
+    }
+}
+
 lua_fn! {
     /// The C closure behind every registered function (upvalue 1: its index
     /// in the runtime's function list).
@@ -183,12 +191,17 @@ lua_fn! {
         s.ensure(8)?;
         let args = (1..=s.top()).map(|i| value::read(s, i, 0)).collect::<Result<Vec<_>, _>>()?;
         let results = f(args).map_err(|e| e.raise(&name))?;
-        if s.ensure(results.len() as c_int + 3).is_err() {
-            return Err(Raise::illegal(format!("{name}: too many results")));
+        let n = results.len() as c_int;
+        let top = s.top();
+        let pushed = results.iter().enumerate().try_for_each(|(i, v)| {
+            value::push(s, v)
+                .map_err(|e| Raise::illegal(format!("{name}: result {}: {}", i + 1, message(e))))
+        });
+        value::drop_flat(results);
+        if let Err(e) = pushed {
+            s.settop(top);
+            return Err(e);
         }
-        for v in &results {
-            value::push(s, v);
-        }
-        Ok(results.len() as c_int)
+        Ok(n)
     }
 }

@@ -37,6 +37,11 @@ impl LuaRuntime {
     /// channel, a cond, a join) stay so when the main fiber is done; when
     /// the main fiber is one of them, nothing can ever wake it, and the
     /// work after its wait would silently not be done: that is an error.
+    /// Once this thread has nothing left to run, the thread groups of
+    /// `experimental.threads` are waited for too, until no fiber there is
+    /// ready, sleeping or waiting on I/O (a server on a worker thread
+    /// serves until it is closed). An error exit says which groups still
+    /// had such work.
     ///
     /// `arg` is set before the first chunk runs; the chunks get no `...` and
     /// their chunk name is `(command line)`, as in Tarantool. After the
@@ -132,8 +137,17 @@ impl LuaRuntime {
         .map_err(|e| Error::Runtime(format!("{e:?}")))?;
         fiber::run();
         if fiber::status(id) == Some(fiber::Status::Suspended) {
-            return Err(Error::Runtime(lua_fiber::blocked::report(s, id)));
+            let mut report = lua_fiber::blocked::report(s, id);
+            if let Some(note) = crate::fiber::entry::exit_note() {
+                report.push_str("\n");
+                report.push_str(&note);
+            }
+            return Err(Error::Runtime(report));
         }
+        // This cord is done; fibers of the thread groups that sleep or
+        // wait on I/O (a server on a worker) keep the script alive as this
+        // cord's own would.
+        crate::modules::threads::groups::wait_quiet();
         Ok(())
     }
 

@@ -267,7 +267,18 @@ pub(crate) fn read(s: &mut Stack, idx: c_int, depth: usize) -> LResult<Value> {
 }
 
 /// Pushes `v`.
-pub(crate) fn push(s: &mut Stack, v: &Value) {
+///
+/// # Errors
+///
+/// `IllegalParams` for tables nested deeper than 64 (the cap of [`read`]),
+/// or when the Lua stack has no room; nothing is left pushed then.
+pub(crate) fn push(s: &mut Stack, v: &Value) -> LResult<()> {
+    let top = s.top();
+    push_at(s, v, 0).inspect_err(|_| s.settop(top))
+}
+
+fn push_at(s: &mut Stack, v: &Value, depth: usize) -> LResult<()> {
+    s.ensure(1)?;
     match v {
         Value::Nil => s.push_nil(),
         Value::Boolean(b) => s.push_bool(*b),
@@ -275,12 +286,35 @@ pub(crate) fn push(s: &mut Stack, v: &Value) {
         Value::Number(n) => s.push_number(*n),
         Value::String(b) => s.push_bytes(b),
         Value::Table(pairs) => {
-            let t = s.new_table(0, pairs.len() as c_int);
+            if depth >= MAX_DEPTH {
+                return Err(Raise::illegal("table nesting too deep to convert"));
+            }
+            // The table, a key and a value.
+            s.ensure(3)?;
+            let size = c_int::try_from(pairs.len()).unwrap_or(c_int::MAX);
+            let t = s.new_table(0, size);
             for (k, v) in pairs {
-                push(s, k);
-                push(s, v);
+                push_at(s, k, depth + 1)?;
+                push_at(s, v, depth + 1)?;
                 // A nil (or NaN) key: the pair is left out.
                 let _ = s.rawset(t);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Drops `values` without recursion: a [`Value`] nested deeper than a
+/// fiber's stack allows (its own drop recurses once per level) is taken
+/// apart level by level. For values the bridge owns and drops (a call's
+/// arguments, a registered function's results).
+pub(crate) fn drop_flat(values: Vec<Value>) {
+    let mut work = values;
+    while let Some(v) = work.pop() {
+        if let Value::Table(pairs) = v {
+            for (k, v) in pairs {
+                work.push(k);
+                work.push(v);
             }
         }
     }

@@ -94,10 +94,28 @@ pub(super) fn main_entry(idx: usize, prelude: c_int, s: &mut Stack) {
 /// process with status 1.
 fn exit_with_error(me: FiberId, idx: usize, s: &mut Stack) -> ! {
     report_error(me, idx, "error", s);
+    if let Some(note) = EXIT_NOTE.get().and_then(|f| f()) {
+        let _ = writeln!(std::io::stderr(), "luafiber: {note}");
+    }
     let _ = std::io::stdout().flush();
     // SAFETY: flushing C stdio has no preconditions.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     std::process::exit(1);
+}
+
+/// What a process that ends on an error drops besides this cord's fibers
+/// (the work of the thread groups), set once by the layer that knows it.
+static EXIT_NOTE: std::sync::OnceLock<fn() -> Option<String>> = std::sync::OnceLock::new();
+
+/// Sets what an exit on an error says it drops ([`exit_note`]), once per
+/// process.
+pub(crate) fn set_exit_note(note: fn() -> Option<String>) {
+    let _ = EXIT_NOTE.set(note);
+}
+
+/// What an exit now would drop besides this cord's fibers, if anything.
+pub(crate) fn exit_note() -> Option<String> {
+    EXIT_NOTE.get().and_then(|f| f())
 }
 
 /// Frees a finished Lua fiber's Lua data.

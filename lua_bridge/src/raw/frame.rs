@@ -9,6 +9,7 @@ use std::panic::{self, AssertUnwindSafe};
 use mlua::ffi;
 
 use super::error::{push_raise, ErrorKind};
+use super::memory::Exempt;
 use super::Stack;
 
 /// An error a C function body asks [`protect`] to raise.
@@ -149,35 +150,12 @@ unsafe fn raise(l: *mut ffi::lua_State, failed: std::thread::Result<Raise>) -> !
     // used them all); `push_raise` consumes `raise` and drops every Rust
     // value it made before returning; `lua_error` never returns.
     unsafe {
-        push_raise(&mut Stack::from_state(l), raise);
+        {
+            // The error object is made by Rust code (raw rule 3).
+            let _exempt = Exempt::enter();
+            push_raise(&mut Stack::from_state(l), raise);
+        }
         ffi::lua_error(l)
-    }
-}
-
-/// Counts a bridge C function frame in the running fiber's word while it
-/// lives, on a thread with a memory limit ([`memory`](super::memory), the
-/// word's only reader); elsewhere it costs one thread-local read, not a call to the
-/// fiber layer's.
-struct Exempt(Option<usize>);
-
-impl Exempt {
-    #[inline(always)]
-    fn enter() -> Exempt {
-        if !super::memory::limited() {
-            return Exempt(None);
-        }
-        let depth = luafiber_fiber::fiber_word();
-        luafiber_fiber::set_fiber_word(depth + 1);
-        Exempt(Some(depth))
-    }
-}
-
-impl Drop for Exempt {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if let Some(depth) = self.0 {
-            luafiber_fiber::set_fiber_word(depth);
-        }
     }
 }
 

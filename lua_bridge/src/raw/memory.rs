@@ -37,7 +37,7 @@ struct Limit {
     inner: ffi::lua_Alloc,
     inner_ud: *mut c_void,
     used: Cell<usize>,
-    limit: usize,
+    limit: Cell<usize>,
 }
 
 /// # Safety
@@ -54,7 +54,7 @@ unsafe extern "C" fn limited_alloc(
     let lim = unsafe { &*ud.cast::<Limit>() };
     // With no block, `osize` is a type tag, not a size.
     let old = if ptr.is_null() { 0 } else { osize };
-    if nsize > old && lim.used.get() + (nsize - old) > lim.limit && fiber::fiber_word() == 0 {
+    if nsize > old && lim.used.get() + (nsize - old) > lim.limit.get() && fiber::fiber_word() == 0 {
         return std::ptr::null_mut();
     }
     // SAFETY: the inner allocator gets exactly what Lua gave.
@@ -65,6 +65,90 @@ unsafe extern "C" fn limited_alloc(
         lim.used.set(lim.used.get() - old + nsize);
     }
     p
+}
+
+/// A scope whose Lua allocations never fail on the memory limit (see the
+/// module doc): counted in the running fiber's word (the thread's, outside
+/// any fiber) while it lives, on a thread with a limit; elsewhere it costs
+/// one thread-local read. Dropped in the fiber (or outside any fiber)
+/// where it was made, in the reverse order of making.
+pub struct Exempt(Option<usize>);
+
+impl Exempt {
+    /// Enters the scope.
+    #[inline(always)]
+    pub fn enter() -> Exempt {
+        if !limited() {
+            return Exempt(None);
+        }
+        let depth = fiber::fiber_word();
+        fiber::set_fiber_word(depth + 1);
+        Exempt(Some(depth))
+    }
+}
+
+impl Drop for Exempt {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(depth) = self.0 {
+            fiber::set_fiber_word(depth);
+        }
+    }
+}
+
+/// The limit of `l`'s state, if it has one.
+///
+/// # Safety
+///
+/// `l` is a valid state of this thread.
+unsafe fn limit_of<'a>(l: *mut ffi::lua_State) -> Option<&'a Limit> {
+    let mut ud = std::ptr::null_mut();
+    // SAFETY: caller's contract; reading the allocator raises nothing.
+    let f = unsafe { ffi::lua_getallocf(l, &mut ud) };
+    // SAFETY: with `limited_alloc` as the allocator, `ud` is its leaked
+    // `Limit`, which lives as long as the process.
+    std::ptr::fn_addr_eq(f, limited_alloc as ffi::lua_Alloc)
+        .then(|| unsafe { &*ud.cast::<Limit>() })
+}
+
+/// The bytes `l`'s state has allocated, when it has a memory limit.
+///
+/// # Safety
+///
+/// `l` is a valid state of this thread.
+pub unsafe fn used(l: *mut ffi::lua_State) -> Option<usize> {
+    // SAFETY: caller's contract.
+    unsafe { limit_of(l) }.map(|lim| lim.used.get())
+}
+
+/// Whether `l`'s state, which had allocated `before` bytes, has allocated
+/// more since and is now past its memory limit (which only an [`Exempt`]
+/// scope or a C function's body can do). Garbage past the limit that was
+/// there before (what an earlier exempt scope left) does not count: only
+/// new allocations do.
+///
+/// # Safety
+///
+/// `l` is a valid state of this thread.
+pub unsafe fn grew_past_limit(l: *mut ffi::lua_State, before: Option<usize>) -> bool {
+    // SAFETY: caller's contract.
+    unsafe { limit_of(l) }.is_some_and(|lim| {
+        let now = lim.used.get();
+        now > lim.limit.get() && before.is_some_and(|b| now > b)
+    })
+}
+
+/// Lifts the memory limit of `l`'s state for good: for its close, whose
+/// collection and finalizers must not fail half-way.
+///
+/// # Safety
+///
+/// `l` is a valid state of this thread.
+pub unsafe fn lift(l: *mut ffi::lua_State) {
+    // SAFETY: caller's contract.
+    if let Some(lim) = unsafe { limit_of(l) } {
+        lim.limit.set(usize::MAX);
+    }
 }
 
 /// Caps the Lua heap of `main`'s state at `limit` bytes.
@@ -83,7 +167,7 @@ pub unsafe fn set_limit(main: *mut ffi::lua_State, used: usize, limit: usize) {
             inner,
             inner_ud,
             used: Cell::new(used),
-            limit,
+            limit: Cell::new(limit),
         }));
         ffi::lua_setallocf(main, limited_alloc, (lim as *mut Limit).cast());
     }

@@ -36,7 +36,9 @@
 //!    metamethod runs), pushes, `lua_pcall`. ([`Stack`] offers only those.)
 //! 3. Inside a body an allocation never fails on the memory limit
 //!    ([`memory`]): a Lua "not enough memory" error raised there would cross
-//!    the body's Rust frames (raw rule 2).
+//!    the body's Rust frames (raw rule 2). Nor does one made by Rust code
+//!    outside any body and any protected call ([`Stack::outside`]), where
+//!    no `lua_pcall` would catch the error.
 //! 4. A C function starts with `LUA_MINSTACK` (20) free stack slots; more
 //!    need `lua_checkstack` first. [`Stack`] counts the slots it may use.
 //! 5. An index is valid when it is `1..=top` (positive indices past the top
@@ -60,7 +62,7 @@ pub mod udata;
 
 pub(crate) use frame::{lua_fn, wide_cfn};
 pub use frame::{LResult, Raise};
-pub use stack::Stack;
+pub use stack::{Outside, Stack};
 pub use udata::Kind;
 
 /// `lua_gc` option `LUA_GCISRUNNING` of LuaJIT's `lua.h` (not in mlua's

@@ -145,9 +145,8 @@ impl Builder {
         let cords = inboxes
             .into_iter()
             .zip(stealers)
-            .map(|(inbox, stealer)| CordRef {
-                inbox: inbox.expect("every cord sent its inbox"),
-                stealer,
+            .map(|(inbox, stealer)| {
+                CordRef::new(inbox.expect("every cord sent its inbox"), stealer)
             })
             .collect();
         let shared = Arc::new(Shared::new(cords));

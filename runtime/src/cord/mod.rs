@@ -105,6 +105,13 @@ pub fn current() -> Option<usize> {
     worker::index()
 }
 
+/// Whether the calling thread is a cord that has been told to stop (its
+/// runtime shuts down): its fibers were cancelled and it ends once they
+/// are done or its deadline passes. `false` on any other thread.
+pub fn is_stopping() -> bool {
+    worker::stopping()
+}
+
 /// Wakes `w` at the calling cord's next turn (once the batch of fibers
 /// that runs now is done), or at once on any other thread: what a task's
 /// end does for its joiner. A client waiting for several answers of one

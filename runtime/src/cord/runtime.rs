@@ -67,6 +67,29 @@ impl Handle {
     pub fn cords(&self) -> usize {
         self.shared.cords.len()
     }
+
+    /// Whether the runtime is quiet: no fiber of any cord is ready,
+    /// sleeping, or waiting on I/O or on another thread, and no work waits
+    /// to start. Then only new work given from outside (or a fiber blocked
+    /// on a channel, which only such work could wake) would ever run.
+    pub fn is_quiet(&self) -> bool {
+        self.shared.is_quiet()
+    }
+
+    /// `Some(n)` when the runtime [is quiet](Handle::is_quiet), `n` the
+    /// count of its cords' wakes from quiet so far: two equal stamps taken
+    /// one after the other mean that nothing ran in between (a view across
+    /// several runtimes, which may give each other work).
+    pub fn quiet_stamp(&self) -> Option<u64> {
+        self.shared.quiet_stamp()
+    }
+
+    /// Blocks the calling thread until the runtime [is quiet](Handle::is_quiet)
+    /// or shuts down: how a process that gave its cords work (servers,
+    /// sleeping fibers) knows that it may end without dropping any.
+    pub fn wait_quiet(&self) {
+        self.shared.wait_quiet();
+    }
 }
 
 impl std::fmt::Debug for Handle {

@@ -2,7 +2,7 @@
 //! unstarted work, each cord's inbox and stealer, and the count of cords
 //! that have ended.
 
-use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
@@ -15,6 +15,24 @@ use crate::io::inbox::{Inbox, Job, Msg};
 pub(crate) struct CordRef {
     pub inbox: Arc<Inbox>,
     pub stealer: Stealer<Job>,
+    /// Set by the cord before it blocks with nothing of its own that could
+    /// wake it (no fiber ready, sleeping, or waiting on I/O or on another
+    /// thread); cleared, and `wakes` counted, at its next turn, before it
+    /// takes any work ([`Shared::is_quiet`]).
+    pub quiet: AtomicBool,
+    /// How many times the cord woke from quiet.
+    pub wakes: AtomicU64,
+}
+
+impl CordRef {
+    pub fn new(inbox: Arc<Inbox>, stealer: Stealer<Job>) -> CordRef {
+        CordRef {
+            inbox,
+            stealer,
+            quiet: AtomicBool::new(false),
+            wakes: AtomicU64::new(0),
+        }
+    }
 }
 
 pub(crate) struct Shared {
@@ -26,6 +44,9 @@ pub(crate) struct Shared {
     /// Which cords' loops have ended, and the shutdown waiting for them.
     ended: Mutex<Vec<bool>>,
     ended_cv: Condvar,
+    /// Notified when a cord goes quiet ([`Shared::wait_quiet`]).
+    quiet_lock: Mutex<()>,
+    quiet_cv: Condvar,
 }
 
 impl Shared {
@@ -36,6 +57,66 @@ impl Shared {
             cords,
             stopping: AtomicBool::new(false),
             ended_cv: Condvar::new(),
+            quiet_lock: Mutex::new(()),
+            quiet_cv: Condvar::new(),
+        }
+    }
+
+    /// Cord `index` is about to block with nothing of its own that could
+    /// wake it.
+    pub fn set_quiet(&self, index: usize) {
+        self.cords[index].quiet.store(true, Ordering::SeqCst);
+        let _g = self.quiet_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.quiet_cv.notify_all();
+    }
+
+    /// Cord `index` turns: no longer quiet. Called at the start of each
+    /// turn, before the cord takes any work; costs a load unless it was
+    /// quiet.
+    #[inline]
+    pub fn turns(&self, index: usize) {
+        let c = &self.cords[index];
+        if c.quiet.load(Ordering::Relaxed) {
+            c.quiet.store(false, Ordering::SeqCst);
+            c.wakes.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether every cord is quiet and no work waits for any (the
+    /// injector, the cords' queues and inboxes are empty), as one
+    /// consistent view: no cord woke while it was taken. Then nothing but
+    /// a new call from outside can make a fiber of the runtime run again.
+    pub fn is_quiet(&self) -> bool {
+        self.quiet_stamp().is_some()
+    }
+
+    /// [`Shared::is_quiet`], with the count of the cords' wakes from quiet.
+    pub fn quiet_stamp(&self) -> Option<u64> {
+        let wakes = || -> u64 {
+            self.cords
+                .iter()
+                .map(|c| c.wakes.load(Ordering::SeqCst))
+                .sum()
+        };
+        let before = wakes();
+        let quiet =
+            self.cords.iter().all(|c| {
+                c.quiet.load(Ordering::SeqCst) && c.stealer.is_empty() && !c.inbox.has_msgs()
+            }) && self.injector.is_empty();
+        (quiet && wakes() == before).then_some(before)
+    }
+
+    /// Waits until [`Shared::is_quiet`], or the runtime stops.
+    pub fn wait_quiet(&self) {
+        let mut g = self.quiet_lock.lock().unwrap_or_else(|e| e.into_inner());
+        while !self.is_quiet() && !self.stopping.load(Ordering::SeqCst) {
+            // Bounded: a cord that went quiet between the check and the
+            // wait notified before this thread waited.
+            g = self
+                .quiet_cv
+                .wait_timeout(g, std::time::Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 

@@ -65,6 +65,11 @@ pub(crate) fn index() -> Option<usize> {
     with_cord(|c| c.index)
 }
 
+/// Whether the calling thread's cord was told to stop.
+pub(crate) fn stopping() -> bool {
+    with_cord(|c| c.stop.get().is_some()).unwrap_or(false)
+}
+
 /// The calling thread's cord index and runtime, on a cord.
 pub(crate) fn current() -> Option<(usize, Arc<Shared>)> {
     with_cord(|c| (c.index, c.shared.clone()))
@@ -108,6 +113,7 @@ fn turn(timeout: Option<Duration>) -> bool {
 
 impl Cord {
     fn turn(&self, timeout: Option<Duration>) {
+        self.shared.turns(self.index);
         self.flush_wakes();
         // First, as it may start work or stop the cord.
         let drained = reactor::drain_inbox();
@@ -131,6 +137,11 @@ impl Cord {
             (0, None) => timeout,
         };
         let pending = || stop.is_none() && self.shared.has_work(self.index);
+        if timeout.is_none() && stop.is_none() && reactor::all_waiters() == 0 {
+            // It blocks, and nothing of its own could wake it: only work
+            // from another thread (`Handle::wait_quiet`).
+            self.shared.set_quiet(self.index);
+        }
         reactor::turn_cord(timeout, pending);
     }
 

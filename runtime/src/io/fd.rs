@@ -206,6 +206,13 @@ impl Fd {
     /// (`None`: no limit; `Some(ZERO)`: no park). A cancellation point.
     /// Outside any fiber the thread blocks in `poll(2)` instead.
     ///
+    /// Every fiber parked for a direction is woken by each event of it, and
+    /// returns even when another one took the readiness first (with no
+    /// ready bit of `interest` then, `Ready::NONE`): fibers that share a
+    /// read-ahead buffer as well as the fd (two readers of one socket) must
+    /// each look at the buffer again, since the first may have left there
+    /// what the second waits for.
+    ///
     /// # Errors
     ///
     /// As [`Fd::io`].
@@ -215,6 +222,9 @@ impl Fd {
         }
         if !self.src.is_ready(interest) && timeout == Some(Duration::ZERO) {
             return Err(error::timed_out());
+        }
+        if fiber::current().is_some() {
+            return self.src.wait_event(interest, deadline_of(timeout));
         }
         park(&self.src, interest, deadline_of(timeout))
     }

@@ -78,7 +78,7 @@ pub(crate) fn add_remote_waiter(parks: bool) {
 }
 
 /// Fibers parked in the event loop or for a wake through the inbox.
-fn all_waiters() -> usize {
+pub(crate) fn all_waiters() -> usize {
     waiters() + REMOTE_WAITERS.with(Cell::get)
 }
 

@@ -210,6 +210,25 @@ impl Source {
     /// Parks the current fiber until a ready bit of `interest` is set, the
     /// record is closed, `deadline` passes or the fiber is cancelled.
     pub fn wait(&self, interest: Interest, deadline: Option<Instant>) -> io::Result<Ready> {
+        self.wait_for(interest, deadline, true)
+    }
+
+    /// [`Source::wait`], but woken by an event of `interest` it returns
+    /// even when another waiter took the readiness first (the ready bits
+    /// then hold none of `interest`): for a caller that shares more than
+    /// the fd with the other waiters (a read-ahead buffer another reader
+    /// filled) and must look again, as every waiter of a level-triggered
+    /// loop would.
+    pub fn wait_event(&self, interest: Interest, deadline: Option<Instant>) -> io::Result<Ready> {
+        self.wait_for(interest, deadline, false)
+    }
+
+    fn wait_for(
+        &self,
+        interest: Interest,
+        deadline: Option<Instant>,
+        until_ready: bool,
+    ) -> io::Result<Ready> {
         let both = interest.is_readable() && interest.is_writable();
         let cond = match interest.is_readable() {
             true => &self.readers,
@@ -229,6 +248,9 @@ impl Source {
             }
             let _waiting = Waiting::new(both.then_some(&self.both));
             match cond.wait(left) {
+                Ok(true) if !until_ready && !self.closed.get() => {
+                    return Ok(Ready(self.ready.get() & interest.0));
+                }
                 Ok(true) => {}
                 Ok(false) => return Err(error::timed_out()),
                 Err(fiber::Error::Cancelled) => return Err(error::cancelled()),

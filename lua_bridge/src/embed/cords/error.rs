@@ -15,12 +15,14 @@ pub enum CallErrorKind {
     /// array, a result that MessagePack has no form for ("cannot be sent
     /// to another cord"), no such cord.
     Refused,
-    /// The cords stopped before the call answered.
+    /// The cords stopped before the call answered (or cut it off as they
+    /// stopped).
     Stopped,
     /// The wait ran out of time (the call goes on; its results are
     /// dropped).
     TimedOut,
-    /// The waiting fiber was cancelled.
+    /// The waiting fiber was cancelled, or the call's own fiber was (by
+    /// another fiber of its cord).
     Cancelled,
 }
 
@@ -58,6 +60,7 @@ impl From<Failure> for CallError {
             FailKind::Lua => CallErrorKind::Lua,
             FailKind::Refused => CallErrorKind::Refused,
             FailKind::Dropped => CallErrorKind::Stopped,
+            FailKind::Cancelled => CallErrorKind::Cancelled,
         };
         CallError::new(kind, f.message)
     }

@@ -331,6 +331,10 @@ impl LuaCords {
 }
 
 impl Group for LuaCords {
+    fn handle(&self) -> &cord::Handle {
+        self.rt.handle()
+    }
+
     fn send(&self, target: Option<usize>, req: Request) {
         let job = move || serve::serve(req);
         // The handle is dropped: the answer comes through the request's

@@ -30,6 +30,7 @@ use crate::modules::msgpack::port;
 use crate::modules::threads::export_call_ref;
 use crate::modules::threads::request::{Body, FailKind, Failure, Kind, Request, Slot};
 use crate::raw::context::{Part, RegRef};
+use crate::raw::error::{self, ErrorKind};
 use crate::raw::{lua_fn, Raise, Stack};
 
 /// The serve function, made once per cord from this chunk and the two C
@@ -222,9 +223,19 @@ lua_fn! {
             })
         } else {
             s.settop(3);
-            let (message, value) = (s.describe(3), port::encode_one(s, 3).ok());
+            // As `tostring` gives it: an error value with `__tostring` (or
+            // a cdata such as `7LL`) crosses as its text, not `table: 0x...`.
+            let message = s.describe_tostring(3);
+            let kind = if !error::is_error_of(s, 3, ErrorKind::FiberIsCancelled) {
+                FailKind::Lua
+            } else if luafiber_runtime::cord::is_stopping() {
+                FailKind::Dropped
+            } else {
+                FailKind::Cancelled
+            };
+            let value = port::encode_one(s, 3).ok();
             Err(Failure {
-                kind: FailKind::Lua,
+                kind,
                 message,
                 value,
             })

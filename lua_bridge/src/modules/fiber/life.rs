@@ -59,10 +59,13 @@ lua_fn! {
 
 lua_fn! {
     /// `fiber.sleep(seconds)`: sleeps at least that long (negative = 0; a
-    /// wakeup ends it early). NaN or a non-number: "Usage: fiber.sleep(delay)".
-    /// A cancellation point.
+    /// wakeup ends it early). A number or a numeric string (master's
+    /// `lua_isnumber`); NaN, anything else or another count of arguments:
+    /// "Usage: fiber.sleep(delay)". A cancellation point.
     pub(super) fn fiber_sleep(s: &mut Stack) {
-        let t = s.to_number(1)
+        let t = (s.top() == 1)
+            .then(|| s.to_number_coerced(1))
+            .flatten()
             .filter(|t| !t.is_nan())
             .ok_or_else(|| Raise::illegal("Usage: fiber.sleep(delay)"))?;
         lua_fiber::check_switch(s, "fiber.sleep")?;

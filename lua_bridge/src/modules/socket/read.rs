@@ -4,7 +4,9 @@
 //! The loop of `s:read()`: answer from the buffer if it can; else read the
 //! fd (`read(2)` into the buffer's free room), or, when a read already
 //! came back short or said `EAGAIN` and no event came since, park until
-//! one does (no syscall that would only say `EAGAIN`). End of stream gives
+//! one does (no syscall that would only say `EAGAIN`), and look at the
+//! buffer again after each wake (another reader of the socket may have
+//! filled it). End of stream gives
 //! what is buffered (`''` when nothing is); an error or the timeout gives
 //! nil with `s:errno()` set, the buffered bytes kept for the next call.
 
@@ -221,6 +223,12 @@ fn read(s: &mut Stack, sock: &Sock, spec: &Spec, mut deadline: Deadline) -> LRes
             if let Err(e) = park(s, sock, Interest::READABLE, &mut deadline, "socket.read")? {
                 return fail(s, sock, e);
             }
+            if sock.is_closed() {
+                return fail(s, sock, libc::EBADF);
+            }
+            // Another reader woken by the same event may have read the
+            // bytes and left this one's answer in the buffer.
+            continue;
         }
         if sock.is_closed() {
             return fail(s, sock, libc::EBADF);

@@ -19,6 +19,9 @@ pub(crate) trait Group: Send + Sync {
     /// Sends `req` to cord `target` (`0..size()`), or with `None` to
     /// whichever cord is free first (the group's injector).
     fn send(&self, target: Option<usize>, req: Request);
+
+    /// The group's cords' runtime (whether they are quiet).
+    fn handle(&self) -> &luafiber_runtime::cord::Handle;
 }
 
 /// Makes a group of a name and a size.
@@ -110,5 +113,52 @@ pub(crate) fn configure(specs: Vec<(String, usize)>) -> Result<(), String> {
     GroupsState::with(|g| g.starting.set(false));
     GROUPS
         .set(started?)
-        .map_err(|_| "the thread groups are configured already".to_string())
+        .map_err(|_| "the thread groups are configured already".to_string())?;
+    crate::fiber::entry::set_exit_note(exit_note);
+    Ok(())
+}
+
+/// What an exit now would drop: the groups still at work.
+fn exit_note() -> Option<String> {
+    let busy = busy();
+    (!busy.is_empty()).then(|| {
+        format!(
+            "exiting drops the work of thread groups {} (fibers ready, sleeping or waiting on I/O)",
+            busy.join(", ")
+        )
+    })
+}
+
+/// Blocks until no fiber of any group is ready, sleeping, or waiting on
+/// I/O or on another thread, and no work waits to start there: what keeps
+/// a script's process alive once its main cord (`tx`) is done, as its own
+/// fibers do. Fibers blocked for ever (on a channel nothing will write)
+/// keep nothing alive.
+pub(crate) fn wait_quiet() {
+    let stamps = || -> Option<Vec<u64>> {
+        all()
+            .iter()
+            .map(|e| e.group.handle().quiet_stamp())
+            .collect()
+    };
+    loop {
+        for e in all() {
+            e.group.handle().wait_quiet();
+        }
+        // Groups may give each other work: quiet all at once, twice over.
+        let first = stamps();
+        if first.is_some() && first == stamps() {
+            return;
+        }
+    }
+}
+
+/// The names of the groups that are not quiet (see [`wait_quiet`]): work
+/// an exit now would drop.
+pub(crate) fn busy() -> Vec<&'static str> {
+    all()
+        .iter()
+        .filter(|e| !e.group.handle().is_quiet())
+        .map(|e| e.name.as_str())
+        .collect()
 }

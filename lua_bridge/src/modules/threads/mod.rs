@@ -228,6 +228,7 @@ lua_fn! {
                 FailKind::Lua => "lua",
                 FailKind::Refused => "refused",
                 FailKind::Dropped => "dropped",
+                FailKind::Cancelled => "cancelled",
             });
             return Ok(4);
         }

@@ -100,8 +100,11 @@ pub(crate) enum FailKind {
     Lua,
     /// A result could not cross to the caller (`IllegalParams` there).
     Refused,
-    /// The request was dropped unrun, or its cord ended first.
+    /// The request was dropped unrun, or its cord ended first (or cut the
+    /// call off as it stopped).
     Dropped,
+    /// The call's fiber was cancelled (by another fiber of its cord).
+    Cancelled,
 }
 
 /// A call's failure.

@@ -74,7 +74,9 @@ impl<'f> Stack<'f> {
     /// thread at setup, a fiber's idle thread, or the state C code hands a
     /// function of the C module API (which may have used the slots its own
     /// C function was given). No free slot is assumed; pushes check for
-    /// room.
+    /// room. Rust code outside any C function's frame (and outside any
+    /// protected call) uses [`Stack::outside`] instead, so that its
+    /// allocations cannot raise where nothing would catch them.
     ///
     /// # Safety
     ///
@@ -86,6 +88,29 @@ impl<'f> Stack<'f> {
             top: Cell::new(-1),
             room: 0,
             _frame: PhantomData,
+        }
+    }
+
+    /// [`Stack::from_state`] for Rust code outside any C function's frame
+    /// and outside any protected call (an embedding call pushing a name and
+    /// arguments, the reading of a fiber's results, a runtime's drop): the
+    /// handle's allocations are exempt from the memory limit while it
+    /// lives ([`memory`](crate::raw::memory), raw rule 3), since a "not
+    /// enough memory" error raised there would have no `lua_pcall` to land
+    /// in and would abort the process. Code that pushed what its caller
+    /// gave asks [`Outside::over_limit`] before it runs Lua code with it.
+    ///
+    /// # Safety
+    ///
+    /// As [`Stack::from_state`]; the handle is dropped in the fiber (or
+    /// outside any fiber) where it was made.
+    pub unsafe fn outside(l: *mut ffi::lua_State) -> Outside<'f> {
+        Outside {
+            _exempt: super::memory::Exempt::enter(),
+            // SAFETY: caller's contract (a valid state).
+            used: unsafe { super::memory::used(l) },
+            // SAFETY: caller's contract.
+            stack: unsafe { Stack::from_state(l) },
         }
     }
 
@@ -529,4 +554,38 @@ fn invalid(idx: c_int) -> ! {
 #[inline(never)]
 fn not_a_table(idx: c_int) -> ! {
     panic!("Lua stack index {idx} holds no table")
+}
+
+/// A [`Stack`] made by [`Stack::outside`]: its allocations are exempt from
+/// the memory limit while it lives. Dereferences to the [`Stack`].
+pub struct Outside<'f> {
+    stack: Stack<'f>,
+    /// The bytes the state had allocated when the handle was made (with a
+    /// memory limit).
+    used: Option<usize>,
+    _exempt: super::memory::Exempt,
+}
+
+impl Outside<'_> {
+    /// Whether what was allocated since the handle was made took the state
+    /// past its memory limit: a call that pushed its caller's values then
+    /// fails with "not enough memory" instead of running. (Pushing what
+    /// needs no new memory, such as an interned name, never fails so.)
+    pub fn over_limit(&self) -> bool {
+        // SAFETY: the handle's state is valid (its invariant).
+        unsafe { super::memory::grew_past_limit(self.stack.l, self.used) }
+    }
+}
+
+impl<'f> std::ops::Deref for Outside<'f> {
+    type Target = Stack<'f>;
+    fn deref(&self) -> &Stack<'f> {
+        &self.stack
+    }
+}
+
+impl<'f> std::ops::DerefMut for Outside<'f> {
+    fn deref_mut(&mut self) -> &mut Stack<'f> {
+        &mut self.stack
+    }
 }
