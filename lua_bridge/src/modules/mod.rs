@@ -14,6 +14,7 @@ pub(crate) mod msgpack;
 pub(crate) mod msgpackffi;
 pub(crate) mod serializer;
 pub(crate) mod socket;
+pub(crate) mod string;
 pub(crate) mod table;
 pub(crate) mod threads;
 pub(crate) mod uri;
@@ -67,6 +68,7 @@ pub(crate) fn register(s: &mut Stack) {
     }
     s.settop(top);
     table::extend(s);
+    string::extend(s);
     crate::fiber::guard::wrap_collectgarbage(s);
 }
 
