@@ -91,6 +91,7 @@ mod park;
 mod runtime;
 pub mod task;
 mod this_fiber;
+pub mod uri;
 
 pub use builder::Builder;
 pub use error::{ErrorKind, FiberError};

@@ -1,6 +1,6 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
-//! `log`, `socket` and `errno`. Each is a folder or file of its own, put
+//! `log`, `socket`, `errno` and `uri`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
@@ -14,8 +14,10 @@ pub(crate) mod msgpack;
 pub(crate) mod msgpackffi;
 pub(crate) mod serializer;
 pub(crate) mod socket;
+pub(crate) mod string;
 pub(crate) mod table;
 pub(crate) mod threads;
+pub(crate) mod uri;
 
 use crate::raw::{lua_fn, Raise, Stack};
 
@@ -57,6 +59,8 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"socket");
         s.push_cfunction(errno::open);
         s.set_field(-2, c"errno");
+        s.push_cfunction(uri::open);
+        s.set_field(-2, c"uri");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);
@@ -64,6 +68,7 @@ pub(crate) fn register(s: &mut Stack) {
     }
     s.settop(top);
     table::extend(s);
+    string::extend(s);
     crate::fiber::guard::wrap_collectgarbage(s);
 }
 

@@ -107,6 +107,17 @@ pub fn push(s: &mut Stack, kind: ErrorKind, message: &str) {
     s.set_metatable(t);
 }
 
+/// `"SOURCE:LINE: "` of the Lua function that called the running C
+/// function, or `""` when it is not a Lua function: the prefix
+/// `luaL_error` (and Lua's `error(msg, 2)` in a Lua function) puts before a
+/// message.
+pub fn location(s: &Stack) -> String {
+    match caller(s) {
+        Some((src, line)) => format!("{}:{line}: ", src.to_string_lossy()),
+        None => String::new(),
+    }
+}
+
 /// The source and line of the Lua function that called the running C
 /// function (Tarantool's `trace`), if it is a Lua function.
 fn caller(s: &Stack) -> Option<(std::ffi::CString, i64)> {

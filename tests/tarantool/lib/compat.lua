@@ -5,8 +5,7 @@
 -- 1. luafiber's modules raise error objects (tostring gives Tarantool's
 --    message) where Tarantool raises strings: the string functions the
 --    tests call on an error (`string.find(err, ...)`) take its message.
--- 2. Tarantool's string extensions the tests use: `string.startswith`,
---    `string.endswith`.
+-- 2. (none: luafiber has Tarantool's string extensions.)
 -- 3. `box`: only what `box.cfg` does with the log options (it hands them
 --    to `log.cfg`, as Tarantool's box.cfg does), `box.NULL` and
 --    `box.info.pid`; other options are accepted and ignored. luafiber has
@@ -18,7 +17,8 @@
 -- 6. `fun` (luafun): `map` over a table's keys and `totable`, as the
 --    msgpack luatest builds its parameters; `console`: a module whose
 --    completion handler raises (luafiber's console has none).
--- 7. `yaml`: `encode` only, as JSON (the fiber tests only print with it).
+-- 7. `yaml`: `encode` only, as JSON (the fiber tests only print with it;
+--    the table test makes one with `new` and `cfg`).
 --    luafiber has no `yaml` module (the console has its own encoder).
 -- 8. Lua 5.4: Lua 5.1's global `unpack` (the tests call it).
 -- 9. `require('compat')` (this file) gives Tarantool's `compat` options
@@ -43,14 +43,6 @@ for _, name in ipairs{'find', 'match', 'gmatch', 'gsub', 'sub', 'len',
         end
         return f(s, ...)
     end
-end
-
-function string.startswith(s, prefix)
-    return s:sub(1, #prefix) == prefix
-end
-
-function string.endswith(s, suffix)
-    return #suffix == 0 or s:sub(-#suffix) == suffix
 end
 
 local BOX2LOG = {
@@ -137,9 +129,12 @@ package.preload.console = function()
 end
 
 package.preload.yaml = function()
-    return {
+    local yaml = {
         encode = function(v) return require('json').encode(v) .. '\n' end,
+        cfg = function() end,
     }
+    yaml.new = function() return yaml end
+    return yaml
 end
 
 local options = {

@@ -229,8 +229,14 @@ local function combinations(params)
     local out = {{}}
     for _, k in ipairs(keys) do
         local next_out = {}
+        -- luatest goes over the values with `pairs`: a nil in the list
+        -- (`{nil, 'http'}`) is no value; here in index order.
+        local idx = {}
+        for i in pairs(params[k]) do idx[#idx + 1] = i end
+        table.sort(idx)
         for _, c in ipairs(out) do
-            for _, v in ipairs(params[k]) do
+            for _, i in ipairs(idx) do
+                local v = params[k][i]
                 local d = {}
                 for kk, vv in pairs(c) do d[kk] = vv end
                 d[k] = v

@@ -1,6 +1,7 @@
-//! `table.new(narr, nrec)` and `table.clear(t)` as fields of the global
-//! `table`, as Tarantool has them (`src/lua/table.lua` takes LuaJIT's
-//! `require('table.new')` and `require('table.clear')`).
+//! Tarantool's extensions of the global `table` (master's
+//! `src/lua/table.lua`): `table.new(narr, nrec)`, `table.clear(t)`, and
+//! `table.copy`, `table.deepcopy`, `table.equals` (`table.lua` here, Lua
+//! functions, so that a `__copy` or `__eq` metamethod may yield).
 //!
 //! On LuaJIT they are LuaJIT's own (fast functions the JIT compiles); on
 //! Lua 5.4 C functions here: `table.new` is `lua_createtable` (`narr` and
@@ -62,7 +63,11 @@ lua_fn! {
     }
 }
 
-/// Sets `table.new` and `table.clear` (at setup).
+/// `copy`, `deepcopy` and `equals`, run with the `table` table.
+const TABLE_LUA: &str = include_str!("table.lua");
+
+/// Sets `table.new`, `table.clear`, `copy`, `deepcopy` and `equals` (at
+/// setup).
 pub(crate) fn extend(s: &mut Stack) {
     let top = s.top();
     s.push_globals();
@@ -79,5 +84,9 @@ pub(crate) fn extend(s: &mut Stack) {
     } else {
         s.set_funcs(t, &[(c"new", table_new), (c"clear", table_clear)]);
     }
+    s.run_setup_chunk(TABLE_LUA, c"=table", |s| {
+        s.push_value(t);
+        1
+    });
     s.settop(top);
 }
