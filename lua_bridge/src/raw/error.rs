@@ -107,6 +107,16 @@ pub fn push(s: &mut Stack, kind: ErrorKind, message: &str) {
     s.set_metatable(t);
 }
 
+/// `luaL_error`'s string: `msg` after the position of the Lua code that
+/// called the running C function (`luaL_where(L, 1)`: "chunk:line: ", or
+/// nothing when its caller is no Lua function, e.g. after a tail call).
+pub fn located(s: &Stack, msg: &str) -> Raise {
+    match caller(s) {
+        Some((src, line)) => Raise::Message(format!("{}:{line}: {msg}", src.to_string_lossy())),
+        None => Raise::Message(msg.to_string()),
+    }
+}
+
 /// The source and line of the Lua function that called the running C
 /// function (Tarantool's `trace`), if it is a Lua function.
 fn caller(s: &Stack) -> Option<(std::ffi::CString, i64)> {
