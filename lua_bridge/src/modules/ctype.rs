@@ -177,11 +177,11 @@ impl<T: Copy + 'static> ValueType<T> {
     /// # Safety
     ///
     /// `payload` is the payload of a live cdata whose ctype id is `id`.
-    pub(crate) unsafe fn from_payload(self, id: u16, payload: *const u8) -> Option<T> {
+    pub(crate) unsafe fn read_payload(self, id: u16, payload: *const u8) -> Option<T> {
         match self.repr {
-            // SAFETY: caller's contract; the id is one of this type's, whose
-            // payload holds a `T` (luajit rule 1).
             Repr::Cdata { ids, .. } if ids.contains(&id) => {
+                // SAFETY: caller's contract; the id is one of this type's,
+                // whose payload holds a `T` (luajit rule 1).
                 Some(unsafe { payload.cast::<T>().read() })
             }
             _ => None,

@@ -65,13 +65,13 @@ pub(crate) fn read(s: &mut Stack, idx: c_int) -> Option<Ext> {
 pub(crate) unsafe fn read_payload(id: u16, payload: *const u8) -> Option<Ext> {
     if let Some(t) = uuid::SLOT.get() {
         // SAFETY: caller's contract.
-        if let Some(u) = unsafe { t.from_payload(id, payload) } {
+        if let Some(u) = unsafe { t.read_payload(id, payload) } {
             return Some(Ext::Uuid(u));
         }
     }
     if let Some(t) = decimal::SLOT.get() {
         // SAFETY: caller's contract.
-        if let Some(d) = unsafe { t.from_payload(id, payload) } {
+        if let Some(d) = unsafe { t.read_payload(id, payload) } {
             return Some(Ext::Decimal(d));
         }
     }
@@ -141,7 +141,7 @@ impl Ext {
     pub(crate) fn text(&self) -> Vec<u8> {
         match self {
             Ext::Decimal(d) => decimal::value::to_text(d).into_bytes(),
-            Ext::Uuid(u) => u.to_text().to_vec(),
+            Ext::Uuid(u) => u.text().to_vec(),
         }
     }
 }

@@ -275,7 +275,7 @@ pub(crate) fn unpack(body: &[u8]) -> Option<Dec> {
     };
     // Master keeps the scale in an int32_t.
     let scale = scale as i32;
-    if r.is_empty() || r.len() > (UNITS * 3 + 1) / 2 {
+    if r.is_empty() || r.len() > (UNITS * 3).div_ceil(2) {
         return None;
     }
     let d = Dec::from_packed_bcd(r, scale).ok()?;

@@ -60,7 +60,7 @@ lua_fn! {
     /// `str(u)`: its text form, or nil for a value that is no uuid.
     fn uuid_str(s: &mut Stack) {
         match get(s, 1) {
-            Some(u) => s.push_bytes(&u.to_text()),
+            Some(u) => s.push_bytes(&u.text()),
             None => s.push_nil(),
         }
         Ok(1)

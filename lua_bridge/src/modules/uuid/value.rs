@@ -124,7 +124,7 @@ impl TtUuid {
     }
 
     /// The 36-character lower-case text form (`tt_uuid_to_string`).
-    pub(crate) fn to_text(&self) -> [u8; UUID_STR_LEN] {
+    pub(crate) fn text(self) -> [u8; UUID_STR_LEN] {
         let mut out = [0u8; UUID_STR_LEN];
         Uuid::from_bytes(self.rfc_bytes())
             .hyphenated()
@@ -160,7 +160,7 @@ mod tests {
         assert_eq!(u.time_low, 0xadf9d02e);
         assert_eq!(u.time_mid, 0x0756);
         assert_eq!(u.node, [0x52, 0x54, 0x00, 0x12, 0x34, 0x56]);
-        assert_eq!(&u.to_text(), b"adf9d02e-0756-11e4-b5cf-525400123456");
+        assert_eq!(&u.text(), b"adf9d02e-0756-11e4-b5cf-525400123456");
         if cfg!(target_endian = "little") {
             assert_eq!(
                 u.host_bytes()[..8],
@@ -184,7 +184,7 @@ mod tests {
             assert_eq!(TtUuid::parse(bad), None);
         }
         let up = TtUuid::parse(b"BA90D815-14E0-431D-80C0-CE587885BB78").unwrap();
-        assert_eq!(&up.to_text(), b"ba90d815-14e0-431d-80c0-ce587885bb78");
+        assert_eq!(&up.text(), b"ba90d815-14e0-431d-80c0-ce587885bb78");
     }
 
     #[test]
