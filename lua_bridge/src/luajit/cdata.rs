@@ -227,3 +227,15 @@ pub(crate) fn ctype_id_at(s: &Stack, idx: c_int) -> Option<u16> {
     // below it (luajit rule 2).
     Some(unsafe { payload.sub(CTYPEID_BACK).cast::<u16>().read() })
 }
+
+/// The C type id of the cdata whose payload is at `payload`.
+///
+/// # Safety
+///
+/// `payload` is the payload of a live cdata.
+#[inline(always)]
+pub(crate) unsafe fn payload_ctype_id(payload: *const u8) -> u16 {
+    // SAFETY: caller's contract; its `GCcdata` head's `ctypeid` is
+    // `CTYPEID_BACK` bytes below it (luajit rule 2).
+    unsafe { payload.sub(CTYPEID_BACK).cast::<u16>().read() }
+}

@@ -6,7 +6,10 @@
 
 pub(crate) mod buffer;
 pub(crate) mod clock;
+pub(crate) mod ctype;
+pub(crate) mod decimal;
 pub(crate) mod errno;
+pub(crate) mod ext;
 pub(crate) mod fiber;
 pub(crate) mod json;
 pub mod log;
@@ -18,12 +21,17 @@ pub(crate) mod string;
 pub(crate) mod table;
 pub(crate) mod threads;
 pub(crate) mod uri;
+pub(crate) mod uuid;
 
 use crate::raw::{lua_fn, Raise, Stack};
 
 /// Makes the modules' metatables and registry refs, once per state.
 pub(crate) fn init(s: &mut Stack) {
     fiber::init(s);
+    // The value types of the modules loaded by `require` belong to the
+    // state they were made in.
+    uuid::SLOT.reset();
+    decimal::SLOT.reset();
 }
 
 /// Puts the modules into `package.loaded` (at setup: this runs Lua code
@@ -61,6 +69,10 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"errno");
         s.push_cfunction(uri::open);
         s.set_field(-2, c"uri");
+        s.push_cfunction(uuid::open);
+        s.set_field(-2, c"uuid");
+        s.push_cfunction(decimal::open);
+        s.set_field(-2, c"decimal");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);

@@ -118,6 +118,13 @@ pub fn location(s: &Stack) -> String {
     }
 }
 
+/// `luaL_error`'s string: `msg` after the position of the Lua code that
+/// called the running C function (`luaL_where(L, 1)`: "chunk:line: ", or
+/// nothing when its caller is no Lua function, e.g. after a tail call).
+pub fn located(s: &Stack, msg: &str) -> Raise {
+    Raise::Message(format!("{}{msg}", location(s)))
+}
+
 /// The source and line of the Lua function that called the running C
 /// function (Tarantool's `trace`), if it is a Lua function.
 fn caller(s: &Stack) -> Option<(std::ffi::CString, i64)> {

@@ -21,6 +21,7 @@ use luafiber_runtime::ibuf::{self, Ibuf};
 use mlua::ffi;
 
 use super::Shared;
+use crate::modules::ext;
 use crate::modules::serializer::{self, Config, Hint, Shape, BAD_SERIALIZE};
 use crate::raw::error::ErrorKind;
 use crate::raw::{LResult, Raise, Stack};
@@ -484,10 +485,16 @@ impl Encoder<'_> {
         }
     }
 
-    /// A userdata or cdata: what its `__serialize` function returns (looked
+    /// A userdata or cdata: the text of a value type of the library; else
+    /// what its `__serialize` function returns (looked
     /// up through `__index`, as Tarantool does; a failing lookup counts as
     /// none), else [`Encoder::unsupported`].
     fn object(&mut self, s: &mut Stack, idx: c_int, depth: u32) -> LResult<()> {
+        if let Some(e) = ext::read(s, idx) {
+            // A value type of the library: its text, as cjson writes an
+            // MsgPack extension.
+            return self.string(&e.text());
+        }
         if self.cfg.encode_load_metatables && self.sh.index != ffi::LUA_NOREF {
             let top = s.top();
             s.push_ref(self.sh.index);

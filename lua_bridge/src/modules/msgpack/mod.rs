@@ -24,7 +24,8 @@
 //! `n > count * encode_sparse_ratio` and `n > encode_sparse_safe`), else a
 //! map; a metatable's `__serialize` (`'seq'`, `'sequence'`, `'array'`,
 //! `'map'`, `'mapping'`, or a function whose result is encoded instead)
-//! overrides that; a `msgpack.object` is its bytes. Encoding goes through a
+//! overrides that; a `msgpack.object` is its bytes; a value of the
+//! library's value types (`decimal`, `uuid`) is its MsgPack extension. Encoding goes through a
 //! cord buffer ([`luafiber_runtime::ibuf::with_cord_scratch`]: take, encode,
 //! push the result, put), so in steady state it allocates only the result
 //! string.
@@ -59,10 +60,12 @@
 //! - A chain of more than 64 `__serialize` functions, each returning a value
 //!   with the next, raises; `msgpack.cfg` refuses values of the wrong type
 //!   or range.
-//! - MsgPack extensions (decimal, uuid, datetime, interval, error, tuple)
-//!   raise "Unsupported MsgPack extension type: N"; bin decodes to a
-//!   string (master: a varbinary object); check errors carry no `offset`
-//!   or `trunc_count`.
+//! - The MsgPack extensions of `decimal` (1) and `uuid` (2) encode and
+//!   decode as master's ([`crate::modules::ext`]; a body they refuse is
+//!   "Invalid MsgPack - invalid extension", with no chained cause); the
+//!   others (error, tuple, ...) raise "Unsupported MsgPack extension type:
+//!   N"; bin decodes to a string (master: a varbinary object); check
+//!   errors carry no `offset` or `trunc_count`.
 //! - The decoder bounds every read even for `decode_unchecked`, and a
 //!   pointer's value is copied out before it is decoded. Decoding nests as
 //!   deep as the Lua stack holds. Encoding nests at most [`MAX_NESTING`]

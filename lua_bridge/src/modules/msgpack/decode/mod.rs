@@ -16,6 +16,10 @@
 //! 5. On LuaJIT, an integer past `±(1e14 - 1)` is an `int64_t` or `uint64_t`
 //!    cdata (Tarantool's `luaL_pushint64`/`luaL_pushuint64`), made by a Lua
 //!    function under `lua_pcall`.
+//! 6. An extension of the library's value types (uuid, ...) is made by its
+//!    module's value type ([`ext::push`]: a constructor under `lua_pcall`,
+//!    and the module's `require` under `lua_pcall` the first time); a body
+//!    its type refuses is "invalid extension". Other extensions raise.
 
 pub(crate) mod reader;
 
@@ -28,6 +32,7 @@ use super::State;
 use crate::luajit::fill::Fill;
 use crate::luajit::obj::{GcTab, Word};
 use crate::raw::context::Part;
+use crate::modules::ext;
 use crate::raw::error::ErrorKind;
 use crate::raw::{api, LResult, Raise, Stack};
 use reader::{Head, Reader};
@@ -400,7 +405,18 @@ impl Decoder {
                     }
                 }
                 Head::Str(s) => api::push_bytes(l, s),
-                Head::Ext(t) => {
+                Head::Ext(t, body) if ext::known(t) => {
+                    // Decode rule 6: made by its module's value type. A
+                    // handle on `l` for it (nothing else uses the stack
+                    // until it returns; `run`'s caller syncs its own).
+                    let mut s = Stack::from_state(l);
+                    if let Err(e) = ext::push(&mut s, t, body) {
+                        // Bad input before the extension is what Tarantool's
+                        // check (before the decode) reports.
+                        return Err(reader::check(r.data).map_or_else(|b| b.raise(), |_| e));
+                    }
+                }
+                Head::Ext(t, _) => {
                     // Bad input before the extension is what Tarantool's
                     // check (before the decode) reports.
                     if let Err(b) = reader::check(r.data) {

@@ -43,8 +43,8 @@ pub(crate) enum Head<'a> {
     Str(&'a [u8]),
     Array(u32),
     Map(u32),
-    /// An extension: its type (its data is skipped).
-    Ext(i8),
+    /// An extension: its type and body.
+    Ext(i8, &'a [u8]),
 }
 
 /// A bounds-checked reader.
@@ -87,8 +87,7 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     fn ext(&mut self, len: usize) -> Result<Head<'a>, Bad> {
         let t = self.array::<1>()?[0] as i8;
-        self.take(len)?;
-        Ok(Head::Ext(t))
+        Ok(Head::Ext(t, self.take(len)?))
     }
 
     /// Reads one item's head (a scalar whole, a container's count).

@@ -30,6 +30,7 @@ mod table;
 use super::{Config, State, MAX_NESTING};
 use crate::luajit::cdata::Scalar;
 use crate::luajit::obj::LUA_TCDATA;
+use crate::modules::ext::{self, Ext};
 use crate::raw::error::ErrorKind;
 use crate::raw::{LResult as LuaResult, Raise, Stack};
 
@@ -370,6 +371,11 @@ impl<'a> Encoder<'a> {
         level: u32,
         handovers: u32,
     ) -> LResult<()> {
+        if let Some(e) = ext::read(s, idx) {
+            // A value type of the library: its MsgPack extension, whatever
+            // the config (Tarantool's `luaL_tofield` knows their ctypes).
+            return self.ext(&e);
+        }
         if let Some(obj) = super::object::try_obj_at(s, idx) {
             let bytes = obj.bytes();
             // A msgpack.object: its bytes as they are (`luamp_get`).
@@ -405,6 +411,13 @@ impl<'a> Encoder<'a> {
             return self.unsupported(s, idx, top);
         }
         self.hand_over(s, idx, top, level, handovers)
+    }
+
+    /// A value of the library's value types: its MsgPack extension.
+    fn ext(&mut self, e: &Ext) -> LResult<()> {
+        self.out
+            .extend_from_slice(e.packed().as_slice())
+            .map_err(oom)
     }
 
     /// With the metatable and its `__serialize` function at `top + 1` and

@@ -25,8 +25,10 @@
 use rmp::encode as mp;
 
 use super::{Encoder, MAX_NESTING};
+use crate::luajit::cdata::payload_ctype_id;
 use crate::luajit::obj::{CDATA, FALSE, ISNUM, NIL, TRUE};
 use crate::luajit::table::{Table, Tv};
+use crate::modules::ext;
 use crate::modules::serializer::{self, Hint, Shape};
 
 /// The encoder gave up on the fast path (fast encode rule 2).
@@ -76,10 +78,17 @@ impl Encoder<'_> {
             FALSE => Ok(self.head(|w| mp::write_bool(w, false))?),
             TRUE => Ok(self.head(|w| mp::write_bool(w, true))?),
             _ if t.tables().is_null(v) => Ok(self.head(|w| mp::write_nil(w))?),
-            CDATA => match self.st.ctypes.and_then(|ct| ct.read(v)) {
-                Some(s) => Ok(self.scalar(s)?),
-                None => Err(Bail),
-            },
+            CDATA => {
+                if let Some(s) = self.st.ctypes.and_then(|ct| ct.read(v)) {
+                    return Ok(self.scalar(s)?);
+                }
+                // A value type of the library: its extension, read in place.
+                let payload = v.cdata().ok_or(Bail)?;
+                // SAFETY: the payload of a live cdata (fast encode rule 1:
+                // nothing can collect it during the walk).
+                let e = unsafe { ext::read_payload(payload_ctype_id(payload), payload) };
+                Ok(self.ext(&e.ok_or(Bail)?)?)
+            }
             _ => Err(Bail),
         }
     }
