@@ -1,6 +1,6 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
-//! `log`, `socket` and `errno`. Each is a folder or file of its own, put
+//! `log`, `socket`, `errno` and `fio`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
@@ -8,6 +8,7 @@ pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod errno;
 pub(crate) mod fiber;
+pub(crate) mod fio;
 pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
@@ -57,6 +58,8 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"socket");
         s.push_cfunction(errno::open);
         s.set_field(-2, c"errno");
+        s.push_cfunction(fio::open);
+        s.set_field(-2, c"fio");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);
