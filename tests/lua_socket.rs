@@ -474,3 +474,35 @@ fn a_second_reader_gets_what_the_first_left_in_the_buffer() {
         end
     "#);
 }
+
+#[test]
+fn a_fiber_that_keeps_yielding_sees_a_reader_woken_within_a_few_yields() {
+    // Tarantool turns its event loop at every yield; luafiber polls once
+    // per batch, and keeps batches short (4 switches) while fibers wait on
+    // the event loop, the first of them included.
+    run(r#"
+        local a, b = tcp_pair()
+        local got
+        fiber.create(function() got = b:read(1, 10) end)
+        a:write('x')
+        local yields = 0
+        while got == nil and yields < 1000 do
+            yields = yields + 1
+            fiber.sleep(0)
+        end
+        eq(got, 'x', 'the reader got the byte')
+        assert(yields <= 8, 'the reader ran after ' .. yields .. ' yields')
+        -- Again, in a batch that began with the reader waiting.
+        got = nil
+        fiber.create(function() got = b:read(1, 10) end)
+        fiber.sleep(0)
+        a:write('y')
+        yields = 0
+        while got == nil and yields < 1000 do
+            yields = yields + 1
+            fiber.sleep(0)
+        end
+        eq(got, 'y', 'the reader got the second byte')
+        assert(yields <= 8, 'the second reader ran after ' .. yields .. ' yields')
+    "#);
+}

@@ -154,7 +154,9 @@ local block
 local function lines_or_inline(out, v, indent, depth, seq_indent)
     local x, kind, is_flow = resolve(v, depth)
     if kind == 'scalar' then
-        return scalar(x)
+        -- An empty string is an empty plain scalar in block context, as
+        -- libyaml writes it for Tarantool (`- `); flow style quotes it.
+        return x == '' and '' or scalar(x)
     end
     if is_flow or next(x) == nil or depth > 32 then
         return flow(x, depth)

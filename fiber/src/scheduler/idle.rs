@@ -6,8 +6,11 @@
 //! With one, the loop calls it instead:
 //!
 //! - once per batch while fibers are ready, with `Some(Duration::ZERO)`: the
-//!   hook polls for events without blocking, and makes ready the fibers they
-//!   are for (they run in a later batch);
+//!   hook polls for events without blocking, makes ready the fibers they
+//!   are for (they run in a later batch), and returns whether fibers wait
+//!   for its events (then the loop keeps its batches short, at least 4
+//!   switches instead of 64, so that a fiber that keeps yielding lets the
+//!   hook poll again within a few yields);
 //! - when no fiber is ready, with the time left until the next timer, or
 //!   `None` when no fiber sleeps: the hook blocks at most that long (`None`:
 //!   until an event) and returns whether it still has waiters, fibers it

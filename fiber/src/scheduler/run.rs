@@ -14,11 +14,20 @@ use crate::stack::pool::StackPool;
 /// fibers keep waking each other.
 const MIN_BATCH: usize = 64;
 
+/// [`MIN_BATCH`] while fibers wait in the idle hook (the cord's event
+/// loop): a fiber that keeps yielding (`fiber.sleep(0)` loops) sees their
+/// events within this many yields, as in Tarantool, where each yield turns
+/// the event loop. Set once per batch from the hook's answer: nothing is
+/// added to the yield path.
+const MIN_BATCH_POLLED: usize = 4;
+
 /// Runs ready fibers and fires timers until no fiber is ready or sleeping.
 ///
 /// Ready fibers run in FIFO order; timers are polled between batches (the
 /// fibers ready when the batch began, or 64 switches when fibers keep waking
-/// each other), so a sleeper is never starved by fibers that keep yielding.
+/// each other; 4 while fibers wait in the idle hook, so that a fiber that
+/// keeps yielding sees their events within a few yields), so a sleeper is
+/// never starved by fibers that keep yielding.
 /// A fiber that blocks switches straight to the next ready one, without a
 /// round trip through this loop. With an idle-wait hook (the cord's event
 /// loop, see [`idle`]), the loop waits in the hook instead of
@@ -101,20 +110,20 @@ fn run_loop(hand_over: bool, mut done: impl FnMut() -> bool) {
         }
         // Fibers are ready: events are polled once per batch, without
         // blocking, so neither starves the other.
-        let batch = match hook {
+        let (batch, floor) = match hook {
             Some(hook) => {
-                hook(Some(Duration::ZERO));
-                with(|s| s.ready.len())
+                let waited_on = hook(Some(Duration::ZERO));
+                let floor = match waited_on {
+                    true => MIN_BATCH_POLLED,
+                    false => MIN_BATCH,
+                };
+                (with(|s| s.ready.len()), floor)
             }
-            None => batch,
+            None => (batch, MIN_BATCH),
         };
         // With hand-overs, a fiber woken in this batch is switched to in it
         // too (FIFO order is the same), up to the floor.
-        let batch = if hand_over {
-            batch.max(MIN_BATCH)
-        } else {
-            batch
-        };
+        let batch = if hand_over { batch.max(floor) } else { batch };
         with(|s| s.budget = batch);
         loop {
             let next = with(|s| {
@@ -151,6 +160,15 @@ fn run_loop(hand_over: bool, mut done: impl FnMut() -> bool) {
             }
         }
     }
+}
+
+/// Asks the scheduler loop to poll its idle hook within a few switches:
+/// caps the running batch at 4 more switches (see [`run`]). For the idle
+/// hook's owner, when a fiber starts waiting for its events in the middle
+/// of a batch that began with none waiting (whose floor is 64 switches):
+/// a fiber that keeps yielding then lets the hook poll within a few yields.
+pub fn poll_soon() {
+    with(|s| s.budget = s.budget.min(MIN_BATCH_POLLED));
 }
 
 /// Whether a fiber is ready or sleeping on a timer on this thread.

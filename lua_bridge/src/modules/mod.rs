@@ -1,6 +1,6 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
-//! `log`, `socket`, `errno` and `uri`. Each is a folder or file of its own, put
+//! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal` and `fio`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
@@ -11,6 +11,7 @@ pub(crate) mod decimal;
 pub(crate) mod errno;
 pub(crate) mod ext;
 pub(crate) mod fiber;
+pub(crate) mod fio;
 pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
@@ -73,6 +74,8 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"uuid");
         s.push_cfunction(decimal::open);
         s.set_field(-2, c"decimal");
+        s.push_cfunction(fio::open);
+        s.set_field(-2, c"fio");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);

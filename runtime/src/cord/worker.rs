@@ -104,11 +104,13 @@ pub(crate) fn wake_later(w: Waker) {
 }
 
 /// The idle-wait hook of a cord (see [`luafiber_fiber::idle`]): starts
-/// work, then turns the event loop. Always has "waiters": the cord's loop
-/// ends only through [`fiber::serve`]'s stop.
+/// work, then turns the event loop. Always has "waiters" (the cord's loop
+/// ends only through [`fiber::serve`]'s stop), but for a zero timeout says
+/// whether fibers wait for events of the poll (fds, jobs), as the
+/// single-thread hook does.
 fn turn(timeout: Option<Duration>) -> bool {
     with_cord(|c| c.turn(timeout));
-    true
+    timeout != Some(Duration::ZERO) || reactor::waiters() > 0
 }
 
 impl Cord {

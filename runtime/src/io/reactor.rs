@@ -61,9 +61,15 @@ thread_local! {
     static JUST_POLLED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Counts a fiber that parks in the event loop (`true`) or leaves it.
+/// Counts a fiber that parks in the event loop (`true`) or leaves it. The
+/// first to park asks the scheduler to poll within a few switches (the
+/// running batch may have begun with none waiting, when the loop polls
+/// only every 64).
 pub(crate) fn add_waiter(parks: bool) {
-    WAITERS.with(|w| w.set(if parks { w.get() + 1 } else { w.get() - 1 }));
+    let before = WAITERS.with(|w| w.replace(if parks { w.get() + 1 } else { w.get() - 1 }));
+    if parks && before == 0 {
+        fiber::poll_soon();
+    }
 }
 
 /// Fibers parked in the event loop now.
@@ -193,7 +199,9 @@ impl Reactor {
 
 /// The idle-wait hook (see [`luafiber_fiber::idle`]): drains the inbox,
 /// polls the event loop for at most `timeout`, and says whether fibers
-/// still wait on it. With no fiber waiting, no event could wake anyone: it
+/// still wait on it (for a zero timeout: whether fibers wait for events of
+/// the poll, fds or jobs, so that the scheduler polls again within a few
+/// yields). With no fiber waiting, no event could wake anyone: it
 /// only sleeps out the timeout (a timer's deadline), without a syscall for
 /// a zero one.
 ///
@@ -212,7 +220,10 @@ pub(crate) fn turn(timeout: Option<Duration>) -> bool {
         return false;
     }
     with_existing(|r| r.turn(timeout, || false));
-    all_waiters() > 0
+    match timeout == Some(Duration::ZERO) {
+        true => waiters() > 0,
+        false => all_waiters() > 0,
+    }
 }
 
 /// The turn of a cord of a several-cord runtime ([`crate::cord`]), after

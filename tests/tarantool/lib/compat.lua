@@ -10,17 +10,18 @@
 --    to `log.cfg`, as Tarantool's box.cfg does), `box.NULL` and
 --    `box.info.pid`; other options are accepted and ignored. luafiber has
 --    no `box`.
--- 4. `fio`: `rename`, and `open(path)` whose `read()` reads the rest of
---    the file. luafiber has no `fio`.
--- 5. `box.tuple.new` (msgpack tests only pass one where a wrong argument
+-- 4. `box.tuple.new` (msgpack tests only pass one where a wrong argument
 --    is wanted): a cdata of an unrelated type. luafiber has no tuples.
--- 6. `fun` (luafun): `map` over a table's keys and `totable`, as the
+-- 5. `fun` (luafun): `map` over a table's keys and `totable`, as the
 --    msgpack luatest builds its parameters; `console`: a module whose
 --    completion handler raises (luafiber's console has none).
--- 7. `yaml`: `encode` only, as JSON (the fiber tests only print with it;
+-- 6. `yaml`: `encode` only, as JSON (the fiber tests only print with it;
 --    the table test makes one with `new` and `cfg`).
 --    luafiber has no `yaml` module (the console has its own encoder).
--- 8. Lua 5.4: Lua 5.1's global `unpack` (the tests call it).
+-- 7. Lua 5.4: Lua 5.1's global `unpack` (the tests call it).
+-- 8. On LuaJIT, what Tarantool declares to the FFI or adds to `os` and
+--    the tests call: `ffi.C.getuid` and `os.setenv` (Tarantool's
+--    `src/lua/env.lua`, through the FFI here). luafiber has neither.
 -- 9. `require('compat')` (this file) gives Tarantool's `compat` options
 --    the tests set: each is `{current = ..., default = ...}`; assigning a
 --    mode records it and changes nothing (luafiber has master's new
@@ -90,20 +91,19 @@ box = {
     }),
 }
 
-package.preload.fio = function()
-    return {
-        rename = os.rename,
-        open = function(path)
-            local f = io.open(path)
-            if f == nil then
-                return nil
-            end
-            return {
-                read = function() return f:read('*a') end,
-                close = function() return f:close() end,
-            }
-        end,
-    }
+if ffi_ok then
+    pcall(ffi.cdef, [[
+        unsigned int getuid(void);
+        int setenv(const char *name, const char *value, int overwrite);
+        int unsetenv(const char *name);
+    ]])
+    os.setenv = os.setenv or function(name, value)
+        if value == nil then
+            ffi.C.unsetenv(name)
+        else
+            ffi.C.setenv(name, tostring(value), 1)
+        end
+    end
 end
 
 package.preload.fun = function()

@@ -12,7 +12,8 @@
 -- Each answer is recorded in LUAFIBER_TAP_LOG as "ok<TAB>N: STATEMENT" or
 -- "not ok<TAB>N: STATEMENT" (N: the statement's line), a mismatch printed
 -- with both answers. `test_run` has `new()`, `cmd('setopt delimiter ...')`
--- and `wait_cond(fn [, timeout])`.
+-- `cmd('push filter ...')`, `cmd('clear filter')` and `wait_cond(fn [,
+-- timeout])`.
 
 local fiber = require('fiber')
 local loadstring = loadstring or load
@@ -29,11 +30,27 @@ local delimiter = ''
 local test_run = {}
 test_run.__index = test_run
 function test_run.new() return setmetatable({}, test_run) end
+-- Output filters of `push filter 'REGEX' to 'REPL'`: test-run's are
+-- Python regular expressions; the ones the tests push are Lua patterns
+-- once `\N` becomes `%N` in the replacement (and `[0-9]` means the same).
+local filters = {}
+
 function test_run:cmd(c)
     local d = c:match('^setopt delimiter [\'"](.*)[\'"]$')
-    if d == nil then error('test_run:cmd: not supported here: ' .. c) end
-    delimiter = d
-    return true
+    if d ~= nil then
+        delimiter = d
+        return true
+    end
+    local from, to = c:match("^push filter '(.*)' to '(.*)'$")
+    if from ~= nil then
+        filters[#filters + 1] = {from, (to:gsub('\\(%d)', '%%%1'))}
+        return true
+    end
+    if c == 'clear filter' then
+        filters = {}
+        return true
+    end
+    error('test_run:cmd: not supported here: ' .. c)
 end
 function test_run:wait_cond(cond, timeout)
     local deadline = fiber.clock() + (timeout or 60)
@@ -93,6 +110,9 @@ local function answer(stmt, line_no)
     fiber.sleep(0)
     n = n + 1
     local got = eval(stmt):gsub('\n$', '')
+    for _, f in ipairs(filters) do
+        got = got:gsub(f[1], f[2])
+    end
     local want = expected[n] or '(no answer in the .result file)'
     local ok = got == want
     local name = (line_no .. ': ' .. stmt):gsub('[\t\n]', ' ')
