@@ -12,6 +12,7 @@ pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
 pub(crate) mod msgpackffi;
+pub(crate) mod netbox;
 pub(crate) mod serializer;
 pub(crate) mod socket;
 pub(crate) mod table;
@@ -57,6 +58,8 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"socket");
         s.push_cfunction(errno::open);
         s.set_field(-2, c"errno");
+        s.push_cfunction(netbox::open);
+        s.set_field(-2, c"net.box");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);
