@@ -77,7 +77,11 @@ fn raise_failure(s: &mut Stack, f: &Failure) -> LResult {
 
 /// Waits on `req`'s cond until woken or `deadline`; `false` when the
 /// deadline passed. A cancel raises `FiberIsCancelled`.
-pub(super) fn wait_request(s: &mut Stack, req: &Request, deadline: Option<Instant>) -> LResult<bool> {
+pub(super) fn wait_request(
+    s: &mut Stack,
+    req: &Request,
+    deadline: Option<Instant>,
+) -> LResult<bool> {
     let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
     if left == Some(Duration::ZERO) {
         return Ok(false);
@@ -160,7 +164,11 @@ fn resolve(host: &str, port: &str, timeout: Option<Duration>) -> Result<Vec<Sock
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(vec![SocketAddr::new(ip, port)]);
     }
-    let host = if host == "localhost" { "127.0.0.1" } else { host };
+    let host = if host == "localhost" {
+        "127.0.0.1"
+    } else {
+        host
+    };
     luafiber_runtime::net::lookup_host(host, port, timeout)
         .map_err(|e| super::transport::io_message(&e))
 }
@@ -342,7 +350,11 @@ fn encode_body(s: &mut Stack, ty: u32, first: c_int, out: &mut Ibuf) -> LResult<
         proto::PING => proto::map(out, 0),
         proto::CALL | proto::CALL_16 | proto::EVAL => {
             proto::map(out, 2);
-            let k = if ty == proto::EVAL { proto::KEY_EXPR } else { proto::KEY_FUNCTION_NAME };
+            let k = if ty == proto::EVAL {
+                proto::KEY_EXPR
+            } else {
+                proto::KEY_FUNCTION_NAME
+            };
             proto::key(out, k);
             proto::str(out, s.to_str(first).unwrap_or(b""));
             proto::key(out, proto::KEY_TUPLE);
@@ -390,7 +402,11 @@ fn encode_body(s: &mut Stack, ty: u32, first: c_int, out: &mut Ibuf) -> LResult<
             proto::key(out, proto::KEY_OPS);
             value_or_empty(s, first + 2, out)?;
         }
-        _ => return Err(Raise::illegal(format!("net.box: unknown request type {ty}"))),
+        _ => {
+            return Err(Raise::illegal(format!(
+                "net.box: unknown request type {ty}"
+            )))
+        }
     }
     Ok(())
 }
@@ -409,20 +425,32 @@ fn value_or_empty(s: &mut Stack, idx: c_int, out: &mut Ibuf) -> LResult<()> {
 /// Waits until the transport is active (or in `fetch_schema` and the
 /// request may go then), failed for good, or the deadline passed; the
 /// error to raise when requests cannot go.
-fn check_state(s: &mut Stack, t: &Transport, sync_call: bool, deadline: Option<Instant>) -> LResult<Result<(), Failure>> {
+fn check_state(
+    s: &mut Stack,
+    t: &Transport,
+    sync_call: bool,
+    deadline: Option<Instant>,
+) -> LResult<Result<(), Failure>> {
     loop {
         let st = t.state();
-        if st == State::Active || (st == State::FetchSchema && (!sync_call || deadline_passed(deadline))) {
+        if st == State::Active
+            || (st == State::FetchSchema && (!sync_call || deadline_passed(deadline)))
+        {
             if t.is_connected() {
                 return Ok(Ok(()));
             }
         }
         if !sync_call || st.is_final() || deadline_passed(deadline) {
-            let (code, msg) = t.error.borrow().clone().unwrap_or_else(|| {
-                (ER_NO_CONNECTION, "Connection is not established".into())
-            });
+            let (code, msg) = t
+                .error
+                .borrow()
+                .clone()
+                .unwrap_or_else(|| (ER_NO_CONNECTION, "Connection is not established".into()));
             if st == State::Closed {
-                return Ok(Err(Failure::Local(ER_NO_CONNECTION, "Connection closed".into())));
+                return Ok(Err(Failure::Local(
+                    ER_NO_CONNECTION,
+                    "Connection closed".into(),
+                )));
             }
             if deadline_passed(deadline) && !st.is_final() && t.error.borrow().is_none() {
                 return Ok(Err(timed_out()));
@@ -539,8 +567,8 @@ fn push_len(s: &mut Stack, n: usize) {
 pub(super) fn push_message(s: &mut Stack, body: &[u8]) -> LResult<()> {
     let data = proto::body_field(body, proto::KEY_DATA.into())
         .ok_or_else(|| Raise::illegal("net.box: a push without data"))?;
-    let (n, at) = proto::array_header(data)
-        .ok_or_else(|| Raise::illegal("net.box: a push without data"))?;
+    let (n, at) =
+        proto::array_header(data).ok_or_else(|| Raise::illegal("net.box: a push without data"))?;
     if n == 0 {
         s.push_nil();
         return Ok(());

@@ -93,7 +93,14 @@ fn push_outcome(s: &mut Stack, f: &Fut) -> LResult {
     let done = f.req.done.borrow();
     match done.as_ref() {
         Some(Ok(body)) => {
-            let n = push_result(s, body, f.req.decode, false, f.buffer.as_deref(), f.skip_header)?;
+            let n = push_result(
+                s,
+                body,
+                f.req.decode,
+                false,
+                f.buffer.as_deref(),
+                f.skip_header,
+            )?;
             if n == 0 {
                 s.push_nil();
             }

@@ -20,8 +20,6 @@ use sha1::{Digest, Sha1};
 pub const KEY_TYPE: u8 = 0x00;
 /// The request's sync, echoed by the response.
 pub const KEY_SYNC: u8 = 0x01;
-/// The server's schema version.
-pub const KEY_SCHEMA_VERSION: u8 = 0x05;
 
 /// Body keys of requests.
 pub const KEY_SPACE_ID: u8 = 0x10;
@@ -187,13 +185,7 @@ pub fn str(out: &mut impl Write, s: &[u8]) {
 }
 
 /// Writes a whole AUTH request for `user` with the scramble of `password`.
-pub fn encode_auth(
-    out: &mut Ibuf,
-    sync: u64,
-    user: &[u8],
-    password: &[u8],
-    salt: &[u8],
-) {
+pub fn encode_auth(out: &mut Ibuf, sync: u64, user: &[u8], password: &[u8], salt: &[u8]) {
     let start = begin_frame(out, AUTH, sync);
     map(out, 2);
     key(out, KEY_USER_NAME);
@@ -302,22 +294,10 @@ pub fn array_header(data: &[u8]) -> Option<(u32, usize)> {
     Some((n, r.pos))
 }
 
-/// The bytes the one MsgPack value at the start of `data` takes.
-pub fn value_len(data: &[u8]) -> Option<usize> {
-    let mut r = Reader { b: data, pos: 0 };
-    r.skip().ok()?;
-    Some(r.pos)
-}
-
 /// A string at the start of `data`.
 pub fn read_str(data: &[u8]) -> Option<&[u8]> {
     let mut r = Reader { b: data, pos: 0 };
     r.str().ok()
-}
-
-/// An unsigned integer at the start of `data`.
-pub fn read_uint(data: &[u8]) -> Option<u64> {
-    Reader { b: data, pos: 0 }.uint().ok()
 }
 
 /// An error response's body, read: its message, and its type and code

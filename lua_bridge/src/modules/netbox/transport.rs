@@ -180,9 +180,11 @@ impl Transport {
             *self.error.borrow_mut() = error;
         }
         if matches!(state, State::Error | State::ErrorReconnect | State::Closed) {
-            let (code, msg) = self.error.borrow().clone().unwrap_or_else(|| {
-                (ER_NO_CONNECTION, "Connection is not established".into())
-            });
+            let (code, msg) = self
+                .error
+                .borrow()
+                .clone()
+                .unwrap_or_else(|| (ER_NO_CONNECTION, "Connection is not established".into()));
             self.fail_all(code, &msg);
         }
         self.state_cond.broadcast();
@@ -244,7 +246,11 @@ impl Transport {
     ///
     /// A message: the connect's or the read's error, or a greeting that is
     /// not Tarantool's.
-    pub fn connect(&self, addrs: &[SocketAddr], timeout: Option<Duration>) -> Result<Greeting, String> {
+    pub fn connect(
+        &self,
+        addrs: &[SocketAddr],
+        timeout: Option<Duration>,
+    ) -> Result<Greeting, String> {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
         let mut last = String::from("no address");
