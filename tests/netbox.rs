@@ -176,3 +176,16 @@ fn a_reconnect_after_the_server_is_killed_and_started_again() {
     assert_eq!(next(), "ok");
     assert!(client.wait().unwrap().success());
 }
+
+#[test]
+fn a_pairs_loop_allocates_nothing_beyond_its_messages() {
+    if !have_tarantool() {
+        eprintln!("skipped: tarantool is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let server = Server::start(free_port(), &workdir("pairs"));
+    let (status, out, err) = run_client("pairs_alloc.lua", &[&server.uri()]);
+    assert_eq!(status, 0, "stdout: {out}\nstderr: {err}");
+    // Tarantool 2.6 prints 83 here (its iterator's state table and more).
+    assert!(out.contains("pairs_bytes 0\n"), "{out}");
+}

@@ -433,12 +433,10 @@ fn check_state(
 ) -> LResult<Result<(), Failure>> {
     loop {
         let st = t.state();
-        if st == State::Active
-            || (st == State::FetchSchema && (!sync_call || deadline_passed(deadline)))
-        {
-            if t.is_connected() {
-                return Ok(Ok(()));
-            }
+        let may_go = st == State::Active
+            || (st == State::FetchSchema && (!sync_call || deadline_passed(deadline)));
+        if may_go && t.is_connected() {
+            return Ok(Ok(()));
         }
         if !sync_call || st.is_final() || deadline_passed(deadline) {
             let (code, msg) = t
