@@ -16,6 +16,7 @@ pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
 pub(crate) mod msgpackffi;
+pub(crate) mod netbox;
 pub(crate) mod serializer;
 pub(crate) mod socket;
 pub(crate) mod string;
@@ -76,6 +77,8 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"decimal");
         s.push_cfunction(fio::open);
         s.set_field(-2, c"fio");
+        s.push_cfunction(netbox::open);
+        s.set_field(-2, c"net.box");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);

@@ -125,6 +125,27 @@ pub fn located(s: &Stack, msg: &str) -> Raise {
     Raise::Message(format!("{}{msg}", location(s)))
 }
 
+/// Pushes a new error object of type `ty` with a box error `code` and
+/// `message` (a remote error of net.box keeps the server's type, code and
+/// message), located as [`push`] locates it.
+pub fn push_coded(s: &mut Stack, ty: &[u8], code: u32, message: &[u8]) {
+    let t = s.new_table(0, 5);
+    s.push_bytes(ty);
+    s.set_field(t, c"type");
+    s.push_int(code.into());
+    s.set_field(t, c"code");
+    s.push_bytes(message);
+    s.set_field(t, c"message");
+    if let Some((src, line)) = caller(s) {
+        s.push_bytes(src.to_bytes());
+        s.set_field(t, c"file");
+        s.push_int(line);
+        s.set_field(t, c"line");
+    }
+    s.push_ref(ErrorMt::try_with(|m| m.0.get()).unwrap_or(ffi::LUA_NOREF));
+    s.set_metatable(t);
+}
+
 /// The source and line of the Lua function that called the running C
 /// function (Tarantool's `trace`), if it is a Lua function.
 fn caller(s: &Stack) -> Option<(std::ffi::CString, i64)> {

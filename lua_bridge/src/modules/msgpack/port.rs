@@ -205,3 +205,59 @@ fn not_array(name: &str) -> Raise {
         format!("msgpack.{name}: invalid MsgPack: an array expected"),
     )
 }
+
+/// Appends the MsgPack form of the value at `idx` to `out` with the
+/// default options (net.box's request bodies); the stack is as it was
+/// after.
+///
+/// # Errors
+///
+/// The encoder's (an unsupported type, a `__serialize` function that
+/// raised: its message; nesting too deep).
+#[inline]
+pub(crate) fn encode_value(s: &mut Stack, idx: c_int, out: &mut Ibuf) -> LResult<()> {
+    let st = state()?;
+    let idx = s.abs(idx);
+    let top = s.top();
+    s.ensure(4)?;
+    s.push_ref(st.serialize_key);
+    let r = encode_into(s, &st, out, idx, top + 1);
+    s.settop(top);
+    r
+}
+
+/// Pushes the MsgPack value at the start of `data` with the default
+/// options; returns the bytes it took.
+///
+/// # Errors
+///
+/// As [`push_one`].
+#[inline]
+pub(crate) fn decode_value(s: &mut Stack, data: &[u8]) -> LResult<usize> {
+    let st = state()?;
+    Decoder::new(&st).decode(s, data)
+}
+
+/// The `buffer` module's context (to reach ibuf objects).
+///
+/// # Errors
+///
+/// When the module is not open on this cord.
+pub(crate) fn buffer_ctx() -> LResult<crate::modules::buffer::Ctx> {
+    Ok(state()?.buffer)
+}
+
+/// Pushes `msgpack.NULL`.
+///
+/// # Errors
+///
+/// When the module is not open on this cord.
+pub(crate) fn push_null(s: &mut Stack) -> LResult<()> {
+    let st = state()?;
+    if st.null == ffi::LUA_NOREF {
+        s.push_light(std::ptr::null_mut());
+    } else {
+        s.push_ref(st.null);
+    }
+    Ok(())
+}

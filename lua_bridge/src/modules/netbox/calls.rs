@@ -1,0 +1,690 @@
+//! The C functions of `net.box.lib`: the transport object and its
+//! connection steps (for `net_box.lua`'s state machine), and `perform`,
+//! the request path every `conn:call`, `conn:eval`, space and index method
+//! goes through: options, state check, encode into the send buffer, wait,
+//! decode (Tarantool's `perform_request`, `perform_async_request`,
+//! `dispatch_response_iproto` and the method encoders and decoders).
+
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::net::{IpAddr, SocketAddr};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use luafiber_runtime::ibuf::Ibuf;
+use mlua::ffi;
+
+use super::future::{self, Fut};
+use super::proto;
+use super::request::{Decode, Failure, Request};
+use super::transport::{ReadEnd, State, Transport, ER_NO_CONNECTION, ER_PROC_LUA, ER_TIMEOUT};
+use crate::modules::buffer::{self, LuaIbuf};
+use crate::modules::msgpack::port;
+use crate::raw::error::{self, ErrorKind};
+use crate::raw::{args, lua_fn, Kind, LResult, Raise, Stack};
+
+thread_local! {
+    /// Per-cord state of the module: the kind of transport objects (the
+    /// future kind is in [`future`]).
+    static TRANSPORTS: Cell<Kind<Rc<Transport>>> = const { Cell::new(Kind::NONE) };
+}
+
+/// Makes the transport kind (once per cord, when the module opens).
+pub(super) fn init(s: &mut Stack) {
+    let kind = Kind::new(s, c"net.box.transport", &[], &[(c"__gc", transport_gc)]);
+    TRANSPORTS.with(|k| k.set(kind));
+}
+
+/// The transport at `idx`.
+#[inline]
+pub(super) fn transport(s: &mut Stack, idx: c_int) -> LResult<Rc<Transport>> {
+    TRANSPORTS
+        .with(Cell::get)
+        .get(s, idx)
+        .ok_or_else(|| Raise::illegal("net.box: a transport expected"))
+}
+
+/// Tells the stack handle that the fiber may have slept.
+#[inline]
+pub(super) fn after_switch(s: &mut Stack) {
+    // SAFETY: a switch runs other fibers on their own Lua threads; nothing
+    // wrote to this one but through the C API.
+    unsafe { s.sync() };
+}
+
+/// Pushes the error object of `f`.
+pub(super) fn push_failure(s: &mut Stack, f: &Failure) {
+    match f {
+        Failure::Remote(code, body) => {
+            let ty = body.ty.as_deref().unwrap_or(b"ClientError");
+            error::push_coded(s, ty, *code, &body.message);
+        }
+        Failure::Local(code, msg) => error::push_coded(s, b"ClientError", *code, msg.as_bytes()),
+    }
+}
+
+/// A timeout error (Tarantool's `box.error.new(box.error.TIMEOUT)`).
+pub(super) fn timed_out() -> Failure {
+    Failure::Local(ER_TIMEOUT, "Timeout exceeded".into())
+}
+
+/// Raises the error object of `f`.
+fn raise_failure(s: &mut Stack, f: &Failure) -> LResult {
+    s.ensure(4)?;
+    push_failure(s, f);
+    Err(Raise::Top)
+}
+
+/// Waits on `req`'s cond until woken or `deadline`; `false` when the
+/// deadline passed. A cancel raises `FiberIsCancelled`.
+pub(super) fn wait_request(
+    s: &mut Stack,
+    req: &Request,
+    deadline: Option<Instant>,
+) -> LResult<bool> {
+    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    if left == Some(Duration::ZERO) {
+        return Ok(false);
+    }
+    crate::fiber::check_switch(s, "net.box")?;
+    let r = req.cond.wait(left);
+    after_switch(s);
+    r.map_err(error::from_fiber)
+}
+
+/// The deadline of a timeout in seconds (`None`: none).
+fn deadline_of(t: Option<f64>) -> Option<Instant> {
+    t.and_then(args::seconds)
+        .and_then(|d| Instant::now().checked_add(d))
+}
+
+lua_fn! {
+    /// `lib.new_transport()`: a transport in state `initial`.
+    fn new_transport(s: &mut Stack) {
+        s.ensure(1)?;
+        TRANSPORTS.with(Cell::get).push(s, Rc::new(Transport::new()));
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `__gc` of a transport: closes its socket.
+    fn transport_gc(s: &mut Stack) {
+        if let Some(t) = TRANSPORTS.with(Cell::get).take(s, 1) {
+            t.close_stream();
+        }
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `lib.connect(t, host, port, timeout)`: connects and reads the
+    /// greeting; `{version_id, protocol, uuid, salt}` or nil and a message.
+    fn connect(s: &mut Stack) {
+        let t = transport(s, 1)?;
+        let host = s.to_str(2).map(|h| String::from_utf8_lossy(h).into_owned());
+        let port = s.to_str(3).map(|p| String::from_utf8_lossy(p).into_owned());
+        let timeout = s.to_number(4).and_then(args::seconds);
+        let (Some(host), Some(port)) = (host, port) else {
+            return Err(Raise::illegal("Usage: lib.connect(t, host, port, timeout)"));
+        };
+        crate::fiber::check_switch(s, "net.box.connect")?;
+        let r = resolve(&host, &port, timeout).and_then(|addrs| t.connect(&addrs, timeout));
+        after_switch(s);
+        s.ensure(4)?;
+        match r {
+            Ok(g) => {
+                let tab = s.new_table(0, 4);
+                s.push_int(g.version_id.into());
+                s.set_field(tab, c"version_id");
+                s.push_str(&g.protocol);
+                s.set_field(tab, c"protocol");
+                s.push_str(&g.uuid);
+                s.set_field(tab, c"uuid");
+                s.push_bytes(&g.salt);
+                s.set_field(tab, c"salt");
+                Ok(1)
+            }
+            Err(e) => {
+                s.push_nil();
+                s.push_str(&e);
+                Ok(2)
+            }
+        }
+    }
+}
+
+/// The addresses of `host`:`port`.
+fn resolve(host: &str, port: &str, timeout: Option<Duration>) -> Result<Vec<SocketAddr>, String> {
+    if host == "unix/" {
+        return Err("net.box: Unix sockets are not supported yet".into());
+    }
+    let port: u16 = port.parse().map_err(|_| format!("Invalid port: {port}"))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let host = if host == "localhost" {
+        "127.0.0.1"
+    } else {
+        host
+    };
+    luafiber_runtime::net::lookup_host(host, port, timeout)
+        .map_err(|e| super::transport::io_message(&e))
+}
+
+lua_fn! {
+    /// `lib.set_state(t, name[, code, message])`: the state machine's
+    /// state; a failed or closed state fails the requests in flight with
+    /// the error.
+    fn set_state(s: &mut Stack) {
+        let t = transport(s, 1)?;
+        let state = s.to_str(2).and_then(State::from_name)
+            .ok_or_else(|| Raise::illegal("net.box: bad state"))?;
+        let err = s.to_integer(3).map(|code| {
+            let msg = s.to_str(4).map(|m| String::from_utf8_lossy(m).into_owned()).unwrap_or_default();
+            (code as u32, msg)
+        });
+        t.set_state(state, err);
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `lib.run(t)`: the reader, on the calling fiber, until the
+    /// connection fails (`'error', message`) or a response shows another
+    /// schema version (`'schema', version`).
+    fn run(s: &mut Stack) {
+        let t = transport(s, 1)?;
+        crate::fiber::check_switch(s, "net.box")?;
+        let end = t.read_loop();
+        after_switch(s);
+        s.ensure(2)?;
+        match end {
+            ReadEnd::Schema(v) => {
+                s.push_cstr(c"schema");
+                s.push_number(v as f64);
+            }
+            ReadEnd::Failed(m) => {
+                s.push_cstr(c"error");
+                s.push_str(&m);
+            }
+        }
+        Ok(2)
+    }
+}
+
+lua_fn! {
+    /// `lib.writer(t)`: the writer, on the calling fiber, until the
+    /// connection closes.
+    fn writer(s: &mut Stack) {
+        let t = transport(s, 1)?;
+        crate::fiber::check_switch(s, "net.box")?;
+        t.write_loop();
+        after_switch(s);
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `lib.close(t)`: closes the socket (the reader and the writer end).
+    fn close(s: &mut Stack) {
+        transport(s, 1)?.close_stream();
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `lib.set_schema_version(t, v)`.
+    fn set_schema_version(s: &mut Stack) {
+        let t = transport(s, 1)?;
+        t.set_schema_version(s.to_number(2).unwrap_or(0.0) as u64);
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `lib.auth(t, user, password, salt, timeout)`: AUTH on the
+    /// connection (its reader running); true, or nil and the error object.
+    fn auth(s: &mut Stack) {
+        let t = transport(s, 1)?;
+        let sync = t.next_sync();
+        {
+            let user = s.to_str(2).unwrap_or(b"");
+            let password = s.to_str(3).unwrap_or(b"");
+            let salt = s.to_str(4).unwrap_or(b"");
+            let mut out = t.send.borrow_mut();
+            let was_empty = out.is_empty();
+            proto::encode_auth(&mut out, sync, user, password, salt);
+            drop(out);
+            t.sent(was_empty);
+        }
+        let req = Rc::new(Request::new(sync, Decode::Nothing));
+        t.register(req.clone());
+        let deadline = deadline_of(s.to_number(5));
+        while !req.is_ready() {
+            if !wait_request(s, &req, deadline)? {
+                t.forget(sync);
+                req.complete(Err(timed_out()));
+            }
+        }
+        s.ensure(2)?;
+        let done = req.done.borrow();
+        match done.as_ref() {
+            Some(Ok(_)) => {
+                s.push_bool(true);
+                Ok(1)
+            }
+            Some(Err(f)) => {
+                s.push_nil();
+                push_failure(s, f);
+                Ok(2)
+            }
+            None => unreachable!("ready"),
+        }
+    }
+}
+
+/// The options of one request (Tarantool's `_request` opts).
+#[derive(Default)]
+pub(super) struct Opts {
+    pub timeout: Option<f64>,
+    pub is_async: bool,
+    /// The index of the `buffer` ibuf on the stack.
+    pub buffer: Option<Rc<LuaIbuf>>,
+    pub skip_header: bool,
+    /// Stack indices of `on_push` and `on_push_ctx`.
+    pub on_push: Option<(c_int, c_int)>,
+}
+
+/// Reads the options table at `idx` (nothing for nil). Pushes `on_push`
+/// and `on_push_ctx` when given (their indices are in the result).
+fn read_opts(s: &mut Stack, idx: c_int) -> LResult<Opts> {
+    let mut o = Opts::default();
+    match s.type_of(idx) {
+        ffi::LUA_TNIL | ffi::LUA_TNONE => return Ok(o),
+        ffi::LUA_TTABLE => {}
+        _ => return Err(Raise::illegal("net.box: options must be a table")),
+    }
+    s.ensure(4)?;
+    if s.rawget_field(idx, c"timeout") != ffi::LUA_TNIL {
+        o.timeout = s.to_number(-1);
+    }
+    s.pop(1);
+    s.rawget_field(idx, c"is_async");
+    o.is_async = s.to_bool(-1);
+    s.pop(1);
+    s.rawget_field(idx, c"skip_header");
+    o.skip_header = s.to_bool(-1);
+    s.pop(1);
+    if s.rawget_field(idx, c"buffer") != ffi::LUA_TNIL {
+        let ctx = port::buffer_ctx()?;
+        o.buffer = Some(
+            buffer::to_ibuf(s, &ctx, -1)
+                .ok_or_else(|| Raise::illegal("net.box: buffer must be an ibuf"))?,
+        );
+    }
+    s.pop(1);
+    let has_push = s.rawget_field(idx, c"on_push") != ffi::LUA_TNIL;
+    s.rawget_field(idx, c"on_push_ctx");
+    let has_ctx = !s.is_none_or_nil(-1);
+    if o.is_async && (has_push || has_ctx) {
+        return Err(Raise::Message(
+            "To handle pushes in an async request use future:pairs()".into(),
+        ));
+    }
+    if has_push {
+        let top = s.top();
+        o.on_push = Some((top - 1, top));
+    } else {
+        s.pop(2);
+    }
+    Ok(o)
+}
+
+/// Encodes the body of request `ty` from the arguments at `first..` into
+/// `out`.
+fn encode_body(s: &mut Stack, ty: u32, first: c_int, out: &mut Ibuf) -> LResult<()> {
+    let uint = |s: &Stack, i: c_int| s.to_integer(i).unwrap_or(0).max(0) as u64;
+    match ty {
+        proto::PING => proto::map(out, 0),
+        proto::CALL | proto::CALL_16 | proto::EVAL => {
+            proto::map(out, 2);
+            let k = if ty == proto::EVAL {
+                proto::KEY_EXPR
+            } else {
+                proto::KEY_FUNCTION_NAME
+            };
+            proto::key(out, k);
+            proto::str(out, s.to_str(first).unwrap_or(b""));
+            proto::key(out, proto::KEY_TUPLE);
+            value_or_empty(s, first + 1, out)?;
+        }
+        proto::SELECT => {
+            proto::map(out, 6);
+            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
+            proto::uint_field(out, proto::KEY_INDEX_ID, uint(s, first + 1));
+            proto::uint_field(out, proto::KEY_ITERATOR, uint(s, first + 2));
+            proto::uint_field(out, proto::KEY_OFFSET, uint(s, first + 3));
+            proto::uint_field(out, proto::KEY_LIMIT, uint(s, first + 4));
+            proto::key(out, proto::KEY_KEY);
+            value_or_empty(s, first + 5, out)?;
+        }
+        proto::INSERT | proto::REPLACE => {
+            proto::map(out, 2);
+            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
+            proto::key(out, proto::KEY_TUPLE);
+            value_or_empty(s, first + 1, out)?;
+        }
+        proto::UPDATE => {
+            proto::map(out, 5);
+            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
+            proto::uint_field(out, proto::KEY_INDEX_ID, uint(s, first + 1));
+            proto::uint_field(out, proto::KEY_INDEX_BASE, 1);
+            proto::key(out, proto::KEY_KEY);
+            value_or_empty(s, first + 2, out)?;
+            proto::key(out, proto::KEY_TUPLE);
+            value_or_empty(s, first + 3, out)?;
+        }
+        proto::DELETE => {
+            proto::map(out, 3);
+            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
+            proto::uint_field(out, proto::KEY_INDEX_ID, uint(s, first + 1));
+            proto::key(out, proto::KEY_KEY);
+            value_or_empty(s, first + 2, out)?;
+        }
+        proto::UPSERT => {
+            proto::map(out, 4);
+            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
+            proto::uint_field(out, proto::KEY_INDEX_BASE, 1);
+            proto::key(out, proto::KEY_TUPLE);
+            value_or_empty(s, first + 1, out)?;
+            proto::key(out, proto::KEY_OPS);
+            value_or_empty(s, first + 2, out)?;
+        }
+        _ => {
+            return Err(Raise::illegal(format!(
+                "net.box: unknown request type {ty}"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// Encodes the value at `idx`, or an empty array for nil.
+#[inline]
+fn value_or_empty(s: &mut Stack, idx: c_int, out: &mut Ibuf) -> LResult<()> {
+    if s.is_none_or_nil(idx) {
+        // An empty array.
+        proto::key(out, 0x90);
+        return Ok(());
+    }
+    port::encode_value(s, idx, out)
+}
+
+/// Waits until the transport is active (or in `fetch_schema` and the
+/// request may go then), failed for good, or the deadline passed; the
+/// error to raise when requests cannot go.
+fn check_state(
+    s: &mut Stack,
+    t: &Transport,
+    sync_call: bool,
+    deadline: Option<Instant>,
+) -> LResult<Result<(), Failure>> {
+    loop {
+        let st = t.state();
+        let may_go = st == State::Active
+            || (st == State::FetchSchema && (!sync_call || deadline_passed(deadline)));
+        if may_go && t.is_connected() {
+            return Ok(Ok(()));
+        }
+        if !sync_call || st.is_final() || deadline_passed(deadline) {
+            let (code, msg) = t
+                .error
+                .borrow()
+                .clone()
+                .unwrap_or_else(|| (ER_NO_CONNECTION, "Connection is not established".into()));
+            if st == State::Closed {
+                return Ok(Err(Failure::Local(
+                    ER_NO_CONNECTION,
+                    "Connection closed".into(),
+                )));
+            }
+            if deadline_passed(deadline) && !st.is_final() && t.error.borrow().is_none() {
+                return Ok(Err(timed_out()));
+            }
+            return Ok(Err(Failure::Local(code, msg)));
+        }
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        crate::fiber::check_switch(s, "net.box")?;
+        let r = t.state_cond.wait(left);
+        after_switch(s);
+        r.map_err(error::from_fiber)?;
+    }
+}
+
+fn deadline_passed(d: Option<Instant>) -> bool {
+    d.is_some_and(|d| Instant::now() >= d)
+}
+
+lua_fn! {
+    /// `lib.perform(t, type, decode, opts, ...)`: one request of IPROTO
+    /// type `type` with the arguments after `opts`; its answer decoded as
+    /// `decode` says ([`Decode`] as a number), or a future for
+    /// `opts.is_async`. Raises the request's error object.
+    pub(super) fn perform(s: &mut Stack) {
+        let t = transport(s, 1)?;
+        let ty = s.to_integer(2).unwrap_or(0) as u32;
+        let decode = decode_arg(s.to_integer(3).unwrap_or(0));
+        let nargs = s.top();
+        let o = read_opts(s, 4)?;
+        let deadline = deadline_of(o.timeout);
+        if let Err(f) = check_state(s, &t, !o.is_async, deadline)? {
+            return raise_failure(s, &f);
+        }
+        let sync = t.next_sync();
+        {
+            let mut out = t.send.borrow_mut();
+            let was_empty = out.is_empty();
+            let start = proto::begin_frame(&mut out, ty, sync);
+            if let Err(e) = encode_body(s, ty, 5, &mut out) {
+                out.truncate(start);
+                return Err(e);
+            }
+            proto::end_frame(&mut out, start);
+            drop(out);
+            t.sent(was_empty);
+        }
+        let req = Rc::new(Request::new(sync, decode));
+        t.register(req.clone());
+        if o.is_async {
+            s.ensure(2)?;
+            future::push(s, Fut { t, req, buffer: o.buffer, skip_header: o.skip_header });
+            return Ok(1);
+        }
+        // Synchronous: wait, running on_push for each push.
+        let mut seen = 0;
+        loop {
+            if let Some((f, ctx)) = o.on_push {
+                loop {
+                    let body = {
+                        let pushes = req.pushes.borrow();
+                        match pushes.get(seen) {
+                            Some(b) => b.clone(),
+                            None => break,
+                        }
+                    };
+                    seen += 1;
+                    s.ensure(4)?;
+                    s.push_value(f);
+                    s.push_value(ctx);
+                    match &o.buffer {
+                        Some(b) => push_len(s, copy_to_buffer(b, &body, o.skip_header)?),
+                        None => push_message(s, &body)?,
+                    }
+                    if s.pcall(2, 0).is_err() {
+                        t.forget(sync);
+                        return Err(Raise::Top);
+                    }
+                }
+            }
+            if req.is_ready() {
+                break;
+            }
+            if !wait_request(s, &req, deadline)? {
+                t.forget(sync);
+                return raise_failure(s, &timed_out());
+            }
+        }
+        s.settop(nargs);
+        let done = req.done.borrow_mut().take();
+        match done {
+            Some(Ok(body)) => push_result(s, &body, decode, true, o.buffer.as_deref(), o.skip_header),
+            Some(Err(f)) => raise_failure(s, &f),
+            None => unreachable!("ready"),
+        }
+    }
+}
+
+/// The [`Decode`] numbered `n` (the order of `net_box.lua`'s `DECODE`).
+fn decode_arg(n: i64) -> Decode {
+    match n {
+        0 => Decode::Ping,
+        1 => Decode::Multi,
+        2 => Decode::Table,
+        3 => Decode::First,
+        _ => Decode::Nothing,
+    }
+}
+
+fn push_len(s: &mut Stack, n: usize) {
+    s.push_int(n as i64);
+}
+
+/// Pushes the message of a push's body (`DATA[1]`).
+pub(super) fn push_message(s: &mut Stack, body: &[u8]) -> LResult<()> {
+    let data = proto::body_field(body, proto::KEY_DATA.into())
+        .ok_or_else(|| Raise::illegal("net.box: a push without data"))?;
+    let (n, at) =
+        proto::array_header(data).ok_or_else(|| Raise::illegal("net.box: a push without data"))?;
+    if n == 0 {
+        s.push_nil();
+        return Ok(());
+    }
+    port::decode_value(s, &data[at..]).map(drop)
+}
+
+/// Copies a body (or its DATA, with `skip_header`) to the end of `b`;
+/// returns the bytes copied.
+pub(super) fn copy_to_buffer(b: &LuaIbuf, body: &[u8], skip_header: bool) -> LResult<usize> {
+    let bytes = match skip_header {
+        true => proto::body_field(body, proto::KEY_DATA.into()).unwrap_or(&[]),
+        false => body,
+    };
+    buffer::with_ibuf(b, |ib| ib.extend_from_slice(bytes))?
+        .map_err(|_| Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into()))?;
+    Ok(bytes.len())
+}
+
+/// Pushes the result of an answer `body` as `decode` says; `multi`: the
+/// DATA of CALL and EVAL as several values (a synchronous call), else as
+/// one table (a future's result). Returns the count pushed.
+pub(super) fn push_result(
+    s: &mut Stack,
+    body: &[u8],
+    decode: Decode,
+    multi: bool,
+    buffer: Option<&LuaIbuf>,
+    skip_header: bool,
+) -> LResult {
+    s.ensure(4)?;
+    if let Some(b) = buffer {
+        let n = copy_to_buffer(b, body, skip_header)?;
+        push_len(s, n);
+        return Ok(1);
+    }
+    if decode == Decode::Ping {
+        s.push_bool(true);
+        return Ok(1);
+    }
+    if decode == Decode::Nothing {
+        return Ok(0);
+    }
+    let Some(data) = proto::body_field(body, proto::KEY_DATA.into()) else {
+        return Ok(0);
+    };
+    match decode {
+        Decode::Multi if multi => {
+            let (n, mut at) = proto::array_header(data)
+                .ok_or_else(|| Raise::illegal("net.box: invalid response"))?;
+            if n > 1_000_000 || s.ensure(n as c_int + 4).is_err() {
+                return Err(Raise::illegal("net.box: too many results"));
+            }
+            for _ in 0..n {
+                at += port::decode_value(s, &data[at..])?;
+            }
+            Ok(n as c_int)
+        }
+        Decode::First => {
+            let (n, at) = proto::array_header(data)
+                .ok_or_else(|| Raise::illegal("net.box: invalid response"))?;
+            if n == 0 {
+                return Ok(0);
+            }
+            port::decode_value(s, &data[at..])?;
+            Ok(1)
+        }
+        _ => {
+            port::decode_value(s, data)?;
+            Ok(1)
+        }
+    }
+}
+
+lua_fn! {
+    /// `lib.seen_schema_version(t)`: the schema version of the last
+    /// responses.
+    fn seen_schema_version(s: &mut Stack) {
+        let t = transport(s, 1)?;
+        s.push_number(t.seen_schema_version() as f64);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `lib.in_flight(t)`: the requests in flight (for tests: a timed-out
+    /// or discarded request leaves none behind).
+    fn in_flight(s: &mut Stack) {
+        let t = transport(s, 1)?;
+        s.push_int(t.in_flight() as i64);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `lib.error(code, message)`: an error object of type `ClientError`
+    /// (Tarantool's `box.error.new{code = ..., reason = ...}`).
+    fn new_error(s: &mut Stack) {
+        let code = s.to_integer(1).unwrap_or(ER_PROC_LUA.into()) as u32;
+        let msg = s.to_str(2).map(<[u8]>::to_vec).unwrap_or_default();
+        s.ensure(4)?;
+        error::push_coded(s, b"ClientError", code, &msg);
+        Ok(1)
+    }
+}
+
+/// The functions of `net.box.lib`.
+pub(super) const LIB: &[crate::raw::Reg] = &[
+    (c"new_transport", new_transport),
+    (c"connect", connect),
+    (c"set_state", set_state),
+    (c"run", run),
+    (c"writer", writer),
+    (c"close", close),
+    (c"auth", auth),
+    (c"set_schema_version", set_schema_version),
+    (c"perform", perform),
+    (c"in_flight", in_flight),
+    (c"seen_schema_version", seen_schema_version),
+    (c"error", new_error),
+];

@@ -1,0 +1,47 @@
+//! The Lua `net.box` module: Tarantool's client of IPROTO (2.6's
+//! `src/box/lua/net_box.lua` with master's connect options, on master's
+//! split: the transport in C, the face in Lua).
+//!
+//! - [`proto`]: the bytes (greeting, chap-sha1, request frames, response
+//!   frames decoded in place); Lua-free;
+//! - [`request`]: a request in flight; Lua-free;
+//! - [`transport`]: the socket, the writer, the reader that dispatches
+//!   responses by sync, the connection state; Lua-free;
+//! - [`calls`]: `net.box.lib`, the C functions: the connection steps and
+//!   `perform`, the request path of every method;
+//! - [`future`]: futures and the `pairs()` iterator;
+//! - `net_box.lua`: the module's face: `connect`, the connection object
+//!   and its state machine, triggers, spaces and indexes.
+//!
+//! `require('net.box')` loads it (`package.preload`), once per cord.
+//! See `docs/lua/net.box.md` for the API and the differences from
+//! Tarantool.
+
+mod calls;
+mod future;
+mod proto;
+mod request;
+mod transport;
+
+use crate::raw::{lua_fn, Raise};
+
+/// `net_box.lua`, run once per cord by the loader.
+const CHUNK: &str = include_str!("net_box.lua");
+
+lua_fn! {
+    /// The `net.box` module's loader (`package.preload['net.box']`): makes
+    /// the kinds of transports and futures and `net.box.lib`, and runs
+    /// `net_box.lua` over them, which gives the module.
+    pub(crate) fn open(s: &mut Stack) {
+        s.settop(0);
+        s.ensure(8)?;
+        calls::init(s);
+        future::init(s);
+        let lib = s.new_table(0, calls::LIB.len() as i32);
+        s.set_funcs(lib, calls::LIB);
+        s.load(CHUNK, c"=net.box").map_err(|()| Raise::Top)?;
+        s.push_value(lib);
+        s.pcall(1, 1).map_err(|()| Raise::Top)?;
+        Ok(1)
+    }
+}

@@ -1,0 +1,88 @@
+//! A request in flight: what the reader fiber fills in and the waiting
+//! fibers read. No Lua here: bodies are kept as bytes and decoded by the
+//! fiber that asks for them ([`super::lib`]).
+
+use std::cell::{Cell, RefCell};
+
+use luafiber_fiber::Cond;
+
+use super::proto::ErrorBody;
+
+/// How a request's answer becomes Lua values (Tarantool's
+/// `method_decoder`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Decode {
+    /// `true` (PING).
+    Ping,
+    /// The DATA array as multiple values (CALL, EVAL); a future's result
+    /// is the array itself.
+    Multi,
+    /// The DATA array as one table (SELECT, CALL_16).
+    Table,
+    /// The first element of DATA, or nothing (INSERT, REPLACE, UPDATE,
+    /// DELETE, `get`, `min`, `max`, `count`).
+    First,
+    /// Nothing (UPSERT).
+    Nothing,
+}
+
+/// Why a request failed.
+#[derive(Debug, Clone)]
+pub(crate) enum Failure {
+    /// The server answered with an error: its code and body.
+    Remote(u32, ErrorBody),
+    /// The connection failed or closed: a code (`NO_CONNECTION`, ...) and
+    /// a message.
+    Local(u32, String),
+}
+
+/// The final answer of a request.
+pub(crate) type Outcome = Result<Vec<u8>, Failure>;
+
+/// A request in flight (Tarantool's request object of `net_box.lua`).
+pub(crate) struct Request {
+    /// How to decode its answer.
+    pub decode: Decode,
+    /// Broadcast when a push or the answer comes.
+    pub cond: Cond,
+    /// The bodies of the pushes (IPROTO_CHUNK) so far.
+    pub pushes: RefCell<Vec<Vec<u8>>>,
+    /// The answer, once it came.
+    pub done: RefCell<Option<Outcome>>,
+    /// The sync it was sent with (0 once it is no longer in flight).
+    pub sync: Cell<u64>,
+    /// The per-iteration timeout of the running `pairs()`, in seconds.
+    pub pairs_timeout: Cell<f64>,
+}
+
+impl Request {
+    /// A request sent with `sync`.
+    pub fn new(sync: u64, decode: Decode) -> Request {
+        Request {
+            decode,
+            cond: Cond::new(),
+            pushes: RefCell::new(Vec::new()),
+            done: RefCell::new(None),
+            sync: Cell::new(sync),
+            pairs_timeout: Cell::new(f64::INFINITY),
+        }
+    }
+
+    /// Whether the answer came (or the request failed or was discarded).
+    pub fn is_ready(&self) -> bool {
+        self.done.borrow().is_some()
+    }
+
+    /// Ends the request with `outcome` and wakes its waiters.
+    pub fn complete(&self, outcome: Outcome) {
+        self.sync.set(0);
+        *self.done.borrow_mut() = Some(outcome);
+        self.cond.broadcast();
+    }
+
+    /// Adds a push and wakes the waiters.
+    pub fn push(&self, body: Vec<u8>) {
+        self.pushes.borrow_mut().push(body);
+        self.cond.broadcast();
+    }
+}

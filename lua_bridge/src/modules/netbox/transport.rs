@@ -1,0 +1,438 @@
+//! A connection's transport, with no Lua: the socket, the send buffer
+//! and its writer, the reader that dispatches responses to the requests
+//! in flight by sync, the connection state (Tarantool's `create_transport`
+//! of 2.6's `net_box.lua`, and master's `netbox_transport` in `net_box.c`).
+//!
+//! Fibers: the requesting fibers append frames to [`Transport::send`] and
+//! wake the writer when it was empty; the writer fiber
+//! ([`Transport::write_loop`]) swaps the buffer out and writes it whole,
+//! so the requests of one loop iteration leave in one write; the reader
+//! fiber ([`Transport::read_loop`]) decodes frames in place from its
+//! read-ahead buffer and completes requests, waking their fibers. No
+//! `RefCell` borrow is held across a switch: each loop takes its buffer
+//! out of the transport while it waits.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use luafiber_fiber::Cond;
+use luafiber_runtime::ibuf::Ibuf;
+use luafiber_runtime::net::TcpStream;
+
+use super::proto::{self, Greeting, Parsed};
+use super::request::{Failure, Request};
+
+/// Tarantool's `ER_NO_CONNECTION`.
+pub(crate) const ER_NO_CONNECTION: u32 = 77;
+/// Tarantool's `ER_TIMEOUT`.
+pub(crate) const ER_TIMEOUT: u32 = 78;
+/// Tarantool's `ER_PROC_LUA`.
+pub(crate) const ER_PROC_LUA: u32 = 32;
+
+/// The connection states, in the order of [`STATE_NAMES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Not connected yet.
+    Initial,
+    /// Connected; authenticating.
+    Auth,
+    /// Fetching the schema.
+    FetchSchema,
+    /// Ready for requests.
+    Active,
+    /// Failed for good.
+    Error,
+    /// Failed; will connect again.
+    ErrorReconnect,
+    /// Closed by the user.
+    Closed,
+}
+
+/// The names of [`State`]s, as `conn.state` gives them.
+pub(crate) const STATE_NAMES: [&str; 7] = [
+    "initial",
+    "auth",
+    "fetch_schema",
+    "active",
+    "error",
+    "error_reconnect",
+    "closed",
+];
+
+impl State {
+    /// The state named `name`.
+    pub fn from_name(name: &[u8]) -> Option<State> {
+        const ALL: [State; 7] = [
+            State::Initial,
+            State::Auth,
+            State::FetchSchema,
+            State::Active,
+            State::Error,
+            State::ErrorReconnect,
+            State::Closed,
+        ];
+        STATE_NAMES
+            .iter()
+            .position(|n| n.as_bytes() == name)
+            .map(|i| ALL[i])
+    }
+
+    /// Whether no request can ever go out again.
+    pub fn is_final(self) -> bool {
+        matches!(self, State::Error | State::Closed)
+    }
+}
+
+/// A hasher for syncs: they are distinct small integers.
+#[derive(Default)]
+pub(crate) struct SyncHasher(u64);
+
+impl Hasher for SyncHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type Requests = HashMap<u64, Rc<Request>, BuildHasherDefault<SyncHasher>>;
+
+/// How the reader stopped.
+pub(crate) enum ReadEnd {
+    /// A response carried a schema version other than the one installed:
+    /// the schema is to be fetched again; the reader can go on after.
+    Schema(u64),
+    /// The connection failed (or was closed): a message.
+    Failed(String),
+}
+
+/// A connection's transport; see the module doc.
+pub(crate) struct Transport {
+    /// The socket while connected.
+    stream: RefCell<Option<Rc<TcpStream>>>,
+    /// Frames waiting for the writer.
+    pub send: RefCell<Ibuf>,
+    /// The writer's own buffer, swapped with `send` to write it.
+    spare: RefCell<Ibuf>,
+    /// The reader's read-ahead buffer.
+    recv: RefCell<Ibuf>,
+    /// Signalled when `send` gets its first bytes, or the socket closes.
+    writer_cond: Cond,
+    /// The last sync given.
+    sync: Cell<u64>,
+    /// The requests in flight by sync.
+    requests: RefCell<Requests>,
+    /// The connection state (set by `net_box.lua`'s state machine).
+    state: Cell<State>,
+    /// Broadcast on each change of `state`.
+    pub state_cond: Cond,
+    /// The error that ended the last connection: a code and a message.
+    pub error: RefCell<Option<(u32, String)>>,
+    /// The schema version installed.
+    pub schema_version: Cell<u64>,
+    /// A schema version the reader reported and nobody installed yet.
+    reported: Cell<u64>,
+}
+
+impl Transport {
+    /// A transport in state `initial`, not connected.
+    pub fn new() -> Transport {
+        Transport {
+            stream: RefCell::new(None),
+            send: RefCell::new(Ibuf::new()),
+            spare: RefCell::new(Ibuf::new()),
+            recv: RefCell::new(Ibuf::new()),
+            writer_cond: Cond::new(),
+            sync: Cell::new(0),
+            requests: RefCell::new(HashMap::default()),
+            state: Cell::new(State::Initial),
+            state_cond: Cond::new(),
+            error: RefCell::new(None),
+            schema_version: Cell::new(0),
+            reported: Cell::new(0),
+        }
+    }
+
+    /// The connection state.
+    #[inline]
+    pub fn state(&self) -> State {
+        self.state.get()
+    }
+
+    /// Sets the state and wakes the fibers waiting for one; a failed or
+    /// closed state fails the requests in flight with `error` (or
+    /// `NO_CONNECTION`).
+    pub fn set_state(&self, state: State, error: Option<(u32, String)>) {
+        self.state.set(state);
+        if error.is_some() || matches!(state, State::Active) {
+            *self.error.borrow_mut() = error;
+        }
+        if matches!(state, State::Error | State::ErrorReconnect | State::Closed) {
+            let (code, msg) = self
+                .error
+                .borrow()
+                .clone()
+                .unwrap_or_else(|| (ER_NO_CONNECTION, "Connection is not established".into()));
+            self.fail_all(code, &msg);
+        }
+        self.state_cond.broadcast();
+    }
+
+    /// A new sync.
+    #[inline]
+    pub fn next_sync(&self) -> u64 {
+        let s = self.sync.get().wrapping_add(1) & 0x7FFF_FFFF_FFFF_FFFF;
+        self.sync.set(s);
+        s
+    }
+
+    /// Whether a connection is up (requests can be sent).
+    #[inline]
+    pub fn is_connected(&self) -> bool {
+        self.stream.borrow().is_some()
+    }
+
+    /// Puts `req` in flight under its sync.
+    #[inline]
+    pub fn register(&self, req: Rc<Request>) {
+        self.requests.borrow_mut().insert(req.sync.get(), req);
+    }
+
+    /// Takes the request under `sync` out of flight (a timeout, a discard):
+    /// its answer will be dropped.
+    #[inline]
+    pub fn forget(&self, sync: u64) {
+        self.requests.borrow_mut().remove(&sync);
+    }
+
+    /// The requests in flight.
+    pub fn in_flight(&self) -> usize {
+        self.requests.borrow().len()
+    }
+
+    /// Wakes the writer when `was_empty` (the caller's frame is the first
+    /// in the send buffer).
+    #[inline]
+    pub fn sent(&self, was_empty: bool) {
+        if was_empty {
+            self.writer_cond.signal();
+        }
+    }
+
+    /// Fails every request in flight.
+    pub fn fail_all(&self, code: u32, msg: &str) {
+        let all: Vec<Rc<Request>> = self.requests.borrow_mut().drain().map(|(_, r)| r).collect();
+        for r in all {
+            r.complete(Err(Failure::Local(code, msg.to_string())));
+        }
+    }
+
+    /// Connects to the first of `addrs` that answers and reads the
+    /// greeting, all within `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// A message: the connect's or the read's error, or a greeting that is
+    /// not Tarantool's.
+    pub fn connect(
+        &self,
+        addrs: &[SocketAddr],
+        timeout: Option<Duration>,
+    ) -> Result<Greeting, String> {
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let mut last = String::from("no address");
+        for addr in addrs {
+            let stream = match TcpStream::connect_timeout(*addr, left()) {
+                Ok(s) => s,
+                Err(e) => {
+                    last = io_message(&e);
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let mut g = [0u8; proto::GREETING_SIZE];
+            let mut got = 0;
+            while got < g.len() {
+                stream.set_read_timeout(left().or(None));
+                if left() == Some(Duration::ZERO) {
+                    return Err("Connection timed out".into());
+                }
+                match stream.read(&mut g[got..]) {
+                    Ok(0) => return Err("Peer closed".into()),
+                    Ok(n) => got += n,
+                    Err(e) => return Err(io_message(&e)),
+                }
+            }
+            stream.set_read_timeout(None);
+            let greeting = proto::decode_greeting(&g).ok_or("Invalid greeting")?;
+            self.send.borrow_mut().reset();
+            self.recv.borrow_mut().reset();
+            self.reported.set(0);
+            *self.stream.borrow_mut() = Some(Rc::new(stream));
+            return Ok(greeting);
+        }
+        Err(last)
+    }
+
+    /// Closes the socket (the reader and the writer wake with `EBADF` and
+    /// end).
+    pub fn close_stream(&self) {
+        let stream = self.stream.borrow_mut().take();
+        if let Some(s) = stream {
+            let _ = s.close();
+        }
+        self.send.borrow_mut().reset();
+        self.writer_cond.broadcast();
+    }
+
+    /// The schema version the last responses carried.
+    pub fn seen_schema_version(&self) -> u64 {
+        self.reported.get()
+    }
+
+    /// Marks `version` as installed.
+    pub fn set_schema_version(&self, version: u64) {
+        self.schema_version.set(version);
+        self.reported.set(version);
+    }
+
+    /// The writer: writes what the requesters put in the send buffer,
+    /// waiting on its cond while there is nothing, until the socket
+    /// closes or fails (then it closes it). A cancellation point while it
+    /// waits.
+    pub fn write_loop(&self) {
+        loop {
+            let Some(stream) = self.stream.borrow().clone() else {
+                return;
+            };
+            if self.send.borrow().is_empty() {
+                if self.writer_cond.wait(None).is_err() {
+                    return;
+                }
+                continue;
+            }
+            let mut out = self.spare.replace(Ibuf::new());
+            std::mem::swap(&mut out, &mut *self.send.borrow_mut());
+            let mut failed = false;
+            while !out.is_empty() {
+                match stream.write(out.data()) {
+                    Ok(n) => {
+                        out.consume(n);
+                    }
+                    Err(_) => {
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+            out.reset();
+            *self.spare.borrow_mut() = out;
+            if failed {
+                // The reader sees the closed socket and reports.
+                self.close_stream();
+                return;
+            }
+        }
+    }
+
+    /// The reader: reads responses and completes the requests they answer,
+    /// until the connection fails or a response shows a new schema
+    /// version. A cancellation point while it waits.
+    pub fn read_loop(&self) -> ReadEnd {
+        let Some(stream) = self.stream.borrow().clone() else {
+            return ReadEnd::Failed("Connection closed".into());
+        };
+        let mut buf = self.recv.replace(Ibuf::new());
+        let end = self.read_into(&stream, &mut buf);
+        *self.recv.borrow_mut() = buf;
+        end
+    }
+
+    fn read_into(&self, stream: &TcpStream, buf: &mut Ibuf) -> ReadEnd {
+        loop {
+            let need;
+            loop {
+                match proto::parse_frame(buf.data()) {
+                    Ok(Parsed::Need(n)) => {
+                        need = n;
+                        break;
+                    }
+                    Ok(Parsed::Frame(f)) => {
+                        let v = f.header.schema_version;
+                        self.dispatch(&f, buf.data());
+                        buf.consume(f.len);
+                        if v > 0 && v != self.reported.get() && self.reported.get() != 0 {
+                            self.reported.set(v);
+                            return ReadEnd::Schema(v);
+                        }
+                        if self.reported.get() == 0 && v > 0 {
+                            self.reported.set(v);
+                        }
+                    }
+                    Err(e) => return ReadEnd::Failed(e.0.into()),
+                }
+            }
+            if buf.is_empty() {
+                buf.reset();
+            }
+            let want = need.saturating_sub(buf.used()).max(16 * 1024);
+            let room = buf.reserve(want);
+            match stream.read(room) {
+                Ok(0) => return ReadEnd::Failed("Peer closed".into()),
+                Ok(n) => buf.advance(n),
+                Err(e) => return ReadEnd::Failed(io_message(&e)),
+            }
+        }
+    }
+
+    /// Completes the request `f` answers, if it is still in flight.
+    #[inline]
+    fn dispatch(&self, f: &proto::Frame, data: &[u8]) {
+        let h = f.header;
+        let body = &data[f.body.clone()];
+        if h.ty == proto::CHUNK {
+            let req = self.requests.borrow().get(&h.sync).cloned();
+            if let Some(req) = req {
+                req.push(body.to_vec());
+            }
+            return;
+        }
+        let req = self.requests.borrow_mut().remove(&h.sync);
+        let Some(req) = req else { return };
+        let outcome = if h.ty & proto::TYPE_ERROR != 0 {
+            Err(Failure::Remote(h.ty & 0x7FFF, proto::decode_error(body)))
+        } else {
+            Ok(body.to_vec())
+        };
+        req.complete(outcome);
+    }
+}
+
+/// The message of an I/O error as Tarantool's net.box gives it.
+pub(crate) fn io_message(e: &std::io::Error) -> String {
+    if luafiber_runtime::io::is_cancelled(e) {
+        return "fiber is cancelled".into();
+    }
+    match e.raw_os_error() {
+        Some(code) => {
+            let s = std::io::Error::from_raw_os_error(code).to_string();
+            // "Connection refused (os error 111)" -> "Connection refused"
+            s.split(" (os error").next().unwrap_or(&s).to_string()
+        }
+        None if e.kind() == std::io::ErrorKind::TimedOut => "Connection timed out".into(),
+        None => e.to_string(),
+    }
+}
