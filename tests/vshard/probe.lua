@@ -63,9 +63,25 @@ check('box.error.new and its codes', function()
     local e = box.error.new(box.error.TIMEOUT)
     return e:unpack().code == box.error.TIMEOUT
 end)
-check("ffi.istype('struct error', box.error object)", function()
-    local e = box.error.new(box.error.TIMEOUT)
-    return type(e) == 'cdata' and require('ffi').istype('struct error', e)
+-- vshard.error.make takes a `struct error` cdata through :unpack() and a
+-- table as it is: either form gives it type, code and message.
+check("box.error objects vshard reads (struct error cdata or a table)",
+      function()
+    local ok, e = pcall(box.error, box.error.new(box.error.TIMEOUT))
+    if ok then
+        error('box.error(e) did not raise')
+    end
+    if type(e) == 'cdata' then
+        return require('ffi').istype('struct error', e)
+    end
+    return type(e) == 'table' and e.code == box.error.TIMEOUT and
+           type(e.type) == 'string' and type(e.message) == 'string'
+end)
+-- vshard asks ffi.istype('struct error', e) of any cdata, box.NULL too.
+check("ffi.istype('struct error', cdata) answers (struct error declared)",
+      function()
+    local ffi = require('ffi')
+    return ffi.istype('struct error', ffi.new('int[1]')) == false
 end)
 check('box.info.schema_version or box.internal.schema_version', function()
     local ok, v = pcall(function() return box.info.schema_version end)

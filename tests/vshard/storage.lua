@@ -1,6 +1,7 @@
 -- A vshard storage of the test cluster (cluster.lua), run by Tarantool:
 --   VSHARD_PATH=... VSHARD_PORTS=p1,p2,p3,p4 tarantool storage.lua NAME DIR
--- NAME is one of cluster.names, DIR its working directory (created). When
+-- NAME is one of cluster.names, DIR its working directory (created; an
+-- absolute path: it also holds DIR/tarantool.pid). When
 -- vshard.storage.cfg has returned and, on a master, the schema exists, it
 -- writes DIR/ready (removed first). Its data: space `kv` {id, bucket_id,
 -- value} sharded by bucket_id, and the functions below, which routers call
@@ -22,6 +23,7 @@ cfg.work_dir = dir
 cfg.listen = '127.0.0.1:' .. cluster.port[name]
 cfg.memtx_memory = 64 * 1024 * 1024
 cfg.checkpoint_interval = 0
+cfg.pid_file = dir .. '/tarantool.pid'
 -- Global: routers and the other storages call 'vshard.storage.*' by name.
 vshard = require('vshard')
 vshard.storage.cfg(cfg, cluster.uuid[name])

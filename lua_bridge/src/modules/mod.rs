@@ -7,6 +7,7 @@
 pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod errno;
+pub(crate) mod ffi_decl;
 pub(crate) mod fiber;
 pub(crate) mod json;
 pub mod log;
@@ -48,6 +49,7 @@ pub(crate) fn register(s: &mut Stack) {
         open(s);
         s.set_field(loaded, name);
     }
+    ffi_decl::declare(s);
     // Loaded by the first `require`: a script that never asks for them
     // keeps their functions and chunks (about 20 KiB) out of its Lua heap,
     // which every collection cycle walks.
