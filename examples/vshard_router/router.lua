@@ -11,9 +11,6 @@
 -- PUT /kv/ID writes the request body through callrw, GET /info shows the
 -- router's view of the cluster. A vshard error is a 503 with the error
 -- object as JSON. The same script runs on Tarantool (`tarantool ...`).
-local vshard_path = assert(os.getenv('VSHARD_PATH'), 'VSHARD_PATH is unset')
-package.path = vshard_path .. '/?.lua;' .. vshard_path .. '/?/init.lua;' ..
-               package.path
 local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or './'
 local socket = require('socket')
 local fiber = require('fiber')

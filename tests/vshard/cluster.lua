@@ -9,9 +9,14 @@
 --   cluster.names          {'s1a', 's1b', 's2a', 's2b'} ('a' is the master)
 --   cluster.replicaset     {s1a = uuid of replica set 1, ...}
 --
--- Environment: VSHARD_PORTS, the four storages' ports in the order of
--- `names`, comma-separated (required: the caller picks free ports);
+-- Environment: VSHARD_PATH, a checkout of github.com/tarantool/vshard (put
+-- on package.path here, so `require('vshard.router')` finds it);
+-- VSHARD_PORTS, the four storages' ports in the order of `names`,
+-- comma-separated (required: the caller picks free ports);
 -- VSHARD_BUCKET_COUNT (default 100).
+local vshard_path = assert(os.getenv('VSHARD_PATH'), 'VSHARD_PATH is unset')
+package.path = vshard_path .. '/?.lua;' .. vshard_path .. '/?/init.lua;' ..
+               package.path
 local ports = {}
 for p in (os.getenv('VSHARD_PORTS') or ''):gmatch('%d+') do
     table.insert(ports, tonumber(p))

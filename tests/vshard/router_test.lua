@@ -6,9 +6,6 @@
 -- `@@kill NAME` or `@@start NAME` and waits for the driver's DIR/ack.N (N
 -- counts the commands from 1). Every wait is bounded; any failure raises,
 -- and the script ends with `done` and exit code 0.
-local vshard_path = assert(os.getenv('VSHARD_PATH'), 'VSHARD_PATH is unset')
-package.path = vshard_path .. '/?.lua;' .. vshard_path .. '/?/init.lua;' ..
-               package.path
 local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or './'
 local dir = assert(os.getenv('VSHARD_DIR'), 'VSHARD_DIR is unset')
 local fiber = require('fiber')

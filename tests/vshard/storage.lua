@@ -8,9 +8,6 @@
 -- through vshard.storage.call.
 local name, dir = arg[1], arg[2]
 assert(name and dir, 'usage: storage.lua NAME DIR')
-local vshard_path = assert(os.getenv('VSHARD_PATH'), 'VSHARD_PATH is unset')
-package.path = vshard_path .. '/?.lua;' .. vshard_path .. '/?/init.lua;' ..
-               package.path
 local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or './'
 local fio = require('fio')
 local fiber = require('fiber')

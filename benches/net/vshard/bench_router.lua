@@ -8,9 +8,6 @@
 -- over it (/proc/self/stat, all threads; CLK_TCK from the environment,
 -- default 100), H the Lua heap allocated per 1,000 requests in a second,
 -- counted run of REQUESTS/10 with the collector stopped.
-local vshard_path = assert(os.getenv('VSHARD_PATH'), 'VSHARD_PATH is unset')
-package.path = vshard_path .. '/?.lua;' .. vshard_path .. '/?/init.lua;' ..
-               package.path
 local here = debug.getinfo(1, 'S').source:match('^@(.*/)') or './'
 local fiber = require('fiber')
 local clock = require('clock')
