@@ -10,6 +10,7 @@ pub(crate) mod ctype;
 pub(crate) mod decimal;
 pub(crate) mod errno;
 pub(crate) mod ext;
+pub(crate) mod ffi_decl;
 pub(crate) mod fiber;
 pub(crate) mod fio;
 pub(crate) mod json;
@@ -60,6 +61,7 @@ pub(crate) fn register(s: &mut Stack) {
         open(s);
         s.set_field(loaded, name);
     }
+    ffi_decl::declare(s);
     // Loaded by the first `require`: a script that never asks for them
     // keeps their functions and chunks (about 20 KiB) out of its Lua heap,
     // which every collection cycle walks.
