@@ -139,7 +139,7 @@ impl LuaRuntime {
         if fiber::status(id) == Some(fiber::Status::Suspended) {
             let mut report = lua_fiber::blocked::report(s, id);
             if let Some(note) = crate::fiber::entry::exit_note() {
-                report.push_str("\n");
+                report.push('\n');
                 report.push_str(&note);
             }
             return Err(Error::Runtime(report));
