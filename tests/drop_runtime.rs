@@ -140,7 +140,7 @@ fn drop_runtime_inside_its_own_fiber_keeps_the_state() {
 fn a_new_runtime_on_the_same_thread_starts_clean() {
     let fresh = "local f = require('fiber') \
                  local i = f.info()[f.id()] \
-                 return tostring(i.max_slice.err), (pcall(f.top)), require('errno')()";
+                 return string.format('%g', i.max_slice.err), (pcall(f.top)), require('errno')()";
     let rt = LuaRuntime::new().unwrap();
     let before = rt.eval(fresh, vec![]).unwrap();
     assert_eq!(
@@ -152,7 +152,7 @@ fn a_new_runtime_on_the_same_thread_starts_clean() {
          f.set_max_slice(7) \
          f.top_enable() \
          require('errno')(5) \
-         return tostring(f.info()[f.id()].max_slice.err), (pcall(f.top)), require('errno')()",
+         return string.format('%g', f.info()[f.id()].max_slice.err), (pcall(f.top)), require('errno')()",
         vec![],
     )
     .map(|v| {
