@@ -5,6 +5,7 @@ local t = ...
 
 local type, pairs, getmetatable, setmetatable = type, pairs, getmetatable,
     setmetatable
+local rawequal = rawequal
 
 -- The `__copy` metamethod of `v`, if any.
 local function copier(v)
@@ -66,8 +67,15 @@ local function equals(a, b)
         return type(a) == type(b) and a == b
     end
     local ma, mb = getmetatable(a), getmetatable(b)
-    if (ma ~= nil and ma.__eq) or (mb ~= nil and mb.__eq) then
-        return a == b
+    local ea, eb = ma ~= nil and ma.__eq, mb ~= nil and mb.__eq
+    if ea or eb then
+        -- Lua 5.1's rule (LuaJIT's, so Tarantool's): `==` calls `__eq` only
+        -- when both sides have the same one. Lua 5.4 would call either
+        -- side's, so the rule is spelled out here for both engines.
+        if rawequal(a, b) then
+            return true
+        end
+        return rawequal(ea, eb) and a == b
     end
     for k, v in pairs(a) do
         if not equals(v, b[k]) then
