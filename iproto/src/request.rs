@@ -1,0 +1,409 @@
+//! Request bodies, decoded in place (`xrow_decode_call`, `xrow_decode_auth`,
+//! `xrow_decode_dml`, `xrow_decode_id`): every string, key, tuple and
+//! argument list is a slice of the packet.
+
+use crate::consts::{key, kind};
+use crate::error::Error;
+use crate::frame::{body_map, Header};
+use crate::mp::{Reader, Type};
+
+const BAD_BODY: Error = Error::InvalidMsgpack("packet body");
+
+/// A MessagePack array kept as its bytes (header included): CALL and EVAL
+/// arguments, a response's DATA, a key or a tuple.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Array<'a> {
+    raw: &'a [u8],
+    len: u32,
+    items_at: usize,
+}
+
+impl<'a> Array<'a> {
+    /// The empty array (`0x90`), what a request without arguments has.
+    pub const EMPTY: Array<'static> = Array {
+        raw: &[0x90],
+        len: 0,
+        items_at: 1,
+    };
+
+    /// Reads `raw` as one whole array; `None` when it is not exactly that.
+    pub fn new(raw: &'a [u8]) -> Option<Array<'a>> {
+        let mut r = Reader::new(raw);
+        let len = r.array()?;
+        let items_at = r.pos();
+        for _ in 0..len {
+            r.skip()?;
+        }
+        r.is_empty().then_some(Array { raw, len, items_at })
+    }
+
+    /// The array's bytes, header included.
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// The bytes of its items, one after another (no header): what a
+    /// Lua decoder reads to push `len()` values.
+    pub fn items_raw(&self) -> &'a [u8] {
+        &self.raw[self.items_at..]
+    }
+
+    /// Number of items.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether it has no items.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The items' bytes, one value each.
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let mut r = Reader::new(self.items_raw());
+        // Checked in `new`: every item is whole.
+        (0..self.len).filter_map(move |_| r.value())
+    }
+}
+
+/// Reads one array value of a body map.
+fn array_value<'a>(r: &mut Reader<'a>) -> Result<Array<'a>, Error> {
+    if r.peek() != Some(Type::Array) {
+        return Err(BAD_BODY);
+    }
+    let raw = r.value().ok_or(BAD_BODY)?;
+    Array::new(raw).ok_or(BAD_BODY)
+}
+
+/// CALL and CALL_16: the function's name (a `.`/`:` path through `_G`)
+/// and its arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Call<'a> {
+    /// The name's bytes (a MessagePack string; not checked for UTF-8).
+    pub name: &'a [u8],
+    /// The arguments ([`Array::EMPTY`] when the request has none).
+    pub args: Array<'a>,
+}
+
+/// EVAL: the expression and its arguments (`...` in the chunk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Eval<'a> {
+    /// The Lua source.
+    pub expr: &'a [u8],
+    /// The arguments.
+    pub args: Array<'a>,
+}
+
+/// AUTH: the user and the `[method, scramble]` tuple as sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Auth<'a> {
+    /// The user name.
+    pub user: &'a [u8],
+    /// The TUPLE: empty for `guest` without a password, else
+    /// `['chap-sha1', scramble]`.
+    pub tuple: Array<'a>,
+}
+
+/// AUTH's method and proof: `('chap-sha1', scramble)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AuthMethod<'a> {
+    /// The method's name (`chap-sha1`).
+    pub method: &'a [u8],
+    /// The scramble: a string (net.box) or binary (other connectors), any
+    /// bytes; chap-sha1 wants 20.
+    pub scramble: &'a [u8],
+}
+
+impl<'a> Auth<'a> {
+    /// The method and the scramble, or `None` for an empty tuple.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidMsgpack`]`("authentication request body")` for a
+    /// tuple of one item or of other types, as Tarantool answers.
+    pub fn method(&self) -> Result<Option<AuthMethod<'a>>, Error> {
+        const BAD: Error = Error::InvalidMsgpack("authentication request body");
+        if self.tuple.is_empty() {
+            return Ok(None);
+        }
+        if self.tuple.len() < 2 {
+            return Err(BAD);
+        }
+        let mut r = Reader::new(self.tuple.items_raw());
+        let method = r.str().ok_or(BAD)?;
+        let scramble = r.str_or_bin().ok_or(BAD)?;
+        Ok(Some(AuthMethod { method, scramble }))
+    }
+}
+
+/// SELECT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Select<'a> {
+    /// Space id.
+    pub space_id: u32,
+    /// Index id (0 when absent).
+    pub index_id: u32,
+    /// Most tuples to return (`u32::MAX` when absent).
+    pub limit: u32,
+    /// Tuples to skip (0 when absent).
+    pub offset: u32,
+    /// Iterator ([`crate::iterator`]; `EQ` when absent).
+    pub iterator: u32,
+    /// The key.
+    pub key: Array<'a>,
+}
+
+/// INSERT, REPLACE, UPDATE, UPSERT and DELETE: the fields they may carry.
+/// Which must be there is checked by type ([`decode_request`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dml<'a> {
+    /// Space id.
+    pub space_id: u32,
+    /// Index id (0 when absent).
+    pub index_id: u32,
+    /// Field numbers' base in operations (0 when absent).
+    pub index_base: u32,
+    /// KEY (UPDATE, DELETE).
+    pub key: Option<Array<'a>>,
+    /// TUPLE (INSERT, REPLACE, UPSERT; UPDATE's operations, as 2.6's
+    /// net.box sends them).
+    pub tuple: Option<Array<'a>>,
+    /// OPS (UPSERT's operations).
+    pub ops: Option<Array<'a>>,
+}
+
+/// ID: the peer's protocol version and features.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Id<'a> {
+    /// Protocol version (0 when absent).
+    pub version: u64,
+    /// Feature ids ([`crate::feature`]); empty when absent.
+    pub features: Array<'a>,
+    /// The authentication method the client wants, when it says.
+    pub auth_type: Option<&'a [u8]>,
+}
+
+impl Id<'_> {
+    /// The feature ids that are unsigned integers (others are ignored, as
+    /// Tarantool ignores ids it does not know).
+    pub fn feature_ids(&self) -> impl Iterator<Item = u64> + '_ {
+        self.features.iter().filter_map(|v| Reader::new(v).uint())
+    }
+}
+
+/// A request, by type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Request<'a> {
+    /// PING (its body, if any, is ignored).
+    Ping,
+    /// CALL (type 10).
+    Call(Call<'a>),
+    /// CALL_16 (type 6).
+    Call16(Call<'a>),
+    /// EVAL.
+    Eval(Eval<'a>),
+    /// AUTH.
+    Auth(Auth<'a>),
+    /// SELECT.
+    Select(Select<'a>),
+    /// INSERT.
+    Insert(Dml<'a>),
+    /// REPLACE.
+    Replace(Dml<'a>),
+    /// UPDATE.
+    Update(Dml<'a>),
+    /// UPSERT.
+    Upsert(Dml<'a>),
+    /// DELETE.
+    Delete(Dml<'a>),
+    /// ID.
+    Id(Id<'a>),
+    /// Any other type, not decoded (a server answers
+    /// `ER_UNKNOWN_REQUEST_TYPE`).
+    Other(u32),
+}
+
+/// Decodes a request's body by the type in its header.
+///
+/// Unknown body keys are skipped; the known ones must have their types
+/// (names and expressions strings, tuples, keys and arguments arrays,
+/// ids unsigned integers of 32 bits).
+///
+/// # Errors
+///
+/// [`Error::InvalidMsgpack`]`("packet body")` for a body that is not a map
+/// or a value of the wrong type; [`Error::MissingField`] for a request
+/// without a field it needs (CALL's FUNCTION_NAME, EVAL's EXPR, AUTH's
+/// USER_NAME and TUPLE, SELECT's SPACE_ID, DML's SPACE_ID, TUPLE, KEY, OPS
+/// by type, as Tarantool's key maps).
+///
+/// ```
+/// use luafiber_iproto::{decode_header, decode_request, Request};
+/// // net.box 2.6: conn:call('echo', {1})
+/// let pkt = [0x82, 0x01, 0x06, 0x00, 0x0a, 0x82, 0x22, 0xa4, b'e', b'c', b'h', b'o', 0x21, 0x91, 0x01];
+/// let (h, body) = decode_header(&pkt).unwrap();
+/// let Request::Call(call) = decode_request(&h, body).unwrap() else { panic!() };
+/// assert_eq!((call.name, call.args.len()), (&b"echo"[..], 1));
+/// ```
+pub fn decode_request<'a>(header: &Header, body: &'a [u8]) -> Result<Request<'a>, Error> {
+    Ok(match header.kind {
+        kind::PING => Request::Ping,
+        kind::CALL | kind::CALL_16 | kind::EVAL => decode_call(header.kind, body)?,
+        kind::AUTH => decode_auth(body)?,
+        kind::SELECT => decode_select(body)?,
+        k @ (kind::INSERT | kind::REPLACE | kind::UPDATE | kind::UPSERT | kind::DELETE) => {
+            let d = decode_dml(k, body)?;
+            match k {
+                kind::INSERT => Request::Insert(d),
+                kind::REPLACE => Request::Replace(d),
+                kind::UPDATE => Request::Update(d),
+                kind::UPSERT => Request::Upsert(d),
+                _ => Request::Delete(d),
+            }
+        }
+        kind::ID => decode_id(body)?,
+        other => Request::Other(other),
+    })
+}
+
+fn decode_call(k: u32, body: &[u8]) -> Result<Request<'_>, Error> {
+    let (mut r, n) = body_map(body)?;
+    let (mut name, mut expr, mut args) = (None, None, Array::EMPTY);
+    for _ in 0..n {
+        let key = r.uint().ok_or(BAD_BODY)?;
+        match u8::try_from(key) {
+            Ok(key::FUNCTION_NAME) => name = Some(r.str().ok_or(BAD_BODY)?),
+            Ok(key::EXPR) => expr = Some(r.str().ok_or(BAD_BODY)?),
+            Ok(key::TUPLE) => args = array_value(&mut r)?,
+            _ => r.skip().ok_or(BAD_BODY)?,
+        }
+    }
+    Ok(match k {
+        kind::EVAL => Request::Eval(Eval {
+            expr: expr.ok_or(Error::MissingField(key::EXPR))?,
+            args,
+        }),
+        _ => {
+            let call = Call {
+                name: name.ok_or(Error::MissingField(key::FUNCTION_NAME))?,
+                args,
+            };
+            if k == kind::CALL {
+                Request::Call(call)
+            } else {
+                Request::Call16(call)
+            }
+        }
+    })
+}
+
+fn decode_auth(body: &[u8]) -> Result<Request<'_>, Error> {
+    let (mut r, n) = body_map(body)?;
+    let (mut user, mut tuple) = (None, None);
+    for _ in 0..n {
+        let key = r.uint().ok_or(BAD_BODY)?;
+        match u8::try_from(key) {
+            Ok(key::USER_NAME) => user = Some(r.str().ok_or(BAD_BODY)?),
+            Ok(key::TUPLE) => tuple = Some(array_value(&mut r)?),
+            _ => r.skip().ok_or(BAD_BODY)?,
+        }
+    }
+    Ok(Request::Auth(Auth {
+        user: user.ok_or(Error::MissingField(key::USER_NAME))?,
+        tuple: tuple.ok_or(Error::MissingField(key::TUPLE))?,
+    }))
+}
+
+/// The fields of SELECT and DML bodies (`xrow_decode_dml`).
+#[derive(Default)]
+struct DmlFields<'a> {
+    space_id: Option<u32>,
+    index_id: u32,
+    limit: Option<u32>,
+    offset: u32,
+    iterator: u32,
+    index_base: u32,
+    key: Option<Array<'a>>,
+    tuple: Option<Array<'a>>,
+    ops: Option<Array<'a>>,
+}
+
+fn dml_fields(body: &[u8]) -> Result<DmlFields<'_>, Error> {
+    let (mut r, n) = body_map(body)?;
+    let mut f = DmlFields::default();
+    for _ in 0..n {
+        let key = r.uint().ok_or(BAD_BODY)?;
+        let u32_value = |r: &mut Reader| r.uint32().ok_or(BAD_BODY);
+        match u8::try_from(key) {
+            Ok(key::SPACE_ID) => f.space_id = Some(u32_value(&mut r)?),
+            Ok(key::INDEX_ID) => f.index_id = u32_value(&mut r)?,
+            Ok(key::LIMIT) => f.limit = Some(u32_value(&mut r)?),
+            Ok(key::OFFSET) => f.offset = u32_value(&mut r)?,
+            Ok(key::ITERATOR) => f.iterator = u32_value(&mut r)?,
+            Ok(key::INDEX_BASE) => f.index_base = u32_value(&mut r)?,
+            Ok(key::KEY) => f.key = Some(array_value(&mut r)?),
+            Ok(key::TUPLE) => f.tuple = Some(array_value(&mut r)?),
+            Ok(key::OPS) => f.ops = Some(array_value(&mut r)?),
+            _ => r.skip().ok_or(BAD_BODY)?,
+        }
+    }
+    Ok(f)
+}
+
+fn decode_select(body: &[u8]) -> Result<Request<'_>, Error> {
+    let f = dml_fields(body)?;
+    Ok(Request::Select(Select {
+        space_id: f.space_id.ok_or(Error::MissingField(key::SPACE_ID))?,
+        index_id: f.index_id,
+        limit: f.limit.unwrap_or(u32::MAX),
+        offset: f.offset,
+        iterator: f.iterator,
+        key: f.key.ok_or(Error::MissingField(key::KEY))?,
+    }))
+}
+
+fn decode_dml(k: u32, body: &[u8]) -> Result<Dml<'_>, Error> {
+    let f = dml_fields(body)?;
+    let space_id = f.space_id.ok_or(Error::MissingField(key::SPACE_ID))?;
+    let need_key = matches!(k, kind::UPDATE | kind::DELETE);
+    let need_tuple = matches!(
+        k,
+        kind::INSERT | kind::REPLACE | kind::UPDATE | kind::UPSERT
+    );
+    if need_key && f.key.is_none() {
+        return Err(Error::MissingField(key::KEY));
+    }
+    if need_tuple && f.tuple.is_none() {
+        return Err(Error::MissingField(key::TUPLE));
+    }
+    if k == kind::UPSERT && f.ops.is_none() {
+        return Err(Error::MissingField(key::OPS));
+    }
+    Ok(Dml {
+        space_id,
+        index_id: f.index_id,
+        index_base: f.index_base,
+        key: f.key,
+        tuple: f.tuple,
+        ops: f.ops,
+    })
+}
+
+fn decode_id(body: &[u8]) -> Result<Request<'_>, Error> {
+    let (mut r, n) = body_map(body)?;
+    let mut id = Id {
+        version: 0,
+        features: Array::EMPTY,
+        auth_type: None,
+    };
+    for _ in 0..n {
+        let key = r.uint().ok_or(BAD_BODY)?;
+        match u8::try_from(key) {
+            Ok(key::VERSION) => id.version = r.uint().ok_or(BAD_BODY)?,
+            Ok(key::FEATURES) => id.features = array_value(&mut r)?,
+            Ok(key::AUTH_TYPE) => id.auth_type = Some(r.str().ok_or(BAD_BODY)?),
+            _ => r.skip().ok_or(BAD_BODY)?,
+        }
+    }
+    Ok(Request::Id(id))
+}
