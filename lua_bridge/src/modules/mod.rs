@@ -1,9 +1,13 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
-//! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal` and `fio`. Each is a folder or file of its own, put
+//! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal`, `fio`, `net.box`
+//! and the global `box`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
+/// `box` (a Rust keyword, hence the name).
+#[path = "box/mod.rs"]
+pub(crate) mod box_;
 pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod ctype;
@@ -62,6 +66,7 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(loaded, name);
     }
     ffi_decl::declare(s);
+    box_::register(s);
     // Loaded by the first `require`: a script that never asks for them
     // keeps their functions and chunks (about 20 KiB) out of its Lua heap,
     // which every collection cycle walks.
