@@ -58,6 +58,9 @@ pub(crate) enum ErrorUse {
     /// The script's main fiber: an error is printed with its traceback and
     /// ends the process.
     Exit,
+    /// A request of the IPROTO server: its body reads the error and sends
+    /// it to the peer; no traceback is built.
+    Reply,
 }
 
 impl LuaFiber {

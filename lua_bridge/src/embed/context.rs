@@ -44,6 +44,7 @@ cord_context! {
         export_call: crate::modules::threads::ExportCall,
         groups: crate::modules::threads::groups::GroupsState,
         errno: crate::modules::errno::Errno,
+        server: crate::modules::box_::server::ServerState,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

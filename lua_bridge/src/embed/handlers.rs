@@ -35,7 +35,7 @@ const EVAL_CACHE_MAX: usize = 1024;
 
 /// Which handler a call runs.
 #[derive(Clone, Copy)]
-pub(super) enum Handler {
+pub(crate) enum Handler {
     Call,
     Eval,
     Module,
@@ -96,7 +96,7 @@ pub(crate) fn init(s: &mut Stack) {
 }
 
 /// The registry ref of `handler`.
-pub(super) fn handler_ref(handler: Handler) -> c_int {
+pub(crate) fn handler_ref(handler: Handler) -> c_int {
     let refs = HandlerRefs::with(|r| r.refs.get());
     match handler {
         Handler::Call => refs.call,

@@ -18,7 +18,7 @@ mod call;
 mod context;
 mod cords;
 mod handle;
-mod handlers;
+pub(crate) mod handlers;
 pub mod interrupt;
 mod rust_fn;
 mod script;

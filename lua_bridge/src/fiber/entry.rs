@@ -59,6 +59,28 @@ pub(super) fn entry(idx: usize, s: &mut Stack) {
     release(idx);
 }
 
+/// The body of a fiber that serves a request ([`spawn_request`]): runs
+/// its function as [`entry`] does, then `done(ok, s)` with its thread's
+/// stack `[msgh, results...]` (`ok`) or `[msgh, error]`, then frees the
+/// fiber's Lua data. `done` runs on the fiber, which may yield there.
+///
+/// [`spawn_request`]: super::spawn_request
+pub(super) fn request_entry(idx: usize, s: &mut Stack, done: impl FnOnce(bool, &mut Stack)) {
+    let nargs = s.top() - 2;
+    #[cfg(feature = "luajit")]
+    let rc = crate::luajit::cstack::pcall_fresh(s, nargs, ffi::LUA_MULTRET, 1);
+    #[cfg(not(feature = "luajit"))]
+    let rc = s.pcall_with(nargs, ffi::LUA_MULTRET, 1);
+    let storage = cord::with(|c| {
+        let lf = &mut c.fibers[idx];
+        lf.rc = Some(rc);
+        std::mem::replace(&mut lf.storage, ffi::LUA_NOREF)
+    });
+    s.unref(storage);
+    done(rc == 0, s);
+    release(idx);
+}
+
 /// The body of a script's main fiber ([`spawn_main`]): runs the `prelude`
 /// chunks, then goes on as [`entry`]. An error in a chunk ends the process
 /// as one in the script does (unless the runtime's drop cancelled the
@@ -188,6 +210,7 @@ fn traceback_wanted() -> Option<usize> {
         ErrorUse::Exit => true,
         ErrorUse::Rust => !me.cancelled,
         ErrorUse::Lua => !me.cancelled && !me.joinable,
+        ErrorUse::Reply => false,
     };
     wanted.then_some(idx)
 }

@@ -18,4 +18,4 @@ pub(crate) mod spawn;
 
 pub(crate) use guard::check_switch;
 pub(crate) use join::join;
-pub(crate) use spawn::{spawn, spawn_at, spawn_main, Start};
+pub(crate) use spawn::{spawn, spawn_at, spawn_main, spawn_request, Start};

@@ -5,7 +5,7 @@ use std::ffi::c_int;
 
 use luafiber_fiber::{Builder, FiberId};
 
-use super::entry::{entry, main_entry, push_msgh};
+use super::entry::{entry, main_entry, push_msgh, request_entry};
 use crate::cord::{self, ErrorUse, LuaFiber};
 use crate::raw::{error, LResult, Raise, Stack};
 
@@ -72,6 +72,26 @@ pub(crate) fn spawn_main(
 ) -> LResult<FiberId> {
     let body = move |idx, s: &mut Stack| main_entry(idx, prelude, s);
     spawn_with(s, func, Start::Ready, builder, ErrorUse::Exit, body).map(|(id, _)| id)
+}
+
+/// Creates a detached Lua fiber that serves a request (the IPROTO
+/// server's CALL and EVAL): ready (it runs when the scheduler gets to it),
+/// running the function at `func` of `s` with the values above it as
+/// arguments, then `done(ok, s)` on its own thread's stack, `[msgh,
+/// results...]` when `ok`, else `[msgh, error]`. No traceback is built
+/// for an error: `done` reads the error value itself.
+///
+/// # Errors
+///
+/// As [`spawn`].
+pub(crate) fn spawn_request(
+    s: &mut Stack,
+    func: c_int,
+    builder: Builder,
+    done: impl FnOnce(bool, &mut Stack) + 'static,
+) -> LResult<FiberId> {
+    let body = move |idx, s: &mut Stack| request_entry(idx, s, done);
+    spawn_with(s, func, Start::Ready, builder, ErrorUse::Reply, body).map(|(id, _)| id)
 }
 
 /// [`spawn`] with the fiber's body: `body(idx, s)` runs on the new fiber,

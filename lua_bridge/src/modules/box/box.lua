@@ -9,4 +9,198 @@ local box = {
     space = {},
 }
 
+-- server (h-server): box.session, box.schema.user/role/func ----------------
+do
+    local function check_name(fname, name)
+        if type(name) ~= 'string' then
+            error(('Usage: %s(name%s)'):format(fname,
+                  fname:find('create') and ', opts' or ''), 3)
+        end
+    end
+
+    box.session = {
+        id = internal.session_id,
+        uid = internal.session_uid,
+        euid = internal.session_uid,
+        user = internal.session_user,
+        peer = internal.session_peer,
+        sync = internal.session_sync,
+        type = internal.session_type,
+        push = internal.session_push,
+    }
+    function box.session.exists(id)
+        return id == internal.session_id()
+    end
+
+    -- Privilege names to bits (src/box/user_def.h).
+    local PRIVS = {
+        read = 1, write = 2, execute = 4, session = 8, usage = 16,
+        create = 32, drop = 64, alter = 128, reference = 256,
+        trigger = 512, insert = 1024, update = 2048, delete = 4096,
+        all = 0xFFFFFFFF,
+    }
+    local function priv_bits(privilege)
+        if type(privilege) ~= 'string' then
+            error('privilege must be a string', 3)
+        end
+        local bits = 0
+        for p in privilege:gmatch('[^,%s]+') do
+            local b = PRIVS[p:lower()]
+            if b == nil then
+                error(("Unsupported universe privilege '%s'"):format(p), 3)
+            end
+            if b == 0xFFFFFFFF then
+                bits = b
+            elseif bits % (2 * b) < b then
+                bits = bits + b
+            end
+        end
+        return bits
+    end
+
+    local function object_repr(object_type, object_name)
+        if object_type == 'universe' then
+            return 'universe'
+        end
+        return ("%s '%s'"):format(object_type, object_name)
+    end
+
+    -- grant(user, privileges, object_type, object_name, opts) or
+    -- grant(user, role, nil, nil, opts): Tarantool's schema.lua grant.
+    local function grant(name, privilege, object_type, object_name, opts, revoke)
+        if type(object_type) == 'table' then
+            opts, object_type = object_type, nil
+        end
+        if type(object_name) == 'table' then
+            opts, object_name = object_name, nil
+        end
+        opts = opts or {}
+        if object_type == nil and object_name == nil then
+            -- A role.
+            local changed = internal.role_grant(name, privilege, revoke)
+            if not changed and not (revoke and opts.if_exists)
+               and not (not revoke and opts.if_not_exists) then
+                local msg = revoke
+                    and ("User '%s' does not have role '%s'"):format(name, privilege)
+                    or ("User '%s' already has role '%s'"):format(name, privilege)
+                internal.raise_coded(revoke and 92 or 90, msg)
+            end
+            return
+        end
+        if object_type == 'role' then
+            return grant(name, object_name, nil, nil, opts, revoke)
+        end
+        if object_type ~= 'universe' and object_name == nil then
+            error(("Usage: box.schema.user.%s(user, privilege, object_type, object_name)")
+                  :format(revoke and 'revoke' or 'grant'), 3)
+        end
+        object_name = object_name or ''
+        local bits = priv_bits(privilege)
+        local changed = internal.priv_grant(name, bits, object_type,
+                                            object_name, revoke)
+        if changed == 0 then
+            if revoke and not opts.if_exists then
+                internal.raise_coded(91, ("User '%s' does not have %s access on %s '%s'")
+                    :format(name, privilege, object_type, object_name))
+            elseif not revoke and not opts.if_not_exists then
+                internal.raise_coded(89, ("User '%s' already has %s access on %s")
+                    :format(name, privilege, object_repr(object_type, object_name)))
+            end
+        end
+    end
+
+    local function make(is_role)
+        local kind = is_role and 'role' or 'user'
+        local t = {}
+        function t.create(name, opts)
+            check_name('box.schema.' .. kind .. '.create', name)
+            opts = opts or {}
+            if opts.if_not_exists and internal.user_exists(name, is_role) then
+                return
+            end
+            internal.user_create(name, not is_role and opts.password or nil, is_role)
+        end
+        function t.drop(name, opts)
+            check_name('box.schema.' .. kind .. '.drop', name)
+            opts = opts or {}
+            if opts.if_exists and not internal.user_exists(name, is_role) then
+                return
+            end
+            internal.user_drop(name, is_role)
+        end
+        function t.exists(name)
+            return internal.user_exists(name, is_role)
+        end
+        function t.grant(name, ...)
+            return grant(name, ...)
+        end
+        function t.revoke(name, privilege, object_type, object_name, opts)
+            return grant(name, privilege, object_type, object_name, opts, true)
+        end
+        function t.info(name)
+            return internal.user_info(name or internal.session_user())
+        end
+        return t
+    end
+
+    box.schema = box.schema or {}
+    box.schema.user = make(false)
+    box.schema.role = make(true)
+    function box.schema.user.passwd(name, password)
+        if password == nil then
+            name, password = internal.session_user(), name
+        end
+        if type(password) ~= 'string' then
+            error('Usage: box.schema.user.passwd([user,] password)', 2)
+        end
+        internal.user_passwd(name, password)
+    end
+    function box.schema.user.password(password)
+        -- The hash Tarantool's _user keeps: base64(sha1(sha1(password))).
+        return internal.password_hash(password)
+    end
+
+    box.schema.func = {}
+    function box.schema.func.create(name, opts)
+        check_name('box.schema.func.create', name)
+        opts = opts or {}
+        if opts.if_not_exists and internal.func_exists(name) then
+            return
+        end
+        internal.func_create(name, opts.setuid)
+    end
+    function box.schema.func.drop(name, opts)
+        check_name('box.schema.func.drop', name)
+        opts = opts or {}
+        if opts.if_exists and not internal.func_exists(name) then
+            return
+        end
+        internal.func_drop(name)
+    end
+    function box.schema.func.exists(name)
+        return internal.func_exists(name)
+    end
+end
+-- end of server (h-server) ---------------------------------------------------
+
+-- provisional box.cfg (h-server): replaced by h-box's -----------------------
+do
+    local cfg = {}
+    box.cfg = setmetatable(cfg, {
+        __call = function(self, t)
+            t = t or {}
+            if t.net_msg_max ~= nil or t.readahead ~= nil then
+                internal.cfg_net(t.net_msg_max, t.readahead)
+            end
+            for k, v in pairs(t) do
+                rawset(cfg, k, v)
+            end
+            if t.listen ~= nil then
+                internal.cfg_listen(t.listen)
+            end
+        end,
+    })
+end
+-- end of provisional box.cfg (h-server) -------------------------------------
+
 return box

@@ -12,6 +12,8 @@
 //!
 //! See `docs/lua/box.md` for the API and the differences from Tarantool.
 
+pub(crate) mod server;
+
 use crate::raw::{lua_fn, Raise, Reg, Stack};
 
 /// `box.lua`, run once per cord at setup.
@@ -50,8 +52,9 @@ lua_fn! {
     fn open(s: &mut Stack) {
         s.settop(0);
         s.ensure(8)?;
-        let internal = s.new_table(0, INTERNAL.len() as i32);
+        let internal = s.new_table(0, (INTERNAL.len() + server::INTERNAL.len()) as i32);
         s.set_funcs(internal, INTERNAL);
+        s.set_funcs(internal, server::INTERNAL);
         s.load(CHUNK, c"=box").map_err(|()| Raise::Top)?;
         s.push_value(internal);
         s.pcall(1, 1).map_err(|()| Raise::Top)?;

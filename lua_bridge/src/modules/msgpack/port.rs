@@ -166,6 +166,26 @@ pub(crate) fn push_array(s: &mut Stack, data: &[u8], name: &str) -> LResult<c_in
     Ok(n as c_int)
 }
 
+/// Pushes the `n` MsgPack values `items` holds one after another (the
+/// items of an array whose header was read already: a request's
+/// arguments, checked whole by the protocol layer).
+///
+/// # Errors
+///
+/// As [`push_array`].
+pub(crate) fn push_items(s: &mut Stack, items: &[u8], n: u32) -> LResult<c_int> {
+    let st = state()?;
+    if n > MAX_VALUES || s.ensure(n as c_int + 4).is_err() {
+        return Err(Raise::illegal("too many values"));
+    }
+    let decoder = Decoder::new(&st);
+    let mut pos = 0;
+    for _ in 0..n {
+        pos += decoder.decode(s, &items[pos..])?;
+    }
+    Ok(n as c_int)
+}
+
 /// Pushes the one MsgPack value `data` holds (an array becomes a table).
 ///
 /// # Errors

@@ -1,0 +1,312 @@
+//! CALL, CALL_16 and EVAL: each on a fresh Lua fiber (a pooled stack and
+//! a pooled Lua thread), its handler C function fetched by its cached
+//! registry ref (the one `LuaRuntime::call`/`eval` use: the `_G` path
+//! lookup of `box_lua_find` and the EVAL chunk cache), its arguments
+//! decoded from the request in place onto the Lua stack, its results
+//! encoded into one reply (Tarantool's `box_process_lua` of
+//! `src/box/lua/call.c`).
+
+use std::ffi::c_int;
+use std::rc::Rc;
+
+use luafiber_fiber::Builder;
+use luafiber_iproto::encode::{self, ErrorInfo};
+use luafiber_iproto::mp::Reader;
+use luafiber_iproto::{errcode, kind, Array};
+use luafiber_runtime::ibuf::Ibuf;
+use mlua::ffi;
+
+use super::conn::{request_started, Conn};
+use super::{ServerState, SCHEMA};
+use crate::cord;
+use crate::embed::handlers::{handler_ref, Handler};
+use crate::fiber::spawn_request;
+use crate::modules::msgpack::port;
+use crate::raw::context::Part;
+use crate::raw::{Raise, Stack};
+
+/// A request served by a fiber: what its reply needs, and what
+/// `box.session` reads while it runs.
+pub(crate) struct Running {
+    /// Its connection.
+    pub conn: Rc<Conn>,
+    /// Its sync.
+    pub sync: u64,
+}
+
+/// Starts the fiber of a CALL, CALL_16 (`name` a function's path) or EVAL
+/// (`name` the expression) with `args`; a fiber that cannot start is an
+/// error reply.
+pub(super) fn start(conn: &Rc<Conn>, sync: u64, kind: u32, name: &[u8], args: Array<'_>) {
+    if let Err(msg) = spawn(conn, sync, kind, name, args) {
+        conn.send_error(sync, &ErrorInfo::client(errcode::PROC_LUA, msg.as_bytes()));
+    }
+}
+
+fn spawn(
+    conn: &Rc<Conn>,
+    sync: u64,
+    kind: u32,
+    name: &[u8],
+    args: Array<'_>,
+) -> Result<(), String> {
+    let Some(main) = cord::try_with(|c| c.main) else {
+        return Err("no Lua runtime".into());
+    };
+    // SAFETY: the reader is a Rust fiber: nothing else runs on the main
+    // thread while this code does (no switch until `settop` below), and
+    // it leaves the stack as it found it.
+    let s = &mut unsafe { Stack::outside(main) };
+    let top = s.top();
+    if s.ensure(8).is_err() {
+        return Err("not enough memory".into());
+    }
+    let handler = if kind == kind::EVAL {
+        Handler::Eval
+    } else {
+        Handler::Call
+    };
+    s.push_ref(handler_ref(handler));
+    s.push_bytes(name);
+    if let Err(e) = port::push_items(s, args.items_raw(), args.len()) {
+        s.settop(top);
+        return Err(raise_text(e));
+    }
+    if s.over_limit() {
+        s.settop(top);
+        return Err("not enough memory".into());
+    }
+    let c = conn.clone();
+    let done = move |ok: bool, t: &mut Stack| finish(&c, sync, kind, ok, t);
+    let r = spawn_request(s, top + 1, Builder::new().name("iproto"), done);
+    s.settop(top);
+    let id = r.map_err(raise_text)?;
+    request_started(conn);
+    ServerState::with(|st| {
+        st.running.borrow_mut().insert(
+            id,
+            Running {
+                conn: conn.clone(),
+                sync,
+            },
+        )
+    });
+    Ok(())
+}
+
+fn raise_text(r: Raise) -> String {
+    match r {
+        Raise::Error(_, m) | Raise::Message(m) => m,
+        Raise::Top => "error".into(),
+    }
+}
+
+/// The end of a request's fiber: its results (`[msgh, results...]`) or
+/// its error (`[msgh, error]`) become its reply.
+fn finish(conn: &Rc<Conn>, sync: u64, kind: u32, ok: bool, t: &mut Stack) {
+    if let Some(me) = luafiber_fiber::current() {
+        ServerState::with(|st| st.running.borrow_mut().remove(&me));
+    }
+    conn.request_done();
+    if conn.is_closed() {
+        conn.dropped.set(conn.dropped.get() + 1);
+        tracing::info!(
+            target: "iproto",
+            "{}: the reply to request {sync} is dropped: the connection is closed",
+            conn.peer
+        );
+        return;
+    }
+    let mut out = ServerState::with(|st| st.take_buffer());
+    if ok {
+        if let Err(e) = encode_results(t, kind, sync, &mut out) {
+            out.reset();
+            let msg = raise_text(e);
+            let _ = encode::encode_error(
+                &mut out,
+                sync,
+                SCHEMA,
+                &ErrorInfo::client(errcode::PROC_LUA, msg.as_bytes()),
+            );
+        }
+    } else {
+        encode_lua_error(t, sync, &mut out);
+    }
+    conn.send(out.data());
+    ServerState::with(|st| st.put_buffer(out));
+}
+
+/// Encodes the values from 2 to the top of `t` as the DATA of an OK reply:
+/// flattened for CALL and EVAL, each wrapped as a tuple for CALL_16.
+fn encode_results(t: &mut Stack, kind: u32, sync: u64, out: &mut Ibuf) -> Result<(), Raise> {
+    let n = t.top() - 1;
+    let oom = |_| Raise::illegal("not enough memory");
+    let mark = encode::begin_data_reply(out).map_err(oom)?;
+    let count = if kind == kind::CALL_16 {
+        encode_call_16(t, n, out)?
+    } else {
+        for i in 0..n {
+            port::encode_value(t, 2 + i, out)?;
+        }
+        n as u32
+    };
+    encode::finish_data_reply(out, mark, kind::OK, sync, SCHEMA, count);
+    Ok(())
+}
+
+/// MessagePack markers.
+const FIXARRAY_1: u8 = 0x91;
+
+/// Whether the encoded value `v` is an array.
+fn is_array(v: &[u8]) -> bool {
+    matches!(v.first(), Some(0x90..=0x9f | 0xdc | 0xdd))
+}
+
+/// Tarantool 1.6's wrapping of CALL results (`luamp_encode_call_16`):
+/// several results each become a tuple (an array stays, a scalar `x`
+/// becomes `[x]`); one result that is an array of arrays is the tuples,
+/// an array whose first item is a scalar is one tuple, `{}` is one empty
+/// tuple, a scalar or a map `x` is `[x]`. Returns the tuple count.
+fn encode_call_16(t: &mut Stack, n: c_int, out: &mut Ibuf) -> Result<u32, Raise> {
+    let oom = |_| Raise::illegal("not enough memory");
+    if n == 0 {
+        return Ok(0);
+    }
+    let mut one = ServerState::with(|st| st.take_buffer());
+    let r = (|| {
+        if n > 1 {
+            for i in 0..n {
+                one.reset();
+                port::encode_value(t, 2 + i, &mut one)?;
+                if !is_array(one.data()) {
+                    out.extend_from_slice(&[FIXARRAY_1]).map_err(oom)?;
+                }
+                out.extend_from_slice(one.data()).map_err(oom)?;
+            }
+            return Ok(n as u32);
+        }
+        port::encode_value(t, 2, &mut one)?;
+        let root = one.data();
+        if !is_array(root) {
+            out.extend_from_slice(&[FIXARRAY_1]).map_err(oom)?;
+            out.extend_from_slice(root).map_err(oom)?;
+            return Ok(1);
+        }
+        let mut r = Reader::new(root);
+        let len = r.array().unwrap_or(0);
+        if len == 0 {
+            out.extend_from_slice(root).map_err(oom)?;
+            return Ok(1);
+        }
+        let items: Vec<&[u8]> = (0..len).filter_map(|_| r.value()).collect();
+        if !is_array(items[0]) {
+            out.extend_from_slice(root).map_err(oom)?;
+            return Ok(1);
+        }
+        for item in items {
+            if !is_array(item) {
+                out.extend_from_slice(&[FIXARRAY_1]).map_err(oom)?;
+            }
+            out.extend_from_slice(item).map_err(oom)?;
+        }
+        Ok(len)
+    })();
+    ServerState::with(|st| st.put_buffer(one));
+    r
+}
+
+/// Error types a peer builds as they are (`error_build_xc` of 2.6's
+/// `mp_error.cc`); any other is sent as a `CustomError`.
+const KNOWN_TYPES: [&str; 13] = [
+    "ClientError",
+    "LuajitError",
+    "IllegalParams",
+    "OutOfMemory",
+    "TimedOut",
+    "FiberIsCancelled",
+    "ChannelIsClosed",
+    "SystemError",
+    "SocketError",
+    "CollationError",
+    "SwimError",
+    "CryptoError",
+    "XlogError",
+];
+
+/// Encodes the error at the top of `t` as an error reply: a box error
+/// object keeps its code, type, message, file and line; any other value
+/// is `ER_PROC_LUA` with its text as the message (type `LuajitError`).
+fn encode_lua_error(t: &mut Stack, sync: u64, out: &mut Ibuf) {
+    let idx = t.top();
+    let mut code = errcode::PROC_LUA;
+    let mut type_name = String::from("LuajitError");
+    let mut file = String::new();
+    let mut line = 0u32;
+    let message;
+    if t.ensure(4).is_ok() && t.type_of(idx) == ffi::LUA_TTABLE {
+        let field = |t: &mut Stack, k: &std::ffi::CStr| -> Option<String> {
+            t.rawget_field(idx, k);
+            let v = t
+                .to_str(-1)
+                .map(|b| String::from_utf8_lossy(b).into_owned());
+            t.pop(1);
+            v
+        };
+        t.rawget_field(idx, c"code");
+        let c = t.to_integer(-1);
+        t.pop(1);
+        if let Some(c) = c.filter(|&c| c > 0) {
+            code = u32::try_from(c).unwrap_or(errcode::PROC_LUA);
+        }
+        if let Some(ty) = field(t, c"type") {
+            type_name = ty;
+        }
+        if let Some(f) = field(t, c"file") {
+            file = f;
+        }
+        t.rawget_field(idx, c"line");
+        line = t
+            .to_integer(-1)
+            .and_then(|l| u32::try_from(l).ok())
+            .unwrap_or(0);
+        t.pop(1);
+        message = t.describe_tostring(idx);
+    } else {
+        message = t.describe_tostring(idx);
+        // The CALL handler's "not defined" (a string) is ER_NO_SUCH_PROC.
+        if t.type_of(idx) == ffi::LUA_TSTRING
+            && message.starts_with("Procedure '")
+            && message.ends_with("' is not defined")
+        {
+            code = errcode::NO_SUCH_PROC;
+            type_name = "ClientError".into();
+        }
+    }
+    // A type Tarantool does not have is a CustomError with its
+    // `custom_type` (2.6's net.box refuses one without it, and an
+    // AccessDeniedError without its fields: both drop the connection).
+    let custom;
+    let mut fields = None;
+    if type_name == "AccessDeniedError" {
+        type_name = "ClientError".into();
+    } else if !KNOWN_TYPES.contains(&type_name.as_str()) {
+        let mut f = Vec::with_capacity(16 + type_name.len());
+        let _ = rmp::encode::write_map_len(&mut f, 1);
+        let _ = rmp::encode::write_str(&mut f, "custom_type");
+        let _ = rmp::encode::write_str(&mut f, &type_name);
+        custom = f;
+        fields = Some(&custom[..]);
+        type_name = "CustomError".into();
+    }
+    let e = ErrorInfo {
+        code,
+        type_name: &type_name,
+        message: message.as_bytes(),
+        file: &file,
+        line,
+        errno: 0,
+        fields,
+        cause: None,
+    };
+    let _ = encode::encode_error(out, sync, SCHEMA, &e);
+}

@@ -1,0 +1,415 @@
+//! One client connection: its socket, its reader (the connection's fiber:
+//! reads packets, answers PING, AUTH and SELECT itself, starts a fiber per
+//! CALL and EVAL) and its writer (a fiber that writes what the replies of
+//! one loop iteration left in the output buffer, in one `send`), with no
+//! Lua (Tarantool's `iproto_connection` of `src/box/iproto.cc`).
+//!
+//! No `RefCell` borrow is held across a switch: the reader owns its
+//! read-ahead buffer, the writer swaps the output buffer out before it
+//! writes, and a reply is appended whole with no switch in between.
+
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::rc::Rc;
+
+use luafiber_fiber::{Builder, Cond};
+use luafiber_iproto::encode::{self, ErrorInfo};
+use luafiber_iproto::{decode_header, decode_request, errcode, frame, Frame, Request, SALT_SIZE};
+use luafiber_runtime::ibuf::Ibuf;
+use luafiber_runtime::io::{Fd, Interest};
+use luafiber_runtime::net::sys;
+
+use super::{call, Limits, ServerState, SCHEMA};
+use crate::raw::context::Part;
+
+/// Space ids a box-less server answers SELECT on with an empty DATA
+/// (`_vspace`, `_vindex`: what a client's schema fetch needs).
+const EMPTY_SPACES: [u32; 2] = [281, 289];
+
+/// A client's connection (Tarantool's session over IPROTO).
+pub(crate) struct Conn {
+    /// The socket.
+    fd: Fd,
+    /// The session id (`box.session.id()`).
+    pub session: u64,
+    /// The peer's address as text (`box.session.peer()`).
+    pub peer: String,
+    /// The greeting's salt, for AUTH.
+    salt: [u8; SALT_SIZE],
+    /// The session's user id (guest until an AUTH).
+    pub user: Cell<u32>,
+    /// Replies waiting for the writer.
+    out: RefCell<Ibuf>,
+    /// The writer's own buffer, swapped with `out` to write it.
+    spare: RefCell<Ibuf>,
+    /// Signalled when `out` gets its first bytes, or the connection closes.
+    writer: Cond,
+    /// CALL and EVAL fibers running for this connection.
+    in_flight: Cell<u32>,
+    /// Signalled when `in_flight` drops below the limit.
+    room: Cond,
+    /// The reader saw the end (or an error), or the writer failed: no more
+    /// replies go out.
+    closed: Cell<bool>,
+    /// Replies dropped because the connection had closed.
+    pub dropped: Cell<u64>,
+}
+
+impl Conn {
+    /// Whether replies can still go out.
+    #[inline]
+    pub fn is_closed(&self) -> bool {
+        self.closed.get()
+    }
+
+    /// Appends `bytes` (whole replies) to the output, waking the writer
+    /// when they are the first; dropped (and counted) once closed.
+    #[inline]
+    pub fn send(&self, bytes: &[u8]) {
+        if self.closed.get() {
+            self.dropped.set(self.dropped.get() + 1);
+            return;
+        }
+        let mut out = self.out.borrow_mut();
+        let was_empty = out.is_empty();
+        if out.extend_from_slice(bytes).is_err() {
+            drop(out);
+            tracing::warn!(target: "iproto", "{}: out of memory for a reply, closing", self.peer);
+            self.close();
+            return;
+        }
+        drop(out);
+        if was_empty {
+            self.writer.signal();
+        }
+    }
+
+    /// Encodes a reply straight into the output with `f` (which must not
+    /// switch fibers), waking the writer when it is the first.
+    #[inline]
+    fn send_with(
+        &self,
+        f: impl FnOnce(&mut Ibuf) -> Result<(), luafiber_runtime::ibuf::ReserveError>,
+    ) {
+        if self.closed.get() {
+            self.dropped.set(self.dropped.get() + 1);
+            return;
+        }
+        let mut out = self.out.borrow_mut();
+        let was_empty = out.is_empty();
+        let at = out.used();
+        if f(&mut out).is_err() {
+            out.truncate(at);
+            drop(out);
+            tracing::warn!(target: "iproto", "{}: out of memory for a reply, closing", self.peer);
+            self.close();
+            return;
+        }
+        drop(out);
+        if was_empty {
+            self.writer.signal();
+        }
+    }
+
+    /// An error reply.
+    pub fn send_error(&self, sync: u64, e: &ErrorInfo<'_>) {
+        self.send_with(|out| encode::encode_error(out, sync, SCHEMA, e));
+    }
+
+    /// Ends the connection: no more replies, the writer and the reader
+    /// wake and end, the socket closes.
+    pub fn close(&self) {
+        if self.closed.replace(true) {
+            return;
+        }
+        let _ = self.fd.close();
+        self.writer.broadcast();
+        self.room.broadcast();
+    }
+
+    /// A request fiber of this connection has ended.
+    #[inline]
+    pub fn request_done(&self) {
+        let n = self.in_flight.get() - 1;
+        self.in_flight.set(n);
+        self.room.signal();
+    }
+}
+
+/// Starts serving a connection accepted on the listener: its reader and
+/// writer fibers.
+pub(super) fn start(fd: Fd, peer: String) {
+    let (session, limits) = ServerState::with(|st| {
+        // Session 1 is the instance's own (the console, the script).
+        let id = st.next_session.get().max(1) + 1;
+        st.next_session.set(id);
+        (id, st.limits.get())
+    });
+    let mut salt = [0u8; SALT_SIZE];
+    fill_random(&mut salt);
+    let conn = Rc::new(Conn {
+        fd,
+        session,
+        peer,
+        salt,
+        user: Cell::new(super::users::GUEST),
+        out: RefCell::new(Ibuf::new()),
+        spare: RefCell::new(Ibuf::new()),
+        writer: Cond::new(),
+        in_flight: Cell::new(0),
+        room: Cond::new(),
+        closed: Cell::new(false),
+        dropped: Cell::new(0),
+    });
+    let uuid = ServerState::with(|st| st.uuid());
+    let greeting = luafiber_iproto::encode_greeting("2.6.0", &uuid, &conn.salt);
+    conn.send(&greeting);
+    let w = conn.clone();
+    if let Err(e) = Builder::new()
+        .name("iproto.writer")
+        .spawn_ready(move || write_loop(&w))
+    {
+        tracing::warn!(target: "iproto", "{}: no fiber for the writer ({e}), closing", conn.peer);
+        conn.close();
+        return;
+    }
+    let r = conn.clone();
+    if let Err(e) = Builder::new()
+        .name("iproto.reader")
+        .spawn_ready(move || read_loop(&r, limits))
+    {
+        tracing::warn!(target: "iproto", "{}: no fiber for the reader ({e}), closing", conn.peer);
+        conn.close();
+    }
+}
+
+/// Random bytes for a salt (`getrandom(2)`; the clock when it fails).
+fn fill_random(buf: &mut [u8]) {
+    // SAFETY: `buf` is writable for its length.
+    let n = unsafe { libc::getrandom(buf.as_mut_ptr().cast(), buf.len(), 0) };
+    if n != buf.len() as isize {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = (t >> ((i % 16) * 8)) as u8 ^ (i as u8).wrapping_mul(151);
+        }
+    }
+}
+
+/// The writer: writes the output buffer whole each time it has bytes,
+/// until the connection closes or a write fails.
+fn write_loop(conn: &Conn) {
+    loop {
+        if conn.out.borrow().is_empty() {
+            if conn.closed.get() || conn.writer.wait(None).is_err() {
+                return;
+            }
+            continue;
+        }
+        let mut data = conn.spare.replace(Ibuf::new());
+        std::mem::swap(&mut data, &mut *conn.out.borrow_mut());
+        let mut failed = None;
+        while !data.is_empty() {
+            match conn
+                .fd
+                .io(Interest::WRITABLE, None, |fd| sys::send(fd, data.data()))
+            {
+                Ok(n) => {
+                    data.consume(n);
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        data.reset();
+        *conn.spare.borrow_mut() = data;
+        if let Some(e) = failed {
+            if !conn.closed.get() {
+                tracing::info!(target: "iproto", "{}: write failed ({e}), closing", conn.peer);
+                conn.close();
+            }
+            return;
+        }
+    }
+}
+
+/// The reader: reads packets and serves them until the peer goes, the
+/// stream is garbage, or the connection is closed.
+fn read_loop(conn: &Rc<Conn>, limits: Limits) {
+    let mut buf = Ibuf::new();
+    let why = read_packets(conn, &mut buf, limits);
+    if !conn.closed.get() {
+        match why {
+            Ok(()) => tracing::debug!(target: "iproto", "{}: peer closed", conn.peer),
+            Err(e) => tracing::info!(target: "iproto", "{}: {e}, closing", conn.peer),
+        }
+    }
+    conn.close();
+    let running = conn.in_flight.get();
+    if running > 0 {
+        tracing::info!(
+            target: "iproto",
+            "{}: connection closed with {running} requests running: their replies are dropped",
+            conn.peer
+        );
+    }
+}
+
+fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), String> {
+    loop {
+        let need;
+        loop {
+            if conn.closed.get() {
+                return Ok(());
+            }
+            while conn.in_flight.get() >= limits.net_msg_max {
+                // net_msg_max: read no more until replies go out.
+                if conn.room.wait(None).is_err() || conn.closed.get() {
+                    return Ok(());
+                }
+            }
+            match frame(buf.data(), limits.max_packet) {
+                Ok(Frame::Whole { header_at, end }) => {
+                    serve_packet(conn, &buf.data()[header_at..end]);
+                    buf.consume(end);
+                }
+                Ok(Frame::Partial { need: n }) => {
+                    need = n;
+                    break;
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        if buf.is_empty() {
+            buf.reset();
+        }
+        let want = need.saturating_sub(buf.used()).max(limits.readahead);
+        let room = buf.reserve(want);
+        match conn
+            .fd
+            .io(Interest::READABLE, None, |fd| sys::recv(fd, &mut room[..]))
+        {
+            Ok(0) => return Ok(()),
+            Ok(n) => buf.advance(n),
+            Err(e) if conn.closed.get() => return Err(e.to_string()),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Ok(()),
+            Err(e) => return Err(format!("read failed ({e})")),
+        }
+    }
+}
+
+/// Serves one packet (the bytes after its size prefix).
+fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
+    let (header, body) = match decode_header(packet) {
+        Ok(hb) => hb,
+        Err(e) => {
+            let msg = e.to_string();
+            conn.send_error(0, &ErrorInfo::client(e.code(), msg.as_bytes()));
+            return;
+        }
+    };
+    let sync = header.sync;
+    let req = match decode_request(&header, body) {
+        Ok(r) => r,
+        Err(e) => {
+            let msg = e.to_string();
+            conn.send_error(sync, &ErrorInfo::client(e.code(), msg.as_bytes()));
+            return;
+        }
+    };
+    match req {
+        Request::Ping => conn.send_with(|out| encode::encode_ok(out, sync, SCHEMA)),
+        Request::Call(c) | Request::Call16(c) => {
+            let user = conn.user.get();
+            let allowed = ServerState::with(|st| st.users.borrow().may_call(user, c.name));
+            if !allowed {
+                access_denied(conn, sync, "function", c.name);
+                return;
+            }
+            call::start(conn, sync, header.kind, c.name, c.args);
+        }
+        Request::Eval(e) => {
+            let user = conn.user.get();
+            if !ServerState::with(|st| st.users.borrow().may_eval(user)) {
+                access_denied(conn, sync, "universe", b"");
+                return;
+            }
+            call::start(conn, sync, header.kind, e.expr, e.args);
+        }
+        Request::Auth(a) => {
+            let scramble = match a.method() {
+                Ok(m) => m.map(|m| m.scramble),
+                Err(e) => {
+                    let msg = e.to_string();
+                    conn.send_error(sync, &ErrorInfo::client(e.code(), msg.as_bytes()));
+                    return;
+                }
+            };
+            let r = ServerState::with(|st| {
+                st.users.borrow().authenticate(a.user, scramble, &conn.salt)
+            });
+            match r {
+                Ok(id) => {
+                    conn.user.set(id);
+                    conn.send_with(|out| encode::encode_ok(out, sync, SCHEMA));
+                }
+                Err((code, msg)) => conn.send_error(sync, &ErrorInfo::client(code, msg.as_bytes())),
+            }
+        }
+        Request::Select(s) if EMPTY_SPACES.contains(&s.space_id) => {
+            conn.send_with(|out| encode::encode_data_reply(out, 0, sync, SCHEMA, &[], 0));
+        }
+        Request::Select(s) => {
+            let msg = format!("Space '{}' does not exist", s.space_id);
+            conn.send_error(
+                sync,
+                &ErrorInfo::client(errcode::NO_SUCH_SPACE, msg.as_bytes()),
+            );
+        }
+        _ => {
+            let msg = format!("Unknown request type {}", header.kind);
+            conn.send_error(
+                sync,
+                &ErrorInfo::client(errcode::UNKNOWN_REQUEST_TYPE, msg.as_bytes()),
+            );
+        }
+    }
+}
+
+/// Error 42 for the session's user on `object` (`function 'f'` or
+/// `universe ''`).
+fn access_denied(conn: &Conn, sync: u64, kind: &str, name: &[u8]) {
+    let user = ServerState::with(|st| st.users.borrow().name_of(conn.user.get()).to_string());
+    let msg = format!(
+        "Execute access to {kind} '{}' is denied for user '{user}'",
+        String::from_utf8_lossy(name)
+    );
+    // An AccessDeniedError's fields: 2.6's net.box refuses one without
+    // them (and drops the connection).
+    let mut fields = Vec::with_capacity(64 + name.len() + user.len());
+    let _ = rmp::encode::write_map_len(&mut fields, 4);
+    for (k, v) in [
+        (&b"object_type"[..], kind.as_bytes()),
+        (b"object_name", name),
+        (b"access_type", b"Execute"),
+        (b"user", user.as_bytes()),
+    ] {
+        let _ = rmp::encode::write_str_len(&mut fields, k.len() as u32);
+        fields.extend_from_slice(k);
+        let _ = rmp::encode::write_str_len(&mut fields, v.len() as u32);
+        fields.extend_from_slice(v);
+    }
+    let mut e = ErrorInfo::client(errcode::ACCESS_DENIED, msg.as_bytes());
+    e.type_name = "AccessDeniedError";
+    e.fields = Some(&fields);
+    conn.send_error(sync, &e);
+}
+
+/// Counts a request fiber started for `conn`.
+#[inline]
+pub(super) fn request_started(conn: &Conn) {
+    conn.in_flight.set(conn.in_flight.get() + 1);
+}

@@ -1,0 +1,543 @@
+//! The IPROTO server (Tarantool's `src/box/iproto.cc` and the request
+//! path of `src/box/lua/call.c`), `box.session`, and the users and grants
+//! of `box.schema.user`/`role`/`func`.
+//!
+//! - [`listen`]: the listening socket `box.cfg{listen}` makes and its
+//!   accept loop; Lua-free;
+//! - [`conn`]: a connection's reader and writer fibers; PING, AUTH and
+//!   SELECT answered by the reader; Lua-free;
+//! - [`call`]: CALL, CALL_16 and EVAL on fresh Lua fibers;
+//! - [`users`]: users, roles, functions, grants, the access checks;
+//!   Lua-free;
+//! - this file: the per-cord state and the C functions of
+//!   `box.internal` that `box.lua` builds `box.cfg{listen}`,
+//!   `box.session` and `box.schema` on.
+//!
+//! The protocol's bytes are the `luafiber-iproto` crate's.
+
+mod call;
+mod conn;
+mod listen;
+pub(crate) mod users;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+
+use luafiber_fiber::FiberId;
+use luafiber_iproto::encode;
+use luafiber_iproto::kind;
+use luafiber_runtime::ibuf::Ibuf;
+use mlua::ffi;
+
+use crate::modules::msgpack::port;
+use crate::raw::context::Part;
+use crate::raw::{error, lua_fn, LResult, Raise, Reg, Stack};
+use call::Running;
+use users::{Object, Users};
+
+/// Limits of every connection (`box.cfg`'s `net_msg_max`, `readahead`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// Requests running at once per connection; past it the reader stops
+    /// reading that socket until replies go out (Tarantool's default 768).
+    pub net_msg_max: u32,
+    /// Bytes read at once (Tarantool's default 16320).
+    pub readahead: usize,
+    /// The largest packet taken (bigger: the connection is closed).
+    pub max_packet: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            net_msg_max: 768,
+            readahead: 16320,
+            max_packet: luafiber_iproto::PACKET_SIZE_MAX,
+        }
+    }
+}
+
+/// The schema version every response carries: constant, as clients
+/// re-fetch the schema when it changes (`SCHEMA_VERSION` of the protocol
+/// crate).
+pub(crate) const SCHEMA: u32 = luafiber_iproto::SCHEMA_VERSION as u32;
+
+/// Reply buffers kept for reuse, at most.
+const SPARE_BUFFERS: usize = 64;
+
+/// Per-cord state of the server (a part of the cord context).
+#[derive(Default)]
+pub(crate) struct ServerState {
+    /// The listening socket, while `listen` is set.
+    listening: RefCell<Option<listen::Listening>>,
+    /// Users, roles, functions, grants.
+    pub(crate) users: RefCell<Users>,
+    /// The requests running, by fiber.
+    running: RefCell<HashMap<FiberId, Running>>,
+    /// The last session id given.
+    next_session: Cell<u64>,
+    /// Reply buffers for reuse.
+    spares: RefCell<Vec<Ibuf>>,
+    /// The instance's UUID (made on first use).
+    uuid: RefCell<String>,
+    /// Connection limits.
+    limits: Cell<Limits>,
+}
+
+impl ServerState {
+    /// A cleared reply buffer.
+    fn take_buffer(&self) -> Ibuf {
+        self.spares.borrow_mut().pop().unwrap_or_default()
+    }
+
+    /// Gives a reply buffer back.
+    fn put_buffer(&self, mut buf: Ibuf) {
+        buf.reset();
+        let mut spares = self.spares.borrow_mut();
+        if spares.len() < SPARE_BUFFERS && buf.capacity() <= 1 << 20 {
+            spares.push(buf);
+        }
+    }
+
+    /// The instance's UUID.
+    fn uuid(&self) -> String {
+        let mut u = self.uuid.borrow_mut();
+        if u.is_empty() {
+            *u = uuid::Uuid::new_v4().to_string();
+        }
+        u.clone()
+    }
+}
+
+/// The C functions of `box.internal` this module adds.
+pub(crate) const INTERNAL: &[Reg] = &[
+    (c"cfg_listen", cfg_listen),
+    (c"cfg_net", cfg_net),
+    (c"listen_addr", listen_addr),
+    (c"session_id", session_id),
+    (c"session_user", session_user),
+    (c"session_uid", session_uid),
+    (c"session_peer", session_peer),
+    (c"session_sync", session_sync),
+    (c"session_type", session_type),
+    (c"session_push", session_push),
+    (c"user_create", user_create),
+    (c"user_passwd", user_passwd),
+    (c"user_drop", user_drop),
+    (c"user_exists", user_exists),
+    (c"user_info", user_info),
+    (c"priv_grant", priv_grant),
+    (c"role_grant", role_grant),
+    (c"func_create", func_create),
+    (c"func_drop", func_drop),
+    (c"func_exists", func_exists),
+    (c"server_stats", server_stats),
+    (c"raise_coded", raise_coded_fn),
+    (c"password_hash", password_hash),
+];
+
+/// Raises a `ClientError` with `code` and `msg`.
+fn raise_coded(s: &mut Stack, code: u32, msg: &str) -> Raise {
+    if s.ensure(4).is_err() {
+        return Raise::illegal(msg.to_string());
+    }
+    let ty: &[u8] = if code == 42 {
+        b"AccessDeniedError"
+    } else {
+        b"ClientError"
+    };
+    error::push_coded(s, ty, code, msg.as_bytes());
+    Raise::Top
+}
+
+/// The string argument `i` of `what`.
+fn str_arg(s: &Stack, i: i32, what: &str) -> LResult<String> {
+    s.to_str(i)
+        .filter(|_| s.type_of(i) == ffi::LUA_TSTRING)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .ok_or_else(|| Raise::illegal(format!("{what}: argument {i} must be a string")))
+}
+
+/// The request the running fiber serves, as `f` sees it.
+fn with_running<R>(f: impl FnOnce(Option<&Running>) -> R) -> R {
+    let me = luafiber_fiber::current();
+    ServerState::with(|st| {
+        let running = st.running.borrow();
+        f(me.and_then(|id| running.get(&id)))
+    })
+}
+
+lua_fn! {
+    /// `box.internal.cfg_listen(value)`: starts listening on `value` (a
+    /// URI string or a port number), moves to another address, or stops
+    /// (nil, `box.NULL`, anything else); what `box.cfg{listen}` calls.
+    /// Raises when the address cannot be bound (the old one is kept).
+    fn cfg_listen(s: &mut Stack) {
+        let text = match s.type_of(1) {
+            ffi::LUA_TSTRING => s.to_str(1).map(|b| String::from_utf8_lossy(b).into_owned()),
+            ffi::LUA_TNUMBER => s.to_integer(1).map(|n| n.to_string()),
+            _ => None,
+        };
+        let same = ServerState::with(|st| {
+            st.listening.borrow().as_ref().map(|l| l.uri.clone()) == text
+        });
+        if same {
+            return Ok(0);
+        }
+        let new = match text.as_deref() {
+            Some(t) => Some(listen::Listening::start(t).map_err(|m| raise_coded(s, 0, &m))?),
+            None => None,
+        };
+        let old = ServerState::with(|st| st.listening.replace(new));
+        drop(old);
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.cfg_net(net_msg_max, readahead)`: the limits of
+    /// connections made from now on (nil keeps a value).
+    fn cfg_net(s: &mut Stack) {
+        let max = s.to_integer(1);
+        let ra = s.to_integer(2);
+        ServerState::with(|st| {
+            let mut l = st.limits.get();
+            if let Some(m) = max.filter(|&m| m > 0) {
+                l.net_msg_max = u32::try_from(m).unwrap_or(u32::MAX);
+            }
+            if let Some(r) = ra.filter(|&r| r > 0) {
+                l.readahead = usize::try_from(r).unwrap_or(16320).min(1 << 30);
+            }
+            st.limits.set(l);
+        });
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.listen_addr()`: the address listened on (`host:port`
+    /// with the port chosen for port 0, `unix/:PATH`), or nil.
+    fn listen_addr(s: &mut Stack) {
+        let a = ServerState::with(|st| st.listening.borrow().as_ref().map(|l| l.addr.clone()));
+        match a {
+            Some(a) => s.push_str(&a),
+            None => s.push_nil(),
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.session.id()`: the session of the request the fiber serves; 1
+    /// (the instance's own session) elsewhere.
+    fn session_id(s: &mut Stack) {
+        let id = with_running(|r| r.map_or(1, |r| r.conn.session));
+        s.push_int(id as i64);
+        Ok(1)
+    }
+}
+
+/// The user id of the running fiber's session (admin outside requests).
+fn current_uid() -> u32 {
+    with_running(|r| r.map_or(users::ADMIN, |r| r.conn.user.get()))
+}
+
+lua_fn! {
+    /// `box.session.user()`: the session's user name.
+    fn session_user(s: &mut Stack) {
+        let uid = current_uid();
+        let name = ServerState::with(|st| st.users.borrow().name_of(uid).to_string());
+        s.push_str(&name);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.session.uid()`: the session's user id.
+    fn session_uid(s: &mut Stack) {
+        s.push_int(i64::from(current_uid()));
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.session.peer()`: the peer's address, or nil outside a request.
+    fn session_peer(s: &mut Stack) {
+        let p = with_running(|r| r.map(|r| r.conn.peer.clone()));
+        match p {
+            Some(p) => s.push_str(&p),
+            None => s.push_nil(),
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.session.sync()`: the sync of the request the fiber serves, or
+    /// 0.
+    fn session_sync(s: &mut Stack) {
+        let sync = with_running(|r| r.map_or(0, |r| r.sync));
+        s.push_int(sync as i64);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.session.type()`: `binary` in a request, else `background`.
+    fn session_type(s: &mut Stack) {
+        let binary = with_running(|r| r.is_some());
+        s.push_str(if binary { "binary" } else { "background" });
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.session.push(value)`: sends `value` to the peer of the
+    /// request the fiber serves as a CHUNK with that request's sync;
+    /// returns true (queued; the peer gets it with the replies of this
+    /// loop iteration). Outside a request: Tarantool's "does not support
+    /// push()" error.
+    fn session_push(s: &mut Stack) {
+        if s.type_of(1) == ffi::LUA_TNONE {
+            return Err(Raise::illegal("Usage: box.session.push(data)"));
+        }
+        let target = with_running(|r| r.map(|r| (r.conn.clone(), r.sync)));
+        let Some((conn, sync)) = target else {
+            return Err(raise_coded(s, 5, "Session 'background' does not support push()"));
+        };
+        let mut out = ServerState::with(|st| st.take_buffer());
+        let r = (|| -> LResult<()> {
+            let mark = encode::begin_data_reply(&mut out)
+                .map_err(|_| Raise::illegal("not enough memory"))?;
+            port::encode_value(s, 1, &mut out)?;
+            encode::finish_data_reply(&mut out, mark, kind::CHUNK, sync, SCHEMA, 1);
+            Ok(())
+        })();
+        if r.is_ok() {
+            conn.send(out.data());
+        }
+        ServerState::with(|st| st.put_buffer(out));
+        r?;
+        s.push_bool(true);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.user_create(name, password, is_role)`.
+    fn user_create(s: &mut Stack) {
+        let name = str_arg(s, 1, "box.schema.user.create")?;
+        let pw = s.to_str(2).map(<[u8]>::to_vec);
+        let is_role = s.to_bool(3);
+        let r = ServerState::with(|st| st.users.borrow_mut().create(&name, is_role, pw.as_deref()));
+        r.map_err(|(c, m)| raise_coded(s, c, &m))?;
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.user_passwd(name, password)`.
+    fn user_passwd(s: &mut Stack) {
+        let name = str_arg(s, 1, "box.schema.user.passwd")?;
+        let pw = s.to_str(2).map(<[u8]>::to_vec).unwrap_or_default();
+        let r = ServerState::with(|st| st.users.borrow_mut().passwd(&name, &pw));
+        r.map_err(|(c, m)| raise_coded(s, c, &m))?;
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.user_drop(name, is_role)`.
+    fn user_drop(s: &mut Stack) {
+        let name = str_arg(s, 1, "box.schema.user.drop")?;
+        let is_role = s.to_bool(2);
+        let r = ServerState::with(|st| st.users.borrow_mut().drop_user(&name, is_role));
+        r.map_err(|(c, m)| raise_coded(s, c, &m))?;
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.user_exists(name, is_role)`: whether a user (or a
+    /// role) of that name exists.
+    fn user_exists(s: &mut Stack) {
+        let name = s.to_str(1).map(<[u8]>::to_vec).unwrap_or_default();
+        let is_role = s.to_bool(2);
+        let found = ServerState::with(|st| {
+            st.users.borrow().find(&name).is_some_and(|u| u.is_role == is_role)
+        });
+        s.push_bool(found);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.user_info(name)`: `{{privileges, type, name}, ...}`
+    /// as `box.schema.user.info` gives it.
+    fn user_info(s: &mut Stack) {
+        let name = str_arg(s, 1, "box.schema.user.info")?;
+        let info = ServerState::with(|st| {
+            let u = st.users.borrow();
+            let user = u.find(name.as_bytes())?;
+            let mut rows: Vec<(String, String, String)> = u
+                .grants_of(user.id)
+                .into_iter()
+                .map(|(bits, o)| {
+                    let privs: Vec<&str> = users::PRIV_NAMES
+                        .iter()
+                        .filter(|(_, b)| bits & b != 0)
+                        .map(|(n, _)| *n)
+                        .collect();
+                    let (t, n) = match o {
+                        Object::Universe => ("universe".to_string(), String::new()),
+                        Object::Function(f) => ("function".to_string(), f),
+                    };
+                    (privs.join(","), t, n)
+                })
+                .collect();
+            for r in u.roles_of(user.id) {
+                rows.push(("execute".into(), "role".into(), u.name_of(r).into()));
+            }
+            Some(rows)
+        });
+        let Some(rows) = info else {
+            return Err(raise_coded(s, 45, &format!("User '{name}' is not found")));
+        };
+        s.ensure(8)?;
+        let t = s.new_table(rows.len() as i32, 0);
+        for (i, (p, ty, n)) in rows.iter().enumerate() {
+            let row = s.new_table(3, 0);
+            s.push_str(p);
+            s.rawseti(row, 1);
+            s.push_str(ty);
+            s.rawseti(row, 2);
+            s.push_str(n);
+            s.rawseti(row, 3);
+            s.rawseti(t, i as i64 + 1);
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.priv_grant(grantee, bits, object_type, object_name,
+    /// revoke)`: grants (or revokes) the privilege bits on `universe` or
+    /// a `function`; returns the bits that changed.
+    fn priv_grant(s: &mut Stack) {
+        let grantee = str_arg(s, 1, "box.schema.user.grant")?;
+        let bits = s.to_integer(2).unwrap_or(0) as u32;
+        let ty = str_arg(s, 3, "box.schema.user.grant")?;
+        let object = match ty.as_str() {
+            "universe" => Object::Universe,
+            "function" => Object::Function(str_arg(s, 4, "box.schema.user.grant")?),
+            "space" | "sequence" => {
+                let n = s.to_str(4).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+                let (code, what) = if ty == "space" { (36, "Space") } else { (49, "Sequence") };
+                return Err(raise_coded(s, code, &format!("{what} '{n}' does not exist")));
+            }
+            other => {
+                return Err(raise_coded(s, 1, &format!("Unknown object type '{other}'")));
+            }
+        };
+        let revoke = s.to_bool(5);
+        let r = ServerState::with(|st| {
+            let mut u = st.users.borrow_mut();
+            if revoke {
+                u.revoke(&grantee, bits, object)
+            } else {
+                u.grant(&grantee, bits, object)
+            }
+        });
+        let changed = r.map_err(|(c, m)| raise_coded(s, c, &m))?;
+        s.push_int(i64::from(changed));
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.role_grant(grantee, role, revoke)`: grants (or
+    /// revokes) a role; returns whether that changed anything.
+    fn role_grant(s: &mut Stack) {
+        let grantee = str_arg(s, 1, "box.schema.user.grant")?;
+        let role = str_arg(s, 2, "box.schema.user.grant")?;
+        let revoke = s.to_bool(3);
+        let r = ServerState::with(|st| {
+            let mut u = st.users.borrow_mut();
+            if revoke {
+                u.revoke_role(&grantee, &role)
+            } else {
+                u.grant_role(&grantee, &role)
+            }
+        });
+        let changed = r.map_err(|(c, m)| raise_coded(s, c, &m))?;
+        s.push_bool(changed);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.func_create(name, setuid)`.
+    fn func_create(s: &mut Stack) {
+        let name = str_arg(s, 1, "box.schema.func.create")?;
+        let setuid = s.to_bool(2);
+        let r = ServerState::with(|st| st.users.borrow_mut().func_create(&name, setuid));
+        r.map_err(|(c, m)| raise_coded(s, c, &m))?;
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.func_drop(name)`.
+    fn func_drop(s: &mut Stack) {
+        let name = str_arg(s, 1, "box.schema.func.drop")?;
+        let r = ServerState::with(|st| st.users.borrow_mut().func_drop(&name));
+        r.map_err(|(c, m)| raise_coded(s, c, &m))?;
+        Ok(0)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.func_exists(name)`.
+    fn func_exists(s: &mut Stack) {
+        let name = s.to_str(1).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+        let found = ServerState::with(|st| st.users.borrow().func_exists(&name));
+        s.push_bool(found);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.server_stats()`: `{requests = N}`, the requests
+    /// running now (tests check that nothing is left behind).
+    fn server_stats(s: &mut Stack) {
+        let n = ServerState::with(|st| st.running.borrow().len());
+        s.ensure(4)?;
+        let t = s.new_table(0, 1);
+        s.push_int(n as i64);
+        s.set_field(t, c"requests");
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.raise_coded(code, message)`: raises a `ClientError`
+    /// (`AccessDeniedError` for 42) with that code and message.
+    fn raise_coded_fn(s: &mut Stack) {
+        let code = s.to_integer(1).unwrap_or(0) as u32;
+        let msg = s.to_str(2).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
+        Err(raise_coded(s, code, &msg))
+    }
+}
+
+lua_fn! {
+    /// `box.internal.password_hash(password)`: base64 of
+    /// `sha1(sha1(password))`, what Tarantool's `_user` keeps
+    /// (`box.schema.user.password`).
+    fn password_hash(s: &mut Stack) {
+        use base64::Engine;
+        let pw = s.to_str(1).map(<[u8]>::to_vec).unwrap_or_default();
+        let h = luafiber_iproto::auth::password_hash2(&pw);
+        s.push_str(&base64::engine::general_purpose::STANDARD.encode(h));
+        Ok(1)
+    }
+}
