@@ -337,8 +337,10 @@ fn dml_fields(body: &[u8]) -> Result<DmlFields<'_>, Error> {
         match u8::try_from(key) {
             Ok(key::SPACE_ID) => f.space_id = Some(u32_value(&mut r)?),
             Ok(key::INDEX_ID) => f.index_id = u32_value(&mut r)?,
-            Ok(key::LIMIT) => f.limit = Some(u32_value(&mut r)?),
-            Ok(key::OFFSET) => f.offset = u32_value(&mut r)?,
+            // Clients send any unsigned width here (asynctnt: a uint64
+            // 0xFFFFFFFF); a value past u32 means "no limit".
+            Ok(key::LIMIT) => f.limit = Some(saturate(r.uint().ok_or(BAD_BODY)?)),
+            Ok(key::OFFSET) => f.offset = saturate(r.uint().ok_or(BAD_BODY)?),
             Ok(key::ITERATOR) => f.iterator = u32_value(&mut r)?,
             Ok(key::INDEX_BASE) => f.index_base = u32_value(&mut r)?,
             Ok(key::KEY) => f.key = Some(array_value(&mut r)?),
@@ -348,6 +350,10 @@ fn dml_fields(body: &[u8]) -> Result<DmlFields<'_>, Error> {
         }
     }
     Ok(f)
+}
+
+fn saturate(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 fn decode_select(body: &[u8]) -> Result<Request<'_>, Error> {
@@ -406,4 +412,26 @@ fn decode_id(body: &[u8]) -> Result<Request<'_>, Error> {
         }
     }
     Ok(Request::Id(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select_takes_a_limit_of_any_width() {
+        // {SPACE_ID: 281, LIMIT: uint64 2^32 (asynctnt's schema fetch
+        // sends more than u32), KEY: []}
+        let body = [
+            0x83, 0x10, 0xcd, 0x01, 0x19, 0x12, 0xcf, 0, 0, 0, 1, 0, 0, 0, 0, 0x20, 0x90,
+        ];
+        let h = Header {
+            kind: kind::SELECT,
+            ..Header::default()
+        };
+        let Ok(Request::Select(s)) = decode_request(&h, &body) else {
+            panic!("not a select")
+        };
+        assert_eq!((s.space_id, s.limit), (281, u32::MAX));
+    }
 }

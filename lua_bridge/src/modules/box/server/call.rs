@@ -110,7 +110,7 @@ fn finish(conn: &Rc<Conn>, sync: u64, kind: u32, ok: bool, t: &mut Stack) {
     conn.request_done();
     if conn.is_closed() {
         conn.dropped.set(conn.dropped.get() + 1);
-        tracing::info!(
+        tracing::warn!(
             target: "iproto",
             "{}: the reply to request {sync} is dropped: the connection is closed",
             conn.peer

@@ -26,6 +26,9 @@ use crate::raw::context::Part;
 /// (`_vspace`, `_vindex`: what a client's schema fetch needs).
 const EMPTY_SPACES: [u32; 2] = [281, 289];
 
+/// Most bytes one read asks for.
+const READ_MAX: usize = 1 << 20;
+
 /// A client's connection (Tarantool's session over IPROTO).
 pub(crate) struct Conn {
     /// The socket.
@@ -244,13 +247,13 @@ fn read_loop(conn: &Rc<Conn>, limits: Limits) {
     if !conn.closed.get() {
         match why {
             Ok(()) => tracing::debug!(target: "iproto", "{}: peer closed", conn.peer),
-            Err(e) => tracing::info!(target: "iproto", "{}: {e}, closing", conn.peer),
+            Err(e) => tracing::warn!(target: "iproto", "{}: {e}, closing", conn.peer),
         }
     }
     conn.close();
     let running = conn.in_flight.get();
     if running > 0 {
-        tracing::info!(
+        tracing::warn!(
             target: "iproto",
             "{}: connection closed with {running} requests running: their replies are dropped",
             conn.peer
@@ -286,7 +289,12 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
         if buf.is_empty() {
             buf.reset();
         }
-        let want = need.saturating_sub(buf.used()).max(limits.readahead);
+        // A packet grows the buffer as its bytes come, not as its size
+        // prefix claims: a peer that lies costs only what it sends.
+        let want = need
+            .saturating_sub(buf.used())
+            .min(READ_MAX)
+            .max(limits.readahead);
         let room = buf.reserve(want);
         match conn
             .fd

@@ -22,6 +22,7 @@ pub(crate) mod users;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use luafiber_fiber::FiberId;
 use luafiber_iproto::encode;
@@ -65,6 +66,26 @@ pub(crate) const SCHEMA: u32 = luafiber_iproto::SCHEMA_VERSION as u32;
 /// Reply buffers kept for reuse, at most.
 const SPARE_BUFFERS: usize = 64;
 
+/// A hasher for fiber ids: distinct growing integers, one multiply.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// Per-cord state of the server (a part of the cord context).
 #[derive(Default)]
 pub(crate) struct ServerState {
@@ -73,7 +94,7 @@ pub(crate) struct ServerState {
     /// Users, roles, functions, grants.
     pub(crate) users: RefCell<Users>,
     /// The requests running, by fiber.
-    running: RefCell<HashMap<FiberId, Running>>,
+    running: RefCell<HashMap<FiberId, Running, BuildHasherDefault<IdHasher>>>,
     /// The last session id given.
     next_session: Cell<u64>,
     /// Reply buffers for reuse.
