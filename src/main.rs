@@ -68,6 +68,17 @@ fn install_logging() {
         .try_init();
 }
 
+/// Runs `box.ctl.on_shutdown`'s triggers (once: `os.exit` runs them
+/// too) before the process exits at the end of the script; a failure is
+/// reported and changes nothing.
+fn run_on_shutdown(rt: &luafiber::LuaRuntime) {
+    let code = "local run = box and rawget(box, 'internal') and box.internal.run_on_shutdown
+                if run then run() end";
+    if let Err(e) = rt.eval(code, vec![]) {
+        eprintln!("luafiber: box.ctl.on_shutdown: {e}");
+    }
+}
+
 /// A `--threads` value: `NAME=SIZE`, a name that is not empty and a
 /// positive size (what else `threads.cfg` refuses, it says in
 /// [`start_threads`]).
@@ -191,6 +202,7 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     };
+    run_on_shutdown(&rt);
     luafiber::flush_stdio();
     // Fibers still blocked stay suspended: exit without unwinding them.
     std::process::exit(if code == ExitCode::SUCCESS { 0 } else { 1 })

@@ -90,5 +90,5 @@ assert(total == chunks * CHUNK, 'read back ' .. total .. ' bytes')
 stop = true
 ticker:join()
 print(string.format('rt=%s mib=%d chunk=%d worst_late_ms=%.2f',
-    rawget(_G, '_TARANTOOL') and 'tarantool-' .. _TARANTOOL or 'luafiber',
+    require('tarantool').luafiber and 'luafiber' or 'tarantool-' .. _TARANTOOL,
     mib, CHUNK, worst * 1e3))

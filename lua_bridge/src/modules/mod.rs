@@ -66,7 +66,6 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(loaded, name);
     }
     ffi_decl::declare(s);
-    box_::register(s);
     // Loaded by the first `require`: a script that never asks for them
     // keeps their functions and chunks (about 20 KiB) out of its Lua heap,
     // which every collection cycle walks.
@@ -95,6 +94,8 @@ pub(crate) fn register(s: &mut Stack) {
     table::extend(s);
     string::extend(s);
     crate::fiber::guard::wrap_collectgarbage(s);
+    // After the preloads: box's Lua parts require log, json, uuid.
+    box_::register(s);
 }
 
 lua_fn! {

@@ -1,13 +1,20 @@
 //! Error objects raised by the Lua modules, Tarantool style.
 //!
 //! An error object is a table `{type = KIND, message = MSG, file = F, line = N}`
-//! with a shared metatable: `tostring(err)` and `err .. ''` give the message,
+//! (and `code`, `prev`, `errno` and payload fields where they apply) with a
+//! shared metatable: `tostring(err)` and `err .. ''` give the message,
 //! and the console shows the message (as master's `error_serialize` in
 //! `src/lua/error.lua`; the serializers keep the fields, which the
-//! `threads` module sends between cords),
-//! `err:unpack()` gives a plain copy of the fields and `err:raise()` raises it
-//! again. `file` and `line` name the Lua code that called the failing
-//! function (Tarantool's `trace`).
+//! `threads` module sends between cords). `file` and `line` name the Lua
+//! code that called the failing function; `err.trace` reads them as
+//! Tarantool's `{{file = F, line = N}}` (`{}` without them), and
+//! `err.base_type` is the type (or `CustomError` for a `box.error` of a
+//! custom type). Methods, as master's `error.lua`: `err:unpack()` (a plain
+//! table of the fields, `trace` instead of `file` and `line`),
+//! `err:raise()` (raises the same object again), `err:match(pattern)`
+//! (`string.match` on the message), `err:set_prev(prev)` (an error object
+//! or nil; cycles refused). `box.error` makes and raises these objects:
+//! `type(err)` is `'table'` where Tarantool's is a `struct error` cdata.
 
 use std::ffi::{c_int, CStr};
 
@@ -30,8 +37,17 @@ pub fn init(s: &mut Stack) {
         mt,
         &[(c"__tostring", error_tostring), (c"__concat", error_concat)],
     );
-    let index = s.new_table(0, 2);
-    s.set_funcs(index, &[(c"unpack", error_unpack), (c"raise", error_raise)]);
+    let methods = s.new_table(0, 4);
+    s.set_funcs(
+        methods,
+        &[
+            (c"unpack", error_unpack),
+            (c"raise", error_raise),
+            (c"match", error_match),
+            (c"set_prev", error_set_prev),
+        ],
+    );
+    s.push_closure(error_index, 1);
     s.set_field(mt, c"__index");
     ErrorMt::with(|m| m.0.set(s.make_ref()));
 }
@@ -243,20 +259,151 @@ pub fn type_name(t: c_int) -> &'static CStr {
 }
 
 lua_fn! {
-    /// `err:unpack()`: a plain table with the fields of the error.
+    /// `err:unpack()`: a plain table with the fields of the error, as
+    /// master's: `trace` in place of `file` and `line`, no `base_type`,
+    /// no `code` when it is 0.
     fn error_unpack(s: &mut Stack) {
-        if s.type_of(1) != ffi::LUA_TTABLE {
+        if !is_error(s, 1) {
             return Err(Raise::illegal("Usage: error:unpack()"));
         }
         s.settop(1);
-        let copy = s.new_table(0, 4);
+        s.ensure(8)?;
+        let copy = s.new_table(0, 6);
         s.push_nil();
         while s.next_checked(1)? {
+            let hidden = match s.type_of(-2) {
+                ffi::LUA_TSTRING => matches!(
+                    s.to_str(-2),
+                    Some(b"file" | b"line" | b"base_type" | b"custom_type")
+                ),
+                _ => false,
+            } || (s.to_str(-2) == Some(b"code") && s.to_number(-1) == Some(0.0));
+            if hidden {
+                s.pop(1);
+                continue;
+            }
             s.push_value(-2);
             s.insert(-2);
             s.rawset(copy)?;
         }
+        push_trace(s, 1);
+        s.set_field(copy, c"trace");
+        s.settop(copy);
         Ok(1)
+    }
+}
+
+/// Whether the value at `idx` is an error object (has the shared
+/// metatable).
+pub fn is_error(s: &mut Stack, idx: c_int) -> bool {
+    if s.type_of(idx) != ffi::LUA_TTABLE || !s.get_metatable(idx) {
+        return false;
+    }
+    let mt = s.top();
+    s.push_ref(ErrorMt::try_with(|m| m.0.get()).unwrap_or(ffi::LUA_NOREF));
+    let same = s.to_pointer(-1) == s.to_pointer(mt);
+    s.pop(2);
+    same
+}
+
+/// Pushes Tarantool's `trace` of the error object at `idx`: `{{file = F,
+/// line = N}}`, or `{}` when it has no place.
+fn push_trace(s: &mut Stack, idx: c_int) {
+    let idx = s.abs(idx);
+    let t = s.new_table(1, 0);
+    if s.rawget_field(idx, c"file") == ffi::LUA_TSTRING {
+        let frame = s.new_table(0, 2);
+        s.push_value(-2);
+        s.set_field(frame, c"file");
+        s.rawget_field(idx, c"line");
+        s.set_field(frame, c"line");
+        s.rawseti(t, 1);
+    }
+    s.settop(t);
+}
+
+lua_fn! {
+    /// `__index`: the methods (upvalue 1), then the fields master computes:
+    /// `trace` (from `file` and `line`) and `base_type` (the `type`).
+    fn error_index(s: &mut Stack) {
+        s.settop(2);
+        s.ensure(6)?;
+        if s.type_of(2) == ffi::LUA_TSTRING {
+            s.push_value(2);
+            s.rawget(Stack::upvalue(1));
+            if s.type_of(-1) != ffi::LUA_TNIL {
+                return Ok(1);
+            }
+            s.pop(1);
+            match s.to_str(2) {
+                Some(b"trace") if s.type_of(1) == ffi::LUA_TTABLE => {
+                    push_trace(s, 1);
+                    return Ok(1);
+                }
+                Some(b"base_type") if s.type_of(1) == ffi::LUA_TTABLE => {
+                    s.rawget_field(1, c"type");
+                    return Ok(1);
+                }
+                _ => {}
+            }
+        }
+        s.push_nil();
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `err:match(pattern [, init])`: `string.match` on the message (master's
+    /// Tarantool 1.6 compatibility method).
+    fn error_match(s: &mut Stack) {
+        if !is_error(s, 1) {
+            return Err(Raise::illegal("Usage: error:match()"));
+        }
+        let n = s.top();
+        s.ensure(n + 4)?;
+        s.push_globals();
+        s.rawget_field(-1, c"string");
+        if s.type_of(-1) != ffi::LUA_TTABLE {
+            return Err(Raise::illegal("error:match(): no string library"));
+        }
+        s.rawget_field(-1, c"match");
+        let base = s.top();
+        push_message(s, 1);
+        for i in 2..=n {
+            s.push_value(i);
+        }
+        s.pcall(n, ffi::LUA_MULTRET).map_err(|()| Raise::Top)?;
+        Ok(s.top() - base + 1)
+    }
+}
+
+lua_fn! {
+    /// `err:set_prev(prev)`: `prev` (an error object, or nil to clear)
+    /// becomes the error's cause; a cycle is refused.
+    fn error_set_prev(s: &mut Stack) {
+        s.settop(2);
+        let prev_ok = s.type_of(2) == ffi::LUA_TNIL || is_error(s, 2);
+        if !is_error(s, 1) || !prev_ok {
+            return Err(Raise::illegal("Usage: error1:set_prev(error2)"));
+        }
+        // Walk prev's chain: meeting err would make a cycle.
+        s.push_value(2);
+        let mut steps = 0;
+        while s.type_of(-1) == ffi::LUA_TTABLE {
+            if s.to_pointer(-1) == s.to_pointer(1) {
+                return Err(Raise::illegal("Cycles are not allowed"));
+            }
+            steps += 1;
+            if steps > 10_000 {
+                return Err(Raise::illegal("Cycles are not allowed"));
+            }
+            s.rawget_field(-1, c"prev");
+            s.remove(-2);
+        }
+        s.pop(1);
+        s.push_value(2);
+        s.set_field(1, c"prev");
+        Ok(0)
     }
 }
 

@@ -183,24 +183,9 @@ do
 end
 -- end of server (h-server) ---------------------------------------------------
 
--- provisional box.cfg (h-server): replaced by h-box's -----------------------
-do
-    local cfg = {}
-    box.cfg = setmetatable(cfg, {
-        __call = function(self, t)
-            t = t or {}
-            if t.net_msg_max ~= nil or t.readahead ~= nil then
-                internal.cfg_net(t.net_msg_max, t.readahead)
-            end
-            for k, v in pairs(t) do
-                rawset(cfg, k, v)
-            end
-            if t.listen ~= nil then
-                internal.cfg_listen(t.listen)
-            end
-        end,
-    })
-end
--- end of provisional box.cfg (h-server) -------------------------------------
+-- box.cfg (cfg.lua) hands a change of these options to internal.cfg_set_X.
+internal.cfg_set_net_msg_max = function(v) internal.cfg_net(v, nil) end
+internal.cfg_set_readahead = function(v) internal.cfg_net(nil, v) end
+
 
 return box

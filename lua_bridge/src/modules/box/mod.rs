@@ -8,22 +8,53 @@
 //! - `box.lua`: the table and `box.internal`, where the Rust parts put the
 //!   C functions the Lua face calls;
 //! - the Rust parts, each installed by [`open`] into `box.internal` (or
-//!   straight into `box`) before `box.lua` runs.
+//!   straight into `box`) before `box.lua` runs;
+//! - the Lua parts of box that are not the server ([`PARTS`], run after
+//!   `box.lua` with `box` and `box.internal`): `error.lua` (`box.error`,
+//!   `box.NULL`), `misc.lua` (`box.info`, `box.once`, `box.ctl`,
+//!   `box.schema`'s storage stubs, transactions), `cfg.lua` (`box.cfg`, last:
+//!   it hides what needs `box.cfg{}` until it is called);
+//! - `tarantool.lua`: `require('tarantool')` and the global `_TARANTOOL`.
 //!
 //! See `docs/lua/box.md` for the API and the differences from Tarantool.
 
+mod errfields;
 pub(crate) mod server;
 
-use crate::raw::{lua_fn, Raise, Reg, Stack};
+use std::ffi::CStr;
+
+use luafiber_iproto::errcode;
+
+use crate::raw::{error, lua_fn, Raise, Reg, Stack};
 
 /// `box.lua`, run once per cord at setup.
 const CHUNK: &str = include_str!("box.lua");
 
+/// The Lua parts run after `box.lua`, in order, each called with `box`
+/// and `box.internal` (`cfg.lua` last: it hides the members that need
+/// `box.cfg{}`, so a part added later goes before it).
+const PARTS: &[(&str, &CStr)] = &[
+    (include_str!("error.lua"), c"=box/error.lua"),
+    (include_str!("misc.lua"), c"=box/misc.lua"),
+    (include_str!("cfg.lua"), c"=box/cfg.lua"),
+];
+
+/// `require('tarantool')`'s chunk (called with `box.internal`).
+const TARANTOOL: &str = include_str!("tarantool.lua");
+
 /// The C functions of `box.internal` (the Rust parts add theirs here).
-const INTERNAL: &[Reg] = &[];
+const INTERNAL: &[Reg] = &[
+    (c"errcodes", box_errcodes),
+    (c"errcode", box_errcode),
+    (c"errfields", box_errfields),
+    (c"error_mt", box_error_mt),
+    (c"getpid", box_getpid),
+    (c"schema_version", box_schema_version),
+    (c"build", box_build),
+];
 
 /// Makes the global `box` and `package.loaded.box` (at setup, under
-/// `lua_pcall`).
+/// `lua_pcall`), then `package.loaded.tarantool` and `_TARANTOOL`.
 pub(crate) fn register(s: &mut Stack) {
     let top = s.top();
     s.push_cfunction(open);
@@ -43,12 +74,27 @@ pub(crate) fn register(s: &mut Stack) {
         s.push_value(boxt);
         s.set_field(-2, c"box");
     }
+    s.settop(boxt);
+    // `tarantool`: loaded at setup, as `_TARANTOOL` is a global from the
+    // start (the chunk sets it).
+    if s.load(TARANTOOL, c"=tarantool").is_ok() {
+        s.rawget_field(boxt, c"internal");
+        if s.pcall(1, 1).is_ok() {
+            s.push_globals();
+            s.rawget_field(-1, c"package");
+            s.rawget_field(-1, c"loaded");
+            if s.type_of(-1) == mlua::ffi::LUA_TTABLE {
+                s.push_value(-4);
+                s.set_field(-2, c"tarantool");
+            }
+        }
+    }
     s.settop(top);
 }
 
 lua_fn! {
     /// Makes `box`: `box.internal` with the Rust parts' C functions, then
-    /// runs `box.lua` over it, which returns the table.
+    /// runs `box.lua` over it, which returns the table, then [`PARTS`].
     fn open(s: &mut Stack) {
         s.settop(0);
         s.ensure(8)?;
@@ -58,6 +104,122 @@ lua_fn! {
         s.load(CHUNK, c"=box").map_err(|()| Raise::Top)?;
         s.push_value(internal);
         s.pcall(1, 1).map_err(|()| Raise::Top)?;
+        let boxt = s.top();
+        for (chunk, name) in PARTS {
+            s.load(chunk, name).map_err(|()| Raise::Top)?;
+            s.push_value(boxt);
+            s.push_value(internal);
+            s.pcall(2, 0).map_err(|()| Raise::Top)?;
+        }
+        s.settop(boxt);
         Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.errcodes()`: a new table of every error code by name
+    /// (`NO_SUCH_USER = 45`, ...), the fields of `box.error`.
+    fn box_errcodes(s: &mut Stack) {
+        s.settop(0);
+        let t = s.new_table(0, errcode::ERRCODES.len() as i32);
+        for (name, code, _) in errcode::ERRCODES {
+            s.push_int(i64::from(*code));
+            let name = std::ffi::CString::new(*name).map_err(|_| Raise::illegal("errcodes"))?;
+            s.set_field(t, &name);
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.errcode(code)`: the code's message format and its
+    /// name (without `ER_`), or `"Unknown error"` and nil for a code
+    /// Tarantool does not have (master's `errcode_record_unknown`).
+    fn box_errcode(s: &mut Stack) {
+        let row = s
+            .to_number(1)
+            .filter(|c| *c >= 0.0 && *c <= f64::from(u32::MAX))
+            .and_then(|c| errcode::find(c as u32));
+        match row {
+            Some((name, _, fmt)) => {
+                s.push_str(fmt);
+                s.push_str(name);
+            }
+            None => {
+                s.push_cstr(c"Unknown error");
+                s.push_nil();
+            }
+        }
+        Ok(2)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.errfields(code)`: the payload field names of `code`
+    /// (`errfields.rs`) as a sequence, `''` for a place that stores
+    /// nothing; an empty table for a code without fields.
+    fn box_errfields(s: &mut Stack) {
+        let code = s.to_number(1).unwrap_or(-1.0);
+        let names = errfields::ERRFIELDS
+            .iter()
+            .find(|(c, _)| f64::from(*c) == code)
+            .map_or(&[][..], |(_, names)| *names);
+        s.settop(0);
+        let t = s.new_table(names.len() as i32, 0);
+        for (i, name) in names.iter().enumerate() {
+            s.push_str(name);
+            s.rawseti(t, i as i64 + 1);
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.error_mt()`: the metatable of the error objects every
+    /// module raises (`raw::error`), which `box.error` gives its objects.
+    fn box_error_mt(s: &mut Stack) {
+        s.settop(0);
+        error::push(s, error::ErrorKind::ClientError, "");
+        if !s.get_metatable(-1) {
+            return Err(Raise::illegal("box.internal.error_mt: no metatable"));
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.getpid()`: the process id (`box.info.pid`).
+    fn box_getpid(s: &mut Stack) {
+        s.push_int(i64::from(std::process::id()));
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.schema_version()`: the schema version, constant as
+    /// the server's (every IPROTO header carries it; luafiber has no
+    /// schema to change). `box.info.schema_version` reads it; vshard
+    /// 0.1.42 falls back to this function when that field is nil.
+    fn box_schema_version(s: &mut Stack) {
+        s.push_int(luafiber_iproto::SCHEMA_VERSION as i64);
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.build()`: `target` (`OS-ARCH-PROFILE`, as
+    /// Tarantool's `BUILD_INFO`), luafiber's version, the engine's name.
+    fn box_build(s: &mut Stack) {
+        let profile = if cfg!(debug_assertions) { "Debug" } else { "Release" };
+        let os = match std::env::consts::OS {
+            "linux" => "Linux",
+            "macos" => "Darwin",
+            "freebsd" => "FreeBSD",
+            other => other,
+        };
+        s.push_str(&format!("{os}-{}-{profile}", std::env::consts::ARCH));
+        s.push_str(env!("CARGO_PKG_VERSION"));
+        s.push_str(if cfg!(feature = "luajit") { "LuaJIT" } else { "Lua 5.4" });
+        Ok(3)
     }
 }

@@ -1,0 +1,377 @@
+//! `box` without storage (issue 25 item 4, issue 28 item 1): `box.NULL`,
+//! `box.error`, `box.cfg`, `box.info`, `box.once`, `box.ctl.on_shutdown`,
+//! the storage stubs, `require('tarantool')` and `_TARANTOOL`, as
+//! Tarantool master has them (docs/lua/box.md). Runs on the engine the
+//! tests are built for (LuaJIT or Lua 5.4).
+
+use std::process::Command;
+
+use luafiber::LuaRuntime;
+
+fn run(code: &str) {
+    let rt = LuaRuntime::new().unwrap();
+    if let Err(e) = rt.run_chunk(code, "box_test") {
+        panic!("{e}");
+    }
+}
+
+/// Runs `luafiber -e code`: (exit status, stdout, stderr).
+fn luafiber_e(code: &str) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_luafiber"))
+        .arg("-e")
+        .arg(code)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Helpers every chunk below starts with.
+const PRELUDE: &str = r#"
+local function raises(message, f, ...)
+    local ok, err = pcall(f, ...)
+    assert(not ok, 'expected an error: ' .. message)
+    assert(tostring(err) == message,
+           ('error %q, want %q'):format(tostring(err), message))
+    return err
+end
+"#;
+
+#[test]
+fn box_null_is_msgpack_and_json_null() {
+    run(r#"
+        assert(box == require('box'))
+        assert(rawequal(box.NULL, require('msgpack').NULL))
+        assert(rawequal(box.NULL, require('json').NULL))
+        assert(box.NULL ~= nil or jit ~= nil)
+        assert(not rawequal(box.NULL, nil))
+    "#);
+}
+
+#[test]
+fn box_error_makes_raises_and_remembers_error_objects() {
+    run(&format!(
+        "{PRELUDE}{}",
+        r#"
+        -- The codes, as fields.
+        assert(box.error.NO_SUCH_USER == 45 and box.error.TIMEOUT == 78)
+        assert(box.error.PROC_LUA == 32 and box.error.UNKNOWN == 0)
+        assert(box.error.ACCESS_DENIED == 42 and box.error.NO_CONNECTION == 77)
+
+        -- new(code, args...): a ClientError with the code's message and
+        -- payload fields, located at the caller.
+        local line = debug.getinfo(1, 'l').currentline + 1
+        local e = box.error.new(box.error.NO_SUCH_USER, 'bob')
+        assert(type(e) == 'table' and box.error.is(e))
+        assert(e.type == 'ClientError' and e.base_type == 'ClientError')
+        assert(e.code == 45 and e.message == "User 'bob' is not found")
+        assert(e.user == 'bob')
+        assert(tostring(e) == e.message and e .. '!' == e.message .. '!')
+        assert(#e.trace == 1 and e.trace[1].line == line, tostring(e.trace[1].line))
+        assert(e.trace[1].file:find('box_test', 1, true))
+        local u = e:unpack()
+        assert(getmetatable(u) == nil and u.code == 45 and u.user == 'bob')
+        assert(u.type == 'ClientError' and u.message == e.message)
+        assert(u.trace[1].line == line and u.file == nil and u.line == nil)
+        assert(u.base_type == nil)
+        assert(e:match("'(%a+)'") == 'bob')
+
+        -- A code without arguments, an unknown code, a table.
+        assert(box.error.new(box.error.TIMEOUT).message == 'Timeout exceeded')
+        local unknown = box.error.new(100000)
+        assert(unknown.code == 100000 and unknown.message == 'Unknown error')
+        local t = box.error.new({code = 42, reason = 'hi', foo = 'bar'})
+        assert(t.type == 'ClientError' and t.code == 42 and t.message == 'hi')
+        assert(t.foo == 'bar' and t:unpack().foo == 'bar')
+        assert(box.error.new({}).message == 'Unknown error')
+        assert(box.error.new({code = box.error.TIMEOUT}).message == 'Timeout exceeded')
+
+        -- Custom types.
+        local c = box.error.new('MyError', 'x = %d', 5)
+        assert(c.type == 'MyError' and c.base_type == 'CustomError')
+        assert(c.message == 'x = 5' and c:unpack().base_type == nil)
+        local ct = box.error.new({type = 'Other', reason = 'r', code = 7})
+        assert(ct.type == 'Other' and ct.code == 7 and ct.message == 'r')
+
+        -- Bad arguments.
+        raises('box.error.new(): bad arguments', box.error.new)
+        raises('box.error.new(): bad arguments', box.error.new, box.error.PROC_LUA)
+        raises('box.error.new(): bad arguments', box.error.new, true)
+        raises('box.error.new(): bad arguments', box.error.new, 'MyError')
+        raises('box.error.new(): bad arguments', box.error.new, {}, 1, 2)
+        raises("Invalid argument 'prev' (error expected, got number)",
+               box.error.new, {reason = 'r', prev = 1})
+        local bad = raises('box.error(): bad arguments', box.error, {}, 'x')
+        assert(bad.type == 'IllegalParams')
+
+        -- prev and set_prev.
+        local a = box.error.new({reason = 'a'})
+        local b = box.error.new({reason = 'b', prev = a})
+        assert(rawequal(b.prev, a))
+        raises('Cycles are not allowed', a.set_prev, a, b)
+        raises('Usage: error1:set_prev(error2)', a.set_prev, a, 1)
+        a:set_prev(nil)
+
+        -- box.error(...) raises and sets box.error.last().
+        box.error.clear()
+        assert(box.error.last() == nil)
+        assert(select('#', box.error()) == 0)
+        local raised = raises('Timeout exceeded', box.error, box.error.TIMEOUT)
+        assert(raised.code == 78 and rawequal(box.error.last(), raised))
+        local ok, again = pcall(box.error)
+        assert(not ok and rawequal(again, raised))
+        local ok2, same = pcall(box.error, e)
+        assert(not ok2 and rawequal(same, e) and rawequal(box.error.last(), e))
+        local ok3, lvl = pcall(box.error, box.error.ILLEGAL_PARAMS, 'Usage: x', 1)
+        assert(not ok3 and lvl.message == 'Usage: x' and lvl.code == 1)
+        local ok4, r = pcall(e.raise, e)
+        assert(not ok4 and rawequal(r, e))
+        raises('box.error.last(): bad arguments', box.error.last, 1)
+        raises('box.error.clear(): bad arguments', box.error.clear, 1)
+        raises('Usage: box.error.set(error)', box.error.set)
+        raises('Invalid argument #1 (error expected, got table)', box.error.set, {})
+        box.error.set(a)
+        assert(rawequal(box.error.last(), a))
+        box.error.clear()
+        assert(box.error.last() == nil)
+        assert(box.error.is(a) and not box.error.is({}) and not box.error.is())
+
+        -- The last error is per fiber.
+        box.error.set(a)
+        local fiber = require('fiber')
+        local f = fiber.new(function()
+            local mine = box.error.last()
+            box.error.set(b)
+            return mine
+        end)
+        f:set_joinable(true)
+        local _, seen = f:join()
+        assert(seen == nil and rawequal(box.error.last(), a))
+
+        -- Errors of other modules are the same kind of object.
+        local ok5, ferr = pcall(function() fiber.sleep('x') end)
+        assert(not ok5 and box.error.is(ferr) and ferr.type == 'IllegalParams')
+        assert(#ferr.trace == 1 and #ferr:unpack().trace == 1)
+        "#
+    ));
+}
+
+#[cfg(feature = "luajit")]
+#[test]
+fn struct_error_stays_declared_and_vshard_reads_tables() {
+    // vshard's error.make: a cdata of `struct error` is unpacked, a table
+    // kept; box.error objects take the table path with every field it reads.
+    run(r#"
+        local ffi = require('ffi')
+        assert(ffi.istype('struct error', box.NULL) == false)
+        local ok, e = pcall(box.error, box.error.new(box.error.TIMEOUT))
+        assert(not ok and type(e) == 'table')
+        assert(e.code == box.error.TIMEOUT and e.type == 'ClientError')
+        assert(type(e.message) == 'string')
+    "#);
+}
+
+#[test]
+fn box_cfg_configures_once_then_changes_dynamic_options() {
+    run(&format!(
+        "{PRELUDE}{}",
+        r#"
+        assert(type(box.cfg) == 'function')
+        assert(box.info.status == 'unconfigured')
+        -- What needs box.cfg{} is hidden until then; the whitelist is not.
+        raises('Please call box.cfg{} first', function() return box.space end)
+        raises('Please call box.cfg{} first', function() return box.once end)
+        assert(box.error and box.info and box.ctl and box.schema and box.NULL)
+
+        -- Checks, before anything changes.
+        raises("Incorrect value for option 'foo': unexpected option",
+               box.cfg, {foo = 1})
+        raises("Incorrect value for option 'memtx_memory': should be of type number",
+               box.cfg, {memtx_memory = 'lots'})
+        raises("Incorrect value for option 'listen': should be one of types string, number, table",
+               box.cfg, {listen = true})
+        raises("Incorrect value for option 'readahead': should be a finite number",
+               box.cfg, {readahead = 1 / 0})
+        local ok, err = pcall(box.cfg, 42)
+        assert(not ok and tostring(err):find('Error: cfg should be a table', 1, true))
+        if box.internal.cfg_listen == nil then
+            local e = raises("Incorrect value for option 'listen': not available: " ..
+                             'this build of luafiber has no IPROTO server',
+                             box.cfg, {listen = 3301})
+            assert(e.code == box.error.CFG)
+        end
+        assert(type(box.cfg) == 'function' and box.info.status == 'unconfigured')
+
+        -- The first call: storage options accepted, defaults filled in.
+        box.cfg{memtx_dir = '/nonexistent', wal_mode = 'none',
+                memtx_memory = 1024 * 1024, log_level = 'info',
+                readahead = 32768, instance_uuid = 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee'}
+        assert(type(box.cfg) == 'table')
+        assert(box.cfg.memtx_dir == '/nonexistent' and box.cfg.readahead == 32768)
+        assert(box.cfg.net_msg_max == 768 and box.cfg.read_only == false)
+        assert(box.cfg.listen == nil)
+        assert(box.info.status == 'running' and box.info.id == 1)
+        assert(box.info.uuid == 'aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee')
+        assert(box.info.cluster.uuid == box.info.uuid)
+        assert(type(box.space) == 'table' and next(box.space) == nil)
+
+        -- Later calls: dynamic options change, the others raise.
+        box.cfg{readahead = 65536, read_only = true}
+        assert(box.cfg.readahead == 65536 and box.cfg.read_only == true)
+        assert(box.info.ro == true and box.info.ro_reason == 'config')
+        box.cfg{read_only = false}
+        box.cfg()
+        box.cfg{memtx_dir = '/nonexistent'}
+        local e = raises("Can't set option 'memtx_dir' dynamically",
+                         box.cfg, {memtx_dir = '/tmp'})
+        assert(e.code == box.error.RELOAD_CFG)
+        raises("Can't set option 'instance_uuid' dynamically",
+               box.cfg, {instance_uuid = '11111111-2222-3333-4444-555555555555'})
+        raises("Incorrect value for option 'foo': unexpected option", box.cfg, {foo = 1})
+        -- box.NULL and '' reset to the default.
+        box.cfg{readahead = box.NULL}
+        assert(box.cfg.readahead == 16320)
+        box.cfg{readahead = 100}
+        box.cfg{readahead = ''}
+        assert(box.cfg.readahead == 16320)
+        -- The table is read-only.
+        local okw, errw = pcall(function() box.cfg.readahead = 1 end)
+        assert(not okw and errw:find('Use box.cfg{readahead = 1} for update', 1, true))
+        local okx, errx = pcall(function() box.cfg.nonsense = 1 end)
+        assert(not okx and errx:find('Attempt to modify a read-only table', 1, true))
+        -- Log options reach the log module.
+        box.cfg{log_level = 'verbose'}
+        assert(require('log').cfg.level == 'verbose', tostring(require('log').cfg.level))
+        box.cfg{log_level = 'info'}
+        -- Deprecated names are translated.
+        box.cfg{snap_dir = '/nonexistent'}
+        "#
+    ));
+}
+
+#[test]
+fn box_cfg_calls_the_servers_listen_hook() {
+    run(&format!(
+        "{PRELUDE}{}",
+        r#"
+        local calls = {}
+        box.internal.cfg_listen = function(v)
+            if v == 'bad' then error('cannot listen on bad') end
+            calls[#calls + 1] = v == nil and 'nil' or v
+        end
+        box.cfg{}
+        assert(#calls == 0, 'listen not set: no call')
+        box.cfg{listen = 3301}
+        box.cfg{listen = 'localhost:3302'}
+        box.cfg{listen = 'localhost:3302'}
+        local ok, err = pcall(box.cfg, {listen = 'bad'})
+        assert(not ok and tostring(err):find('cannot listen on bad', 1, true))
+        assert(box.cfg.listen == 'localhost:3302', tostring(box.cfg.listen))
+        box.cfg{listen = box.NULL}
+        assert(box.cfg.listen == nil and box.info.listen == nil)
+        assert(table.concat(calls, ',') ==
+               '3301,localhost:3302,localhost:3302,nil',
+               table.concat(calls, ','))
+        "#
+    ));
+}
+
+#[test]
+fn info_once_ctl_and_storage_stubs() {
+    run(&format!(
+        "{PRELUDE}{}",
+        r#"
+        local info = box.info
+        assert(info.version == _TARANTOOL and type(info.pid) == 'number')
+        assert(info.uptime >= 1 and info.schema_version == 1)
+        assert(box.internal.schema_version() == 1)
+        local all = box.info()
+        assert(all.version == _TARANTOOL and all.status == 'unconfigured')
+        assert(info.nonexistent == nil)
+        box.cfg{}
+        -- box.once: once per key and process.
+        local n = 0
+        box.once('k', function(x) n = n + x end, 2)
+        box.once('k', function(x) n = n + x end, 3)
+        assert(n == 2)
+        raises('Usage: box.once(key, func, ...)', box.once, 1, print)
+        raises('Usage: box.once(key, func, ...)', box.once, 'k')
+        -- Storage: a coded error that says so.
+        local e = raises('luafiber does not support storage (box.schema.space.create)',
+                         box.schema.space.create, 'test')
+        assert(e.code == box.error.UNSUPPORTED and e.type == 'ClientError')
+        raises('luafiber does not support storage (box.begin)', box.begin)
+        raises('luafiber does not support storage (box.commit)', box.commit)
+        assert(box.is_in_txn() == false)
+        -- box.ctl.on_shutdown: a trigger list.
+        local f1, f2 = function() end, function() end
+        assert(box.ctl.on_shutdown(f1) == f1)
+        box.ctl.on_shutdown(f2)
+        local list = box.ctl.on_shutdown()
+        assert(#list == 2 and list[1] == f2 and list[2] == f1)
+        box.ctl.on_shutdown(nil, f2)
+        assert(#box.ctl.on_shutdown() == 1)
+        box.ctl.on_shutdown(f2, f1)
+        assert(box.ctl.on_shutdown()[1] == f2)
+        raises('trigger reset: incorrect arguments', box.ctl.on_shutdown, 1)
+        raises('trigger reset: Trigger is not found', box.ctl.on_shutdown, nil, f1)
+        raises('on_shutdown timeout must be greater then zero',
+               box.ctl.set_on_shutdown_timeout, 0)
+        box.ctl.wait_rw(0.1)
+        raises('Timeout exceeded', box.ctl.wait_ro, 0.01)
+        assert(box.ctl.is_recovery_finished() == true)
+        "#
+    ));
+}
+
+#[test]
+fn tarantool_module_and_version() {
+    run(r#"
+        local t = require('tarantool')
+        assert(type(_TARANTOOL) == 'string' and t.version == _TARANTOOL)
+        local major, minor = _TARANTOOL:match('^(%d+)%.(%d+)%.%d+')
+        assert(tonumber(major) == 2 and tonumber(minor) >= 1)
+        assert(t.package == 'Tarantool')
+        assert(type(t.build) == 'table' and type(t.build.target) == 'string')
+        assert(type(t.build.options) == 'string' and t.build.mod_format == 'so')
+        assert(type(t.build.flags) == 'string' and t.build.asan == false)
+        assert(type(t.luafiber) == 'string')
+    "#);
+}
+
+#[test]
+fn on_shutdown_triggers_run_at_exit() {
+    let (status, stdout, stderr) = luafiber_e(
+        "box.ctl.on_shutdown(function() require('fiber').sleep(0.001) print('first added') end)
+         box.ctl.on_shutdown(function() print('second added') end)",
+    );
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stdout.contains("first added") && stdout.contains("second added"),
+        "{stdout}"
+    );
+    let (status, stdout, stderr) =
+        luafiber_e("box.ctl.on_shutdown(function() print('on exit') end) os.exit(3)");
+    assert_eq!(status, 3, "{stderr}");
+    assert_eq!(stdout.matches("on exit").count(), 1, "{stdout}");
+}
+
+#[test]
+fn storage_options_are_logged_once() {
+    let (status, _stdout, stderr) =
+        luafiber_e("box.cfg{memtx_dir = '/tmp', wal_dir = '/tmp', readahead = 20000}");
+    assert_eq!(status, 0, "{stderr}");
+    assert_eq!(
+        stderr.matches("luafiber has no storage").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("memtx_dir, wal_dir"), "{stderr}");
+    assert!(
+        stderr.contains("set 'readahead' configuration option to 20000"),
+        "{stderr}"
+    );
+}
