@@ -44,6 +44,7 @@ cord_context! {
         export_call: crate::modules::threads::ExportCall,
         groups: crate::modules::threads::groups::GroupsState,
         errno: crate::modules::errno::Errno,
+        crypto_ctx: crate::modules::crypto::ctx::CtxKind,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

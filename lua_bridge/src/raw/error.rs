@@ -32,9 +32,26 @@ pub fn init(s: &mut Stack) {
     );
     let index = s.new_table(0, 2);
     s.set_funcs(index, &[(c"unpack", error_unpack), (c"raise", error_raise)]);
+    // `err:match(pattern)`: master's `error_match`, `string.match` on the
+    // message (Lua code: a pattern match may raise).
+    let top = s.top();
+    if s.load(MATCH, c"=error.match").is_ok() && s.pcall(0, 1).is_ok() {
+        s.set_field(index, c"match");
+    }
+    s.settop(top);
     s.set_field(mt, c"__index");
     ErrorMt::with(|m| m.0.set(s.make_ref()));
 }
+
+/// `err:match(...)`: `string.match` on the error's message; raises
+/// "Usage: error:match()" for anything but an error object.
+const MATCH: &str = "local match = string.match \
+    return function(err, ...) \
+        if type(err) ~= 'table' or type(rawget(err, 'message')) ~= 'string' then \
+            error('Usage: error:match()', 2) \
+        end \
+        return match(rawget(err, 'message'), ...) \
+    end";
 
 /// The kinds of error the modules raise (Tarantool's `box.error` types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,6 +77,8 @@ pub enum ErrorKind {
     /// Malformed MsgPack found by a check (Tarantool's `ClientError`
     /// `ER_INVALID_MSGPACK`).
     ClientError,
+    /// A cipher refused its key, IV or data (Tarantool's `CryptoError`).
+    CryptoError,
 }
 
 impl ErrorKind {
@@ -75,6 +94,7 @@ impl ErrorKind {
             ErrorKind::DecodeError => c"DecodeError",
             ErrorKind::FiberSliceIsExceeded => c"FiberSliceIsExceeded",
             ErrorKind::ClientError => c"ClientError",
+            ErrorKind::CryptoError => c"CryptoError",
         }
     }
 }
