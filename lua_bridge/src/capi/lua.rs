@@ -139,6 +139,31 @@ fn push_wide(s: &mut Stack, bits: u64, signed: bool) -> LResult<()> {
     Ok(())
 }
 
+/// Pushes `val` as Tarantool's FFI returns a `uint64_t`: a `uint64_t`
+/// cdata on LuaJIT whatever its size (`digest.xxhash64` gives `1ULL`), an
+/// integer with the same 64 bits on Lua 5.4 (above `2^63 - 1` it reads
+/// negative: Lua 5.4 has no unsigned integers, and a float would lose the
+/// low bits).
+///
+/// # Errors
+///
+/// The error of the cdata's constructor (out of memory), on top.
+pub(crate) fn push_uint64_cdata(s: &mut Stack, val: u64) -> LResult<()> {
+    if cfg!(feature = "lua54") {
+        s.push_int(val as i64);
+        Ok(())
+    } else {
+        push_wide(s, val, false)
+    }
+}
+
+/// The integer at `idx` as a `uint64_t` argument of an FFI call reads it
+/// (`luaL_convertint64`'s rule: a number truncated, an integer cdata, a
+/// numeric string), or `None`.
+pub(crate) fn to_uint64(s: &mut Stack, idx: c_int) -> Option<u64> {
+    convert(s, idx, true).map(|v| v as u64)
+}
+
 capi! {
     /// `luaL_pushuint64(L, val)`: a number when a double holds `val`
     /// exactly, else a `uint64_t` cdata (LuaJIT) or an integer / float (Lua

@@ -45,7 +45,7 @@ mod diag;
 mod fiber;
 mod handle;
 mod ibuf;
-mod lua;
+pub(crate) mod lua;
 
 // The C API's parts of the cord context.
 pub(crate) use diag::LastDiag;

@@ -45,6 +45,7 @@ cord_context! {
         groups: crate::modules::threads::groups::GroupsState,
         errno: crate::modules::errno::Errno,
         server: crate::modules::box_::server::ServerState,
+        crypto_ctx: crate::modules::crypto::ctx::CtxKind,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

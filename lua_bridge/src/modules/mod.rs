@@ -1,7 +1,7 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
-//! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal`, `fio`, `net.box`
-//! and the global `box`. Each is a folder or file of its own, put
+//! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal`, `fio`, `net.box`,
+//! `crypto`, `digest` and the global `box`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
@@ -10,8 +10,10 @@
 pub(crate) mod box_;
 pub(crate) mod buffer;
 pub(crate) mod clock;
+pub(crate) mod crypto;
 pub(crate) mod ctype;
 pub(crate) mod decimal;
+pub(crate) mod digest;
 pub(crate) mod errno;
 pub(crate) mod ext;
 pub(crate) mod ffi_decl;
@@ -85,6 +87,10 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"fio");
         s.push_cfunction(netbox::open);
         s.set_field(-2, c"net.box");
+        s.push_cfunction(crypto::open);
+        s.set_field(-2, c"crypto");
+        s.push_cfunction(digest::open);
+        s.set_field(-2, c"digest");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);

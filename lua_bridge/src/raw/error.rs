@@ -76,6 +76,8 @@ pub enum ErrorKind {
     /// Malformed MsgPack found by a check (Tarantool's `ClientError`
     /// `ER_INVALID_MSGPACK`).
     ClientError,
+    /// A cipher refused its key, IV or data (Tarantool's `CryptoError`).
+    CryptoError,
 }
 
 impl ErrorKind {
@@ -91,6 +93,7 @@ impl ErrorKind {
             ErrorKind::DecodeError => c"DecodeError",
             ErrorKind::FiberSliceIsExceeded => c"FiberSliceIsExceeded",
             ErrorKind::ClientError => c"ClientError",
+            ErrorKind::CryptoError => c"CryptoError",
         }
     }
 }

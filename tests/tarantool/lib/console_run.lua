@@ -43,6 +43,8 @@ function test_run:cmd(c)
     end
     local from, to = c:match("^push filter '(.*)' to '(.*)'$")
     if from ~= nil then
+        -- A Python escape of a punctuation character (`\.`) is Lua's `%.`.
+        from = from:gsub('\\(%p)', '%%%1')
         filters[#filters + 1] = {from, (to:gsub('\\(%d)', '%%%1'))}
         return true
     end
@@ -95,6 +97,9 @@ local expected = blocks(read((file:gsub('%.test%.lua$', '.result'))))
 
 -- The console's answer to `stmt`.
 local function eval(stmt)
+    -- test-run sends each statement with a space after it, which chunk
+    -- names show ('[string "return x "]:1: ...').
+    stmt = stmt .. ' '
     local fn, err = loadstring('return ' .. stmt)
     if fn == nil then fn, err = loadstring(stmt) end
     if fn == nil then return yaml({{error = tostring(err)}}, 1) end
