@@ -131,6 +131,16 @@ fn full_heap(limit: usize) -> LuaRuntime {
     rt.eval(
         r#"
         function release() KEEP = nil collectgarbage() collectgarbage() end
+        -- made before the heap fills, so calling them allocates nothing
+        -- before their code runs
+        function noop() end
+        function grow() local t = {} for i = 1, 1e6 do t[i] = {i} end return t end
+        function joined()
+            local f = require('fiber').new(grow)
+            f:set_joinable(true)
+            return f:join()
+        end
+        local _ = {'return grow()', 'return noop()'}
         KEEP = {}
         local function fill()
             local t = KEEP
@@ -238,4 +248,88 @@ fn full_heap_again(rt: LuaRuntime) -> LuaRuntime {
     )
     .unwrap();
     rt
+}
+
+/// Calls that start with the heap at its limit (their name or code, and
+/// the fiber's Lua thread, need no new memory) and run out of memory in
+/// their function end with that error, on both engines: the fiber's
+/// message handler made its traceback under the limit and failed, so the
+/// call ended with "error in error handling" (both engines) instead. The
+/// fiber's own work around its function (the handler, reading the outcome,
+/// the report of a detached fiber's error) is exempt from the limit now.
+/// And the runtime is usable once Lua lets go of the data: on Lua 5.4 the
+/// threads that exempt bodies made past the limit (`fiber.new`) were
+/// pooled, which kept the heap past it, so no call could run, not even the
+/// one that lets go (a call needs a little memory there); a thread is not
+/// pooled while the heap is past its limit now.
+#[test]
+fn calls_that_run_out_of_memory_after_they_start_end_with_that_error() {
+    const TEST: &str = "calls_that_run_out_of_memory_after_they_start_end_with_that_error";
+    if child::is_child(TEST) {
+        run_out_after_start();
+        return;
+    }
+    let out = child::run_alone_within(TEST, child::PATIENCE);
+    child::assert_passed(&out);
+    // The detached calls' errors were reported, each as it was.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("fiber error in fiber") && stderr.contains("not enough memory"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("error in error handling"), "{stderr}");
+}
+
+/// The body of [`calls_that_run_out_of_memory_after_they_start_end_with_that_error`].
+fn run_out_after_start() {
+    let nem = |r: Result<Vec<Value>, luafiber::Error>, what: &str| {
+        let msg = r.expect_err(what).to_string();
+        assert!(msg.contains("not enough memory"), "{what}: {msg}");
+        assert!(!msg.contains("error in error handling"), "{what}: {msg}");
+    };
+    for limit in [1 << 20, 8 << 20, 64 << 20] {
+        let rt = full_heap(limit);
+        for i in 0..3 {
+            nem(rt.call("grow", vec![]), "call");
+            nem(rt.eval("return grow()", vec![]), "eval");
+            nem(
+                rt.spawn_call("grow", vec![])
+                    .unwrap()
+                    .join()
+                    .map_err(luafiber::Error::Fiber),
+                "spawn_call",
+            );
+            // A fiber made by Lua code, joined by Lua code: its error is the
+            // join's second result (or the caller ran out first).
+            match rt.call("joined", vec![]) {
+                Ok(r) => {
+                    assert_eq!(r.first(), Some(&Value::Boolean(false)), "{r:?}");
+                    let e = r.get(1).and_then(Value::as_bytes).unwrap_or_default();
+                    assert!(
+                        String::from_utf8_lossy(e).contains("not enough memory"),
+                        "{r:?}"
+                    );
+                }
+                Err(e) => nem(Err(e), "joined"),
+            }
+            // A call that needs nothing works, or fails for memory.
+            if let Err(e) = rt.eval("return noop()", vec![]) {
+                nem(Err(e), "noop");
+            }
+            // Detached: its error goes to stderr (checked by the parent).
+            if i == 0 {
+                let _ = rt.spawn_call("grow", vec![]).map(|h| h.detach());
+                rt.run();
+            }
+        }
+        rt.call("release", vec![]).unwrap();
+        assert_eq!(
+            rt.eval(
+                "local t = {} for i = 1, 1000 do t[i] = {i} end return #t",
+                vec![]
+            )
+            .unwrap(),
+            [Value::Integer(1000)]
+        );
+    }
 }

@@ -23,7 +23,7 @@ use mlua::ffi;
 use super::diag::{self, Diag};
 use super::guard;
 use crate::raw::error::ErrorKind;
-use crate::raw::frame::with_limit;
+use crate::raw::memory::with_limit;
 use crate::raw::{LResult, Raise, Stack};
 
 /// Largest integer a double holds exactly (Tarantool's `DBL_INT_MAX`).

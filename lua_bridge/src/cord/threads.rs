@@ -168,15 +168,18 @@ fn cpcall_thread(s: &mut Stack) -> LResult<(LuaThread, bool)> {
 }
 
 /// Gives a thread back: reset and pooled, or unanchored (the GC then takes
-/// it) when the pool is full or off. A pooled thread keeps nothing a fiber
+/// it) when the pool is full or off, or when the Lua heap is past its
+/// memory limit (threads made by exempt C function bodies would keep it
+/// there, and on Lua 5.4 even a call needs a little memory). A pooled thread keeps nothing a fiber
 /// can set on its thread: its stack is emptied, its environment (LuaJIT's
 /// `setfenv(0, ...)`) and its debug hook (Lua 5.4's `debug.sethook`) are
 /// reset, so nothing of it reaches the next fiber.
 pub(crate) fn recycle_thread(t: LuaThread) {
-    let (main, keep) = with(|c| (c.main, c.threads.len() < c.thread_pool.max));
+    let (main, room) = with(|c| (c.main, c.threads.len() < c.thread_pool.max));
     // SAFETY: an owned thread is idle (the type's invariant), a thread of
     // the cord's state as `main` is; these calls do not allocate.
     unsafe {
+        let keep = room && !crate::raw::memory::past_limit(main);
         ffi::lua_settop(t.l, 0);
         if keep {
             #[cfg(feature = "luajit")]

@@ -9,6 +9,7 @@ use mlua::ffi;
 
 use crate::cord::{self, ErrorUse};
 use crate::raw::context::{Part, RegRef};
+use crate::raw::memory::{with_limit, Exempt};
 use crate::raw::{api, Stack};
 
 /// Per-cord state of fiber entry (a part of the cord context): registry
@@ -28,15 +29,23 @@ pub(crate) fn push_msgh(s: &mut Stack) {
 }
 
 /// The body of every Lua fiber, on its own stack.
+///
+/// Only the fiber's function runs under the memory limit: what the entry
+/// does around it (its message handler's traceback, reading the outcome,
+/// the error report, the release of the fiber's Lua data) is Rust code
+/// outside any protected call, exempt from the limit (raw rule 3), so a
+/// call that ran out of memory still ends with its own error ("not enough
+/// memory"), not "error in error handling" or an abort.
 pub(super) fn entry(idx: usize, s: &mut Stack) {
+    let _exempt = Exempt::enter();
     // The message handler at 1 catches every Lua error, so none reaches
     // this Rust frame.
     let nargs = s.top() - 2;
     // A fresh stack: the C stack check has nothing to find.
     #[cfg(feature = "luajit")]
-    let rc = crate::luajit::cstack::pcall_fresh(s, nargs, ffi::LUA_MULTRET, 1);
+    let rc = with_limit(|| crate::luajit::cstack::pcall_fresh(s, nargs, ffi::LUA_MULTRET, 1));
     #[cfg(not(feature = "luajit"))]
-    let rc = s.pcall_with(nargs, ffi::LUA_MULTRET, 1);
+    let rc = with_limit(|| s.pcall_with(nargs, ffi::LUA_MULTRET, 1));
     let flags = fiber::current_flags().expect("a Lua fiber runs as current");
     let me = flags.id;
     let (storage, errors, shutting_down) = cord::with(|c| {
@@ -88,12 +97,14 @@ pub(super) fn request_entry(idx: usize, s: &mut Stack, done: impl FnOnce(bool, &
 ///
 /// [`spawn_main`]: super::spawn_main
 pub(super) fn main_entry(idx: usize, prelude: c_int, s: &mut Stack) {
+    // As in `entry`: only the Lua code runs under the memory limit.
+    let _exempt = Exempt::enter();
     for _ in 0..prelude {
         // The chunk moves to the top and is called with no arguments and no
         // results, under the message handler.
         s.push_value(2);
         s.remove(2);
-        if s.pcall_with(0, 0, 1) != 0 {
+        if with_limit(|| s.pcall_with(0, 0, 1)) != 0 {
             if cord::with(|c| c.shutting_down) {
                 // The runtime's drop cancelled it: only the fiber ends.
                 release(idx);
@@ -166,7 +177,12 @@ fn report_error(me: FiberId, idx: usize, what: &str, s: &mut Stack) {
 /// the error value unchanged (join gives back the very value raised).
 ///
 /// Not under `protect`: `luaL_traceback` may raise (out of memory), and that
-/// must not cross `catch_unwind`; no Rust value is live when it does.
+/// must not cross `catch_unwind`; no Rust value that owns memory is live
+/// when it does. It runs exempt from the memory limit (part of the fiber's
+/// entry, see [`entry`]; an error's `__tostring` runs under it again), so
+/// the error of a call that ran out of memory keeps its traceback; only a
+/// failing `malloc` can make it raise, which leaves the exemption to the
+/// `with_limit` around the fiber's call to end.
 ///
 /// # Safety
 ///
@@ -177,10 +193,11 @@ unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
         unsafe { ffi::lua_settop(l, 1) };
         return 1;
     };
+    let exempt = Exempt::enter();
     // SAFETY: called by Lua as the message handler, the error at 1; the
     // handle is dropped before `luaL_traceback` could raise (a `__tostring`
-    // that raises is caught by its pcall).
-    unsafe {
+    // that raises is caught by its pcall), and `exempt` owns no memory.
+    let n = unsafe {
         ffi::lua_settop(l, 1);
         let msg = Stack::from_frame(l).describe_tostring(1);
         let cmsg = std::ffi::CString::new(msg.replace('\0', "\\0")).unwrap_or_default();
@@ -195,7 +212,9 @@ unsafe extern "C-unwind" fn msgh(l: *mut ffi::lua_State) -> c_int {
         });
         ffi::lua_settop(l, 1);
         1
-    }
+    };
+    drop(exempt);
+    n
 }
 
 /// The index of the running Lua fiber in the cord's fibers when its error

@@ -99,26 +99,6 @@ pub unsafe fn protect_c<R>(
     unsafe { protect(l, || body(&mut Stack::from_state(l))) }
 }
 
-/// Runs `f`, a protected call of Lua code inside a body, with the memory
-/// limit in force (a body's own allocations are exempt from it, raw rule
-/// 3): an allocation past the limit raises "not enough memory" in the Lua
-/// code, which the protected call catches. For Lua code a C module calls
-/// (`luaT_call`), which would run unlimited otherwise.
-pub fn with_limit<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(usize);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            luafiber_fiber::set_fiber_word(self.0);
-        }
-    }
-    if !super::memory::limited() {
-        return f();
-    }
-    let _restore = Restore(luafiber_fiber::fiber_word());
-    luafiber_fiber::set_fiber_word(0);
-    f()
-}
-
 /// The message of a panic caught with `catch_unwind` (its `&str` or
 /// `String` payload), or "unknown panic".
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

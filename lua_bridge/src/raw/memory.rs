@@ -4,7 +4,7 @@
 //! while Lua code runs: inside the bridge's C function bodies (counted in the
 //! fiber layer's per-fiber word by `frame::protect` and `frame::protect_c`:
 //! raw rule 3) it succeeds, unless a body asks for the limit again
-//! (`frame::with_limit`, around a protected call), because a
+//! ([`with_limit`], around a protected call), because a
 //! Lua error raised there would have to cross Rust's `catch_unwind`, which
 //! aborts on LuaJIT. The code that asked then fails at its next allocation.
 //! Allocation itself is delegated to the allocator below (the small-block
@@ -96,6 +96,28 @@ impl Drop for Exempt {
     }
 }
 
+/// Runs `f`, a protected call of Lua code, with the memory limit in force
+/// even inside an [`Exempt`] scope (a C function's body, the Rust code
+/// around a fiber's call, a Rust caller's stack handle): an allocation
+/// past the limit raises "not enough memory" in the Lua code, which the
+/// protected call catches. For Lua code that Rust code calls: a C module's
+/// `luaT_call`, a fiber's function, a `__tostring` that describes an
+/// error.
+pub fn with_limit<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(usize);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            fiber::set_fiber_word(self.0);
+        }
+    }
+    if !limited() {
+        return f();
+    }
+    let _restore = Restore(fiber::fiber_word());
+    fiber::set_fiber_word(0);
+    f()
+}
+
 /// The limit of `l`'s state, if it has one.
 ///
 /// # Safety
@@ -119,6 +141,20 @@ unsafe fn limit_of<'a>(l: *mut ffi::lua_State) -> Option<&'a Limit> {
 pub unsafe fn used(l: *mut ffi::lua_State) -> Option<usize> {
     // SAFETY: caller's contract.
     unsafe { limit_of(l) }.map(|lim| lim.used.get())
+}
+
+/// Whether `l`'s state has a memory limit and has allocated more than it
+/// (which only an [`Exempt`] scope or a C function's body can do): then
+/// nothing more should be kept for later (a pooled Lua thread), or the
+/// heap could stay past the limit with no room left to run the Lua code
+/// that would let go of its data.
+///
+/// # Safety
+///
+/// `l` is a valid state of this thread.
+pub unsafe fn past_limit(l: *mut ffi::lua_State) -> bool {
+    // SAFETY: caller's contract.
+    unsafe { limit_of(l) }.is_some_and(|lim| lim.used.get() > lim.limit.get())
 }
 
 /// Whether `l`'s state, which had allocated `before` bytes, has allocated

@@ -38,7 +38,10 @@
 //!    ([`memory`]): a Lua "not enough memory" error raised there would cross
 //!    the body's Rust frames (raw rule 2). Nor does one made by Rust code
 //!    outside any body and any protected call ([`Stack::outside`]), where
-//!    no `lua_pcall` would catch the error.
+//!    no `lua_pcall` would catch the error, nor one a fiber's own code
+//!    makes around its Lua call (`fiber::entry`, its message handler). Lua
+//!    code that Rust code calls runs under the limit again
+//!    ([`memory::with_limit`]).
 //! 4. A C function starts with `LUA_MINSTACK` (20) free stack slots; more
 //!    need `lua_checkstack` first. [`Stack`] counts the slots it may use.
 //! 5. An index is valid when it is `1..=top` (positive indices past the top

@@ -260,7 +260,7 @@ impl Stack<'_> {
     /// value has a `__tostring` metamethod (as `lua` and Tarantool print
     /// it), else [`Stack::describe`]'s (the message of an error object).
     /// The metamethod runs under [`Stack::pcall`] (so it may run any Lua
-    /// code); when it fails or gives no string, the value is described as
+    /// code), with the memory limit in force; when it fails or gives no string, the value is described as
     /// if it had none. The stack is left as it was.
     pub fn describe_tostring(&mut self, idx: c_int) -> String {
         let idx = self.abs(idx);
@@ -269,7 +269,9 @@ impl Stack<'_> {
             let mt = self.top();
             if self.rawget_field(mt, c"__tostring") != ffi::LUA_TNIL {
                 self.push_value(idx);
-                let text = match self.pcall(1, 1) {
+                // The metamethod is Lua code: under the memory limit even
+                // where the caller is exempt (its failure is caught here).
+                let text = match crate::raw::memory::with_limit(|| self.pcall(1, 1)) {
                     Ok(()) => self
                         .to_str(-1)
                         .map(|b| String::from_utf8_lossy(b).into_owned()),
