@@ -19,7 +19,7 @@ use mlua::ffi;
 use super::conn::{request_started, Conn};
 use super::{ServerState, SCHEMA};
 use crate::cord;
-use crate::embed::handlers::{handler_ref, Handler};
+use crate::fiber::handlers::{handler_ref, Handler};
 use crate::fiber::spawn_request;
 use crate::modules::msgpack::port;
 use crate::raw::context::Part;
