@@ -19,6 +19,7 @@ use luafiber_runtime::ibuf::Ibuf;
 use luafiber_runtime::io::{Fd, Interest};
 use luafiber_runtime::net::sys;
 
+use super::users::{Object, Users};
 use super::{call, Limits, ServerState, SCHEMA};
 use crate::raw::context::Part;
 
@@ -54,6 +55,9 @@ pub(crate) struct Conn {
     /// The reader saw the end (or an error), or the writer failed: no more
     /// replies go out.
     closed: Cell<bool>,
+    /// The user's privileges on the universe, as of a generation of the
+    /// users: `(generation, user, bits)`.
+    universe: Cell<(u64, u32, u32)>,
     /// Replies dropped because the connection had closed.
     pub dropped: Cell<u64>,
 }
@@ -130,6 +134,21 @@ impl Conn {
         self.room.broadcast();
     }
 
+    /// The session user's privileges on the universe (cached until the
+    /// users change).
+    #[inline]
+    fn universe_bits(&self, st: &ServerState) -> u32 {
+        let user = self.user.get();
+        let gen = st.users_gen.get();
+        let (g, u, bits) = self.universe.get();
+        if g == gen && u == user {
+            return bits;
+        }
+        let bits = st.users.borrow().effective(user, &Object::Universe);
+        self.universe.set((gen, user, bits));
+        bits
+    }
+
     /// A request fiber of this connection has ended.
     #[inline]
     pub fn request_done(&self) {
@@ -162,6 +181,7 @@ pub(super) fn start(fd: Fd, peer: String) {
         in_flight: Cell::new(0),
         room: Cond::new(),
         closed: Cell::new(false),
+        universe: Cell::new((u64::MAX, 0, 0)),
         dropped: Cell::new(0),
     });
     let uuid = ServerState::with(|st| st.uuid());
@@ -332,7 +352,10 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
         Request::Ping => conn.send_with(|out| encode::encode_ok(out, sync, SCHEMA)),
         Request::Call(c) | Request::Call16(c) => {
             let user = conn.user.get();
-            let allowed = ServerState::with(|st| st.users.borrow().may_call(user, c.name));
+            let allowed = ServerState::with(|st| {
+                let universe = conn.universe_bits(st);
+                st.users.borrow().may_call(user, universe, c.name)
+            });
             if !allowed {
                 access_denied(conn, sync, "function", c.name);
                 return;
@@ -340,8 +363,7 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
             call::start(conn, sync, header.kind, c.name, c.args);
         }
         Request::Eval(e) => {
-            let user = conn.user.get();
-            if !ServerState::with(|st| st.users.borrow().may_eval(user)) {
+            if !ServerState::with(|st| Users::may_eval(conn.universe_bits(st))) {
                 access_denied(conn, sync, "universe", b"");
                 return;
             }

@@ -95,6 +95,9 @@ pub(crate) struct ServerState {
     pub(crate) users: RefCell<Users>,
     /// The requests running, by fiber.
     running: RefCell<HashMap<FiberId, Running, BuildHasherDefault<IdHasher>>>,
+    /// Bumped by every change of `users` (connections cache their
+    /// user's privileges on the universe by it).
+    pub(super) users_gen: Cell<u64>,
     /// The last session id given.
     next_session: Cell<u64>,
     /// Reply buffers for reuse.
@@ -106,6 +109,12 @@ pub(crate) struct ServerState {
 }
 
 impl ServerState {
+    /// `users` for a change (which the access caches see).
+    fn users_mut(&self) -> std::cell::RefMut<'_, Users> {
+        self.users_gen.set(self.users_gen.get() + 1);
+        self.users.borrow_mut()
+    }
+
     /// A cleared reply buffer.
     fn take_buffer(&self) -> Ibuf {
         self.spares.borrow_mut().pop().unwrap_or_default()
@@ -350,7 +359,7 @@ lua_fn! {
         let name = str_arg(s, 1, "box.schema.user.create")?;
         let pw = s.to_str(2).map(<[u8]>::to_vec);
         let is_role = s.to_bool(3);
-        let r = ServerState::with(|st| st.users.borrow_mut().create(&name, is_role, pw.as_deref()));
+        let r = ServerState::with(|st| st.users_mut().create(&name, is_role, pw.as_deref()));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
@@ -361,7 +370,7 @@ lua_fn! {
     fn user_passwd(s: &mut Stack) {
         let name = str_arg(s, 1, "box.schema.user.passwd")?;
         let pw = s.to_str(2).map(<[u8]>::to_vec).unwrap_or_default();
-        let r = ServerState::with(|st| st.users.borrow_mut().passwd(&name, &pw));
+        let r = ServerState::with(|st| st.users_mut().passwd(&name, &pw));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
@@ -372,7 +381,7 @@ lua_fn! {
     fn user_drop(s: &mut Stack) {
         let name = str_arg(s, 1, "box.schema.user.drop")?;
         let is_role = s.to_bool(2);
-        let r = ServerState::with(|st| st.users.borrow_mut().drop_user(&name, is_role));
+        let r = ServerState::with(|st| st.users_mut().drop_user(&name, is_role));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
@@ -462,7 +471,7 @@ lua_fn! {
         };
         let revoke = s.to_bool(5);
         let r = ServerState::with(|st| {
-            let mut u = st.users.borrow_mut();
+            let mut u = st.users_mut();
             if revoke {
                 u.revoke(&grantee, bits, object)
             } else {
@@ -483,7 +492,7 @@ lua_fn! {
         let role = str_arg(s, 2, "box.schema.user.grant")?;
         let revoke = s.to_bool(3);
         let r = ServerState::with(|st| {
-            let mut u = st.users.borrow_mut();
+            let mut u = st.users_mut();
             if revoke {
                 u.revoke_role(&grantee, &role)
             } else {
@@ -501,7 +510,7 @@ lua_fn! {
     fn func_create(s: &mut Stack) {
         let name = str_arg(s, 1, "box.schema.func.create")?;
         let setuid = s.to_bool(2);
-        let r = ServerState::with(|st| st.users.borrow_mut().func_create(&name, setuid));
+        let r = ServerState::with(|st| st.users_mut().func_create(&name, setuid));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
@@ -511,7 +520,7 @@ lua_fn! {
     /// `box.internal.func_drop(name)`.
     fn func_drop(s: &mut Stack) {
         let name = str_arg(s, 1, "box.schema.func.drop")?;
-        let r = ServerState::with(|st| st.users.borrow_mut().func_drop(&name));
+        let r = ServerState::with(|st| st.users_mut().func_drop(&name));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
