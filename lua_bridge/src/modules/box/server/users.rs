@@ -471,17 +471,18 @@ mod tests {
     #[test]
     fn guest_may_not_call_until_granted() {
         let mut u = Users::default();
-        assert!(!u.may_call(GUEST, b"f"));
-        assert!(!u.may_eval(GUEST));
+        let univ = |u: &Users| u.effective(GUEST, &Object::Universe);
+        assert!(!u.may_call(GUEST, univ(&u), b"f"));
+        assert!(!Users::may_eval(univ(&u)));
         u.func_create("f", false).unwrap();
-        assert!(!u.may_call(GUEST, b"f"));
+        assert!(!u.may_call(GUEST, univ(&u), b"f"));
         u.grant("guest", priv_bits::EXECUTE, Object::Function("f".into()))
             .unwrap();
-        assert!(u.may_call(GUEST, b"f"));
-        assert!(!u.may_call(GUEST, b"g"));
+        assert!(u.may_call(GUEST, univ(&u), b"f"));
+        assert!(!u.may_call(GUEST, univ(&u), b"g"));
         u.grant("guest", priv_bits::EXECUTE, Object::Universe)
             .unwrap();
-        assert!(u.may_call(GUEST, b"g") && u.may_eval(GUEST));
+        assert!(u.may_call(GUEST, univ(&u), b"g") && Users::may_eval(univ(&u)));
     }
 
     #[test]
