@@ -45,8 +45,14 @@ struct Server {
 impl Server {
     /// Starts the server and waits (bounded) for its address.
     fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// [`Server::start`] with `server.lua`'s arguments.
+    fn start_with(args: &[&str]) -> Server {
         let mut child = Command::new(EXE)
             .arg(scripts().join("server.lua"))
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -377,6 +383,35 @@ fn a_peer_that_vanishes_mid_request_leaks_nothing() {
     assert_eq!(left, 0, "a request is left running");
     let log = server.log();
     assert!(log.contains("the reply to request 5 is dropped"), "{log}");
+}
+
+#[test]
+fn net_msg_max_bounds_the_requests_running_per_connection() {
+    let server = Server::start_with(&["127.0.0.1:0", "2"]);
+    let mut c = Raw::connect(&server);
+    c.auth_tester();
+    // Five sleepy(0.3) at once on one connection: two run, the others wait
+    // unread in the socket.
+    let sleepy = [0x91, 0xcb, 0x3f, 0xd3, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33];
+    for sync in 10..15 {
+        c.send(|b| encode::encode_call(b, sync, b"sleepy", &sleepy).unwrap());
+    }
+    // stats() runs on another connection, counted too: never more than
+    // 2 + 1, and 2 + 1 once the reader got to them.
+    let mut most = 0;
+    for _ in 0..100 {
+        let n = running(&server);
+        assert!(n <= 3, "{n} requests running");
+        most = most.max(n);
+        if most == 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(most, 3);
+    let mut got: Vec<u64> = (0..5).map(|_| c.reply().expect("a reply").1).collect();
+    got.sort_unstable();
+    assert_eq!(got, [10, 11, 12, 13, 14]);
 }
 
 /// xorshift64*: a fixed-seed generator for the fuzz test.

@@ -1,5 +1,5 @@
 -- The luafiber server the interop tests call (tests/iproto_interop.rs):
---   luafiber server.lua [LISTEN]
+--   luafiber server.lua [LISTEN [NET_MSG_MAX]]
 -- Listens on LISTEN (default 127.0.0.1:0, a free port), prints
 -- "LISTEN host:port" and serves until killed.
 --   guest: execute on the function `echo` only (CALL of anything else and
@@ -7,7 +7,7 @@
 --   tester (password 'secret'): the role super.
 local fiber = require('fiber')
 
-box.cfg{listen = arg[1] or '127.0.0.1:0'}
+box.cfg{listen = arg[1] or '127.0.0.1:0', net_msg_max = tonumber(arg[2])}
 
 box.schema.func.create('echo')
 box.schema.user.grant('guest', 'execute', 'function', 'echo')
