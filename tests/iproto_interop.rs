@@ -171,6 +171,7 @@ fn tarantool_26_net_box_calls_a_luafiber_server() {
             "box.session",
             "concurrent calls",
             "auth good and bad",
+            "session triggers",
             "a grant missing",
             "close",
         ],

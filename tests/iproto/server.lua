@@ -32,5 +32,26 @@ mod = {sub = {f = function(x) return x + 1 end}, obj = {k = 10}}
 function mod.obj:m(x) return self.k + x end
 function stats() return box.internal.server_stats().requests end
 
+-- Session triggers: what each saw, read back by `events()`.
+local events = {}
+box.session.on_connect(function()
+    table.insert(events, 'connect ' .. box.session.id() .. ' ' .. box.session.user())
+end)
+box.session.on_auth(function(user, ok)
+    table.insert(events, 'auth ' .. box.session.id() .. ' ' .. user .. ' ' .. tostring(ok))
+end)
+box.session.on_disconnect(function()
+    table.insert(events, 'disconnect ' .. box.session.id())
+end)
+function events_of(id)
+    local mine = {}
+    for _, e in ipairs(events) do
+        if e:match(' ' .. id .. '[ $]') or e:match(' ' .. id .. '$') then
+            table.insert(mine, e)
+        end
+    end
+    return table.concat(mine, ';')
+end
+
 io.stdout:write('LISTEN ' .. box.internal.listen_addr() .. '\n')
 io.stdout:flush()

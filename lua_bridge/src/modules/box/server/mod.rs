@@ -106,6 +106,9 @@ pub(crate) struct ServerState {
     uuid: RefCell<String>,
     /// Connection limits.
     limits: Cell<Limits>,
+    /// How many session triggers each kind has: connect, disconnect,
+    /// auth (set by `box.session.on_*`).
+    triggers: Cell<[u32; 3]>,
 }
 
 impl ServerState {
@@ -162,6 +165,7 @@ pub(crate) const INTERNAL: &[Reg] = &[
     (c"func_drop", func_drop),
     (c"func_exists", func_exists),
     (c"server_stats", server_stats),
+    (c"session_trigger_count", session_trigger_count),
     (c"raise_coded", raise_coded_fn),
     (c"password_hash", password_hash),
 ];
@@ -569,5 +573,38 @@ lua_fn! {
         let h = luafiber_iproto::auth::password_hash2(&pw);
         s.push_str(&base64::engine::general_purpose::STANDARD.encode(h));
         Ok(1)
+    }
+}
+
+/// The session trigger kinds, in the order of `ServerState::triggers`.
+pub(super) const TRIGGER_CONNECT: usize = 0;
+/// `on_disconnect`.
+pub(super) const TRIGGER_DISCONNECT: usize = 1;
+/// `on_auth`.
+pub(super) const TRIGGER_AUTH: usize = 2;
+
+/// Whether there are session triggers of `kind`.
+pub(super) fn has_triggers(kind: usize) -> bool {
+    ServerState::with(|st| st.triggers.get()[kind] > 0)
+}
+
+lua_fn! {
+    /// `box.internal.session_trigger_count(kind, n)`: how many triggers
+    /// of `kind` (`connect`, `disconnect`, `auth`) there are now, so the
+    /// server runs them only when there are some.
+    fn session_trigger_count(s: &mut Stack) {
+        let i = match s.to_str(1) {
+            Some(b"connect") => TRIGGER_CONNECT,
+            Some(b"disconnect") => TRIGGER_DISCONNECT,
+            Some(b"auth") => TRIGGER_AUTH,
+            _ => return Err(Raise::illegal("unknown trigger kind")),
+        };
+        let n = u32::try_from(s.to_integer(2).unwrap_or(0)).unwrap_or(0);
+        ServerState::with(|st| {
+            let mut t = st.triggers.get();
+            t[i] = n;
+            st.triggers.set(t);
+        });
+        Ok(0)
     }
 }
