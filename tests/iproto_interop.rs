@@ -45,8 +45,14 @@ struct Server {
 impl Server {
     /// Starts the server and waits (bounded) for its address.
     fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// [`Server::start`] with `server.lua`'s arguments.
+    fn start_with(args: &[&str]) -> Server {
         let mut child = Command::new(EXE)
             .arg(scripts().join("server.lua"))
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -165,6 +171,7 @@ fn tarantool_26_net_box_calls_a_luafiber_server() {
             "box.session",
             "concurrent calls",
             "auth good and bad",
+            "session triggers",
             "a grant missing",
             "close",
         ],
@@ -379,6 +386,35 @@ fn a_peer_that_vanishes_mid_request_leaks_nothing() {
     assert!(log.contains("the reply to request 5 is dropped"), "{log}");
 }
 
+#[test]
+fn net_msg_max_bounds_the_requests_running_per_connection() {
+    let server = Server::start_with(&["127.0.0.1:0", "2"]);
+    let mut c = Raw::connect(&server);
+    c.auth_tester();
+    // Five sleepy(0.3) at once on one connection: two run, the others wait
+    // unread in the socket.
+    let sleepy = [0x91, 0xcb, 0x3f, 0xd3, 0x33, 0x33, 0x33, 0x33, 0x33, 0x33];
+    for sync in 10..15 {
+        c.send(|b| encode::encode_call(b, sync, b"sleepy", &sleepy).unwrap());
+    }
+    // stats() runs on another connection, counted too: never more than
+    // 2 + 1, and 2 + 1 once the reader got to them.
+    let mut most = 0;
+    for _ in 0..100 {
+        let n = running(&server);
+        assert!(n <= 3, "{n} requests running");
+        most = most.max(n);
+        if most == 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(most, 3);
+    let mut got: Vec<u64> = (0..5).map(|_| c.reply().expect("a reply").1).collect();
+    got.sort_unstable();
+    assert_eq!(got, [10, 11, 12, 13, 14]);
+}
+
 /// xorshift64*: a fixed-seed generator for the fuzz test.
 struct Rng(u64);
 
@@ -420,9 +456,14 @@ fn fuzz_server(total: usize, per_conn: usize) {
         let mut s = TcpStream::connect((server.host.as_str(), server.port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let mut out = Vec::new();
-        for _ in 0..per_conn.min(total - sent) {
+        let n = per_conn.min(total - sent);
+        for k in 0..n {
             let mut p = seeds[rng.below(seeds.len())].clone();
-            match rng.below(4) {
+            // A broken size prefix ends the connection (the stream cannot
+            // be resynchronised): only the last packet of one may have it,
+            // so the others are all read and served.
+            let last = k + 1 == n;
+            match rng.below(if last { 4 } else { 3 }) {
                 // A few bytes changed, the size prefix kept.
                 0 | 1 => {
                     for _ in 0..1 + rng.below(4) {
@@ -432,19 +473,19 @@ fn fuzz_server(total: usize, per_conn: usize) {
                 }
                 // Random bytes under a right size prefix.
                 2 => {
-                    let n = rng.below(40);
-                    p = vec![0xce, 0, 0, 0, n as u8];
-                    p.extend((0..n).map(|_| rng.next() as u8));
+                    let len = rng.below(40);
+                    p = vec![0xce, 0, 0, 0, len as u8];
+                    p.extend((0..len).map(|_| rng.next() as u8));
                 }
-                // Anything: the prefix too (ends the connection).
+                // Anything, the prefix too.
                 _ => {
                     let i = rng.below(p.len());
                     p[i] = rng.next() as u8;
                 }
             }
             out.extend_from_slice(&p);
-            sent += 1;
         }
+        sent += n;
         let _ = s.write_all(&out);
         let _ = s.shutdown(std::net::Shutdown::Write);
         // Read what the server says until it closes.

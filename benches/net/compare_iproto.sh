@@ -12,7 +12,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 LUAFIBER=${1:-$here/../../target/release/luafiber}
 RUNS=${RUNS:-5}
-REQUESTS=${REQUESTS:-100000}
+REQUESTS=${REQUESTS:-200000}
 MODES=${MODES:-call eval ping pairs call1 heap}
 tmp=$(mktemp -d)
 pids=""
@@ -43,28 +43,36 @@ start_callee() {
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-printf '%-6s %-10s %10s %16s %16s\n' mode callee krps callee_us_per_req heap_kb_per_1000
-for callee in tarantool luafiber; do
-    if [ "$callee" = tarantool ]; then cbin=tarantool; else cbin=$LUAFIBER; fi
-    start_callee "$callee" "$cbin"
-    [ -n "$port" ] || continue
-    for mode in $MODES; do
-        n=$REQUESTS
-        [ "$mode" = call1 ] && n=$((REQUESTS / 5))
-        : >"$tmp/runs"
-        r=0
-        while [ $r -lt "$RUNS" ]; do
-            t0=$(ticks "$cpid")
-            line=$(timeout 300 tarantool "$here/iproto_caller.lua" "127.0.0.1:$port" "$mode" "$n" || true)
-            t1=$(ticks "$cpid")
-            # requests krps callee_us heap
-            echo "$line" | awk -v d=$((t1 - t0)) -v hz="$HZ" \
-                '{ printf "%s %s %.2f %s\n", $2, $4, d / hz / $2 * 1e6, ($5 == "" ? "-" : $5) }' >>"$tmp/runs"
-            r=$((r + 1))
-        done
-        krps=$(awk '{print $2}' "$tmp/runs" | median)
-        cpu=$(awk '{print $3}' "$tmp/runs" | median)
-        heap=$(awk '{print $4}' "$tmp/runs" | median)
-        printf '%-6s %-10s %10s %16s %16s\n' "$mode" "$callee" "$krps" "$cpu" "$heap"
+# Both callees run side by side; each run measures one, then the other
+# (A B A B ...), so a change of the machine's load hits both alike.
+start_callee tarantool tarantool; tport=$port; tpid=$cpid
+start_callee luafiber "$LUAFIBER"; lport=$port; lpid=$cpid
+[ -n "$tport" ] && [ -n "$lport" ] || exit 1
+
+# measure MODE N PORT PID OUT: one run, appended to OUT as
+# "requests krps callee_us heap"
+measure() {
+    t0=$(ticks "$4")
+    line=$(timeout 300 tarantool "$here/iproto_caller.lua" "127.0.0.1:$3" "$1" "$2" || true)
+    t1=$(ticks "$4")
+    echo "$line" | awk -v d=$((t1 - t0)) -v hz="$HZ" \
+        'NF >= 4 { printf "%s %s %.3f %s\n", $2, $4, d / hz / $2 * 1e6, ($5 == "" ? "-" : $5) }' >>"$5"
+}
+
+printf '%-6s %10s %10s %12s %12s %8s %10s %10s\n' mode t_krps l_krps t_us_req l_us_req cpu_l/t t_heap_kb l_heap_kb
+for mode in $MODES; do
+    n=$REQUESTS
+    [ "$mode" = call1 ] && n=$((REQUESTS / 5))
+    : >"$tmp/t"; : >"$tmp/l"
+    r=0
+    while [ $r -lt "$RUNS" ]; do
+        measure "$mode" "$n" "$tport" "$tpid" "$tmp/t"
+        measure "$mode" "$n" "$lport" "$lpid" "$tmp/l"
+        r=$((r + 1))
     done
+    tk=$(awk '{print $2}' "$tmp/t" | median); lk=$(awk '{print $2}' "$tmp/l" | median)
+    tc=$(awk '{print $3}' "$tmp/t" | median); lc=$(awk '{print $3}' "$tmp/l" | median)
+    th=$(awk '{print $4}' "$tmp/t" | median); lh=$(awk '{print $4}' "$tmp/l" | median)
+    ratio=$(awk -v a="$lc" -v b="$tc" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+    printf '%-6s %10s %10s %12s %12s %8s %10s %10s\n' "$mode" "$tk" "$lk" "$tc" "$lc" "$ratio" "$th" "$lh"
 done

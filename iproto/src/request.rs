@@ -37,6 +37,18 @@ impl<'a> Array<'a> {
         r.is_empty().then_some(Array { raw, len, items_at })
     }
 
+    /// [`Array::new`] of `raw` that is known to be one whole array (a
+    /// value [`Reader::value`] took): reads only its header.
+    fn of_value(raw: &'a [u8]) -> Option<Array<'a>> {
+        let mut r = Reader::new(raw);
+        let len = r.array()?;
+        Some(Array {
+            raw,
+            len,
+            items_at: r.pos(),
+        })
+    }
+
     /// The array's bytes, header included.
     pub fn raw(&self) -> &'a [u8] {
         self.raw
@@ -71,8 +83,9 @@ fn array_value<'a>(r: &mut Reader<'a>) -> Result<Array<'a>, Error> {
     if r.peek() != Some(Type::Array) {
         return Err(BAD_BODY);
     }
+    // `value` skipped the whole array, items included: they are whole.
     let raw = r.value().ok_or(BAD_BODY)?;
-    Array::new(raw).ok_or(BAD_BODY)
+    Array::of_value(raw).ok_or(BAD_BODY)
 }
 
 /// CALL and CALL_16: the function's name (a `.`/`:` path through `_G`)

@@ -90,6 +90,8 @@ ok('timeout')
 
 local id, user, sync = c:call('session')
 assert(id > 1 and user == 'tester' and sync > 0, 'session')
+assert(c:call('events_of', {id}) == ('connect %d guest;auth %d tester true'):format(id, id),
+       c:call('events_of', {id}))
 local p = c:call('peer')
 assert(type(p) == 'string' and p:find('127.0.0.1:'), tostring(p))
 ok('box.session')
@@ -118,6 +120,17 @@ assert(nobody.state == 'error' and nobody.error == badpw.error, nobody.error)
 local adm = net.connect(addr, {user = 'admin', password = ''})
 assert(adm.state == 'error', 'admin only over the console')
 ok('auth good and bad')
+
+-- on_disconnect ran in the closed session.
+local badid = id + 1
+deadline = fiber.clock() + 10
+while not c:call('events_of', {badid}):find('disconnect') and fiber.clock() < deadline do
+    fiber.sleep(0.01)
+end
+assert(c:call('events_of', {badid}) ==
+       ('connect %d guest;auth %d tester false;disconnect %d'):format(badid, badid, badid),
+       c:call('events_of', {badid}))
+ok('session triggers')
 
 -- guest: execute on `echo` only.
 local g = net.connect(addr)

@@ -141,7 +141,7 @@ fn setup(s: &mut Stack) {
     crate::raw::report::init(s);
     cord::threads::init(s);
     crate::fiber::entry::init(s);
-    super::handlers::init(s);
+    crate::fiber::handlers::init(s);
     #[cfg(feature = "luajit")]
     crate::luajit::cstack::install(s);
     crate::modules::init(s);

@@ -12,9 +12,9 @@ use super::handle::Handlers;
 use super::handle::{
     main_stack, out_of_memory, push_values, raise_to_error, start, wait, CallHandle, LuaHandle,
 };
-use super::handlers::Handler;
 use super::{Error, LuaRuntime, Value};
 use crate::cord::ErrorUse;
+use crate::fiber::handlers::Handler;
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::Stack;
 

@@ -52,7 +52,7 @@ cord_context! {
         fiber_names: crate::capi::FiberNames,
         fiber_handles: crate::capi::FiberHandles,
         // embed/
-        handlers: super::handlers::HandlerRefs,
+        handlers: crate::fiber::handlers::HandlerRefs,
         rust_fns: super::rust_fn::RustFns,
         serving: super::cords::Serving,
     }

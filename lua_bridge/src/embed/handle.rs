@@ -7,9 +7,9 @@ use std::marker::PhantomData;
 use luafiber_fiber::{self as fiber, Builder, FiberId, Status};
 use luafiber_runtime::FiberError;
 
-use super::handlers::{handler_fn, handler_ref, Handler};
 use super::{value, Error, Value};
 use crate::cord::{self, Ended, ErrorUse};
+use crate::fiber::handlers::{handler_fn, handler_ref, Handler};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{Outside, Raise, Stack};

@@ -18,7 +18,6 @@ mod call;
 mod context;
 mod cords;
 mod handle;
-pub(crate) mod handlers;
 pub mod interrupt;
 mod rust_fn;
 mod script;

@@ -1,8 +1,10 @@
 //! Lua fibers' life: creation on a pooled or new Lua thread ([`spawn`](mod@spawn)),
 //! the fiber entry and its error report ([`entry`]), join ([`join`](mod@join)), the
 //! guard every switch from Lua goes through ([`guard`]), the report of
-//! fibers blocked forever ([`blocked`]), and the end of them all when the
-//! runtime goes ([`shutdown`]).
+//! fibers blocked forever ([`blocked`]), the end of them all when the
+//! runtime goes ([`shutdown`]), and the CALL/EVAL handlers a fiber made
+//! from Rust runs, by their cached registry refs ([`handlers`]: used by
+//! `LuaRuntime::call`/`eval` and by the IPROTO server).
 //!
 //! A Lua fiber's thread stack while it runs: `[msgh, fn, args...]`; after its
 //! function returns: `[msgh, results...]` or `[msgh, error]`, kept there for
@@ -12,6 +14,7 @@
 pub(crate) mod blocked;
 pub(crate) mod entry;
 pub(crate) mod guard;
+pub(crate) mod handlers;
 pub(crate) mod join;
 pub(crate) mod shutdown;
 pub(crate) mod spawn;

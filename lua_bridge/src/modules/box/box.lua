@@ -32,6 +32,53 @@ do
         return id == internal.session_id()
     end
 
+    -- Session triggers (Tarantool's trigger API: f adds, (nil, old)
+    -- removes, (new, old) replaces, () lists; the newest runs first).
+    local triggers = {connect = {}, disconnect = {}, auth = {}}
+    local function trigger_api(kind)
+        local list = triggers[kind]
+        return function(new, old)
+            if new == nil and old == nil then
+                local copy = {}
+                for i = #list, 1, -1 do copy[#copy + 1] = list[i] end
+                return copy
+            end
+            if (new ~= nil and type(new) ~= 'function') or
+               (old ~= nil and type(old) ~= 'function') then
+                error('trigger reset: incorrect arguments', 2)
+            end
+            if old ~= nil then
+                local found = false
+                for i = 1, #list do
+                    if list[i] == old then
+                        if new ~= nil then list[i] = new else table.remove(list, i) end
+                        found = true
+                        break
+                    end
+                end
+                if not found then
+                    error('trigger reset: Trigger is not found', 2)
+                end
+            else
+                list[#list + 1] = new
+            end
+            internal.session_trigger_count(kind, #list)
+            return new
+        end
+    end
+    box.session.on_connect = trigger_api('connect')
+    box.session.on_disconnect = trigger_api('disconnect')
+    box.session.on_auth = trigger_api('auth')
+    -- What the server runs, in the session, on a connect, a disconnect
+    -- and an AUTH (`user`, `success`); an error of an on_connect trigger
+    -- closes the connection.
+    function internal.session_triggers(kind, ...)
+        local list = triggers[kind]
+        for i = #list, 1, -1 do
+            list[i](...)
+        end
+    end
+
     -- Privilege names to bits (src/box/user_def.h).
     local PRIVS = {
         read = 1, write = 2, execute = 4, session = 8, usage = 16,

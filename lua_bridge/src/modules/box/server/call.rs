@@ -19,7 +19,7 @@ use mlua::ffi;
 use super::conn::{request_started, Conn};
 use super::{ServerState, SCHEMA};
 use crate::cord;
-use crate::embed::handlers::{handler_ref, Handler};
+use crate::fiber::handlers::{handler_ref, Handler};
 use crate::fiber::spawn_request;
 use crate::modules::msgpack::port;
 use crate::raw::context::Part;
@@ -38,17 +38,66 @@ pub(crate) struct Running {
 /// (`name` the expression) with `args`; a fiber that cannot start is an
 /// error reply.
 pub(super) fn start(conn: &Rc<Conn>, sync: u64, kind: u32, name: &[u8], args: Array<'_>) {
-    if let Err(msg) = spawn(conn, sync, kind, name, args) {
-        conn.send_error(sync, &ErrorInfo::client(errcode::PROC_LUA, msg.as_bytes()));
+    let handler = if kind == kind::EVAL {
+        Handler::Eval
+    } else {
+        Handler::Call
+    };
+    let c = conn.clone();
+    let done = move |ok: bool, t: &mut Stack| finish(&c, sync, kind, ok, t);
+    match spawn(conn, sync, handler, name, args, done) {
+        Ok(()) => request_started(conn),
+        Err(msg) => {
+            conn.send_error(sync, &ErrorInfo::client(errcode::PROC_LUA, msg.as_bytes()));
+        }
     }
 }
 
+/// Runs the session triggers of `kind` (`connect`, `disconnect`, `auth`)
+/// for `conn` on a fresh fiber in its session: the Lua function
+/// `box.internal.session_triggers(kind, ...)` with the MessagePack items
+/// `extra` (`auth`: the user name and whether it succeeded), then
+/// `done(ok)`.
+pub(super) fn run_triggers(
+    conn: &Rc<Conn>,
+    kind: &str,
+    extra: &[u8],
+    n_extra: u32,
+    done: impl FnOnce(bool) + 'static,
+) -> Result<(), String> {
+    let mut raw = Vec::with_capacity(8 + kind.len() + extra.len());
+    let _ = rmp::encode::write_array_len(&mut raw, 1 + n_extra);
+    let _ = rmp::encode::write_str(&mut raw, kind);
+    raw.extend_from_slice(extra);
+    let args = Array::new(&raw).ok_or("bad trigger arguments")?;
+    let peer = conn.peer.clone();
+    let kind = kind.to_string();
+    let on_end = move |ok: bool, t: &mut Stack| {
+        if !ok {
+            let msg = t.describe_tostring(-1);
+            tracing::warn!(target: "iproto", "{peer}: a session on_{kind} trigger failed: {msg}");
+        }
+        done(ok);
+    };
+    spawn(
+        conn,
+        0,
+        Handler::Call,
+        b"box.internal.session_triggers",
+        args,
+        on_end,
+    )
+}
+
+/// Starts a fiber running `handler` with `name` and `args`, in `conn`'s
+/// session with `sync`; `done` runs at its end.
 fn spawn(
     conn: &Rc<Conn>,
     sync: u64,
-    kind: u32,
+    handler: Handler,
     name: &[u8],
     args: Array<'_>,
+    done: impl FnOnce(bool, &mut Stack) + 'static,
 ) -> Result<(), String> {
     let Some(main) = cord::try_with(|c| c.main) else {
         return Err("no Lua runtime".into());
@@ -61,11 +110,6 @@ fn spawn(
     if s.ensure(8).is_err() {
         return Err("not enough memory".into());
     }
-    let handler = if kind == kind::EVAL {
-        Handler::Eval
-    } else {
-        Handler::Call
-    };
     s.push_ref(handler_ref(handler));
     s.push_bytes(name);
     if let Err(e) = port::push_items(s, args.items_raw(), args.len()) {
@@ -76,12 +120,15 @@ fn spawn(
         s.settop(top);
         return Err("not enough memory".into());
     }
-    let c = conn.clone();
-    let done = move |ok: bool, t: &mut Stack| finish(&c, sync, kind, ok, t);
-    let r = spawn_request(s, top + 1, Builder::new().name("iproto"), done);
+    let wrapped = move |ok: bool, t: &mut Stack| {
+        if let Some(me) = luafiber_fiber::current() {
+            ServerState::with(|st| st.running.borrow_mut().remove(&me));
+        }
+        done(ok, t);
+    };
+    let r = spawn_request(s, top + 1, Builder::new().name("iproto"), wrapped);
     s.settop(top);
     let id = r.map_err(raise_text)?;
-    request_started(conn);
     ServerState::with(|st| {
         st.running.borrow_mut().insert(
             id,
@@ -104,9 +151,6 @@ fn raise_text(r: Raise) -> String {
 /// The end of a request's fiber: its results (`[msgh, results...]`) or
 /// its error (`[msgh, error]`) become its reply.
 fn finish(conn: &Rc<Conn>, sync: u64, kind: u32, ok: bool, t: &mut Stack) {
-    if let Some(me) = luafiber_fiber::current() {
-        ServerState::with(|st| st.running.borrow_mut().remove(&me));
-    }
     conn.request_done();
     if conn.is_closed() {
         conn.dropped.set(conn.dropped.get() + 1);

@@ -19,7 +19,11 @@ use luafiber_runtime::ibuf::Ibuf;
 use luafiber_runtime::io::{Fd, Interest};
 use luafiber_runtime::net::sys;
 
-use super::{call, Limits, ServerState, SCHEMA};
+use super::users::{Object, Users};
+use super::{
+    call, has_triggers, Limits, ServerState, SCHEMA, TRIGGER_AUTH, TRIGGER_CONNECT,
+    TRIGGER_DISCONNECT,
+};
 use crate::raw::context::Part;
 
 /// Space ids a box-less server answers SELECT on with an empty DATA
@@ -54,8 +58,15 @@ pub(crate) struct Conn {
     /// The reader saw the end (or an error), or the writer failed: no more
     /// replies go out.
     closed: Cell<bool>,
+    /// The user's privileges on the universe, as of a generation of the
+    /// users: `(generation, user, bits)`.
+    universe: Cell<(u64, u32, u32)>,
     /// Replies dropped because the connection had closed.
     pub dropped: Cell<u64>,
+    /// The result of the on_connect triggers, once they ran.
+    connected: Cell<Option<bool>>,
+    /// Signalled when they have.
+    connect_done: Cond,
 }
 
 impl Conn {
@@ -130,6 +141,21 @@ impl Conn {
         self.room.broadcast();
     }
 
+    /// The session user's privileges on the universe (cached until the
+    /// users change).
+    #[inline]
+    fn universe_bits(&self, st: &ServerState) -> u32 {
+        let user = self.user.get();
+        let gen = st.users_gen.get();
+        let (g, u, bits) = self.universe.get();
+        if g == gen && u == user {
+            return bits;
+        }
+        let bits = st.users.borrow().effective(user, &Object::Universe);
+        self.universe.set((gen, user, bits));
+        bits
+    }
+
     /// A request fiber of this connection has ended.
     #[inline]
     pub fn request_done(&self) {
@@ -162,11 +188,11 @@ pub(super) fn start(fd: Fd, peer: String) {
         in_flight: Cell::new(0),
         room: Cond::new(),
         closed: Cell::new(false),
+        universe: Cell::new((u64::MAX, 0, 0)),
         dropped: Cell::new(0),
+        connected: Cell::new(None),
+        connect_done: Cond::new(),
     });
-    let uuid = ServerState::with(|st| st.uuid());
-    let greeting = luafiber_iproto::encode_greeting("2.6.0", &uuid, &conn.salt);
-    conn.send(&greeting);
     let w = conn.clone();
     if let Err(e) = Builder::new()
         .name("iproto.writer")
@@ -242,6 +268,13 @@ fn write_loop(conn: &Conn) {
 /// The reader: reads packets and serves them until the peer goes, the
 /// stream is garbage, or the connection is closed.
 fn read_loop(conn: &Rc<Conn>, limits: Limits) {
+    if has_triggers(TRIGGER_CONNECT) && !on_connect(conn) {
+        conn.close();
+        return;
+    }
+    let uuid = ServerState::with(|st| st.uuid());
+    let greeting = luafiber_iproto::encode_greeting("2.6.0", &uuid, &conn.salt);
+    conn.send(&greeting);
     let mut buf = Ibuf::new();
     let why = read_packets(conn, &mut buf, limits);
     if !conn.closed.get() {
@@ -259,6 +292,31 @@ fn read_loop(conn: &Rc<Conn>, limits: Limits) {
             conn.peer
         );
     }
+    if has_triggers(TRIGGER_DISCONNECT) {
+        if let Err(e) = call::run_triggers(conn, "disconnect", &[], 0, |_| {}) {
+            tracing::warn!(target: "iproto", "{}: on_disconnect triggers did not run: {e}", conn.peer);
+        }
+    }
+}
+
+/// Runs the on_connect triggers and waits for them; false when one
+/// failed (the connection is then closed, as Tarantool does).
+fn on_connect(conn: &Rc<Conn>) -> bool {
+    let c = conn.clone();
+    let done = move |ok: bool| {
+        c.connected.set(Some(ok));
+        c.connect_done.broadcast();
+    };
+    if let Err(e) = call::run_triggers(conn, "connect", &[], 0, done) {
+        tracing::warn!(target: "iproto", "{}: on_connect triggers did not run: {e}", conn.peer);
+        return false;
+    }
+    while conn.connected.get().is_none() {
+        if conn.connect_done.wait(None).is_err() {
+            return false;
+        }
+    }
+    conn.connected.get() == Some(true)
 }
 
 fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), String> {
@@ -332,7 +390,10 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
         Request::Ping => conn.send_with(|out| encode::encode_ok(out, sync, SCHEMA)),
         Request::Call(c) | Request::Call16(c) => {
             let user = conn.user.get();
-            let allowed = ServerState::with(|st| st.users.borrow().may_call(user, c.name));
+            let allowed = ServerState::with(|st| {
+                let universe = conn.universe_bits(st);
+                st.users.borrow().may_call(user, universe, c.name)
+            });
             if !allowed {
                 access_denied(conn, sync, "function", c.name);
                 return;
@@ -340,8 +401,7 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
             call::start(conn, sync, header.kind, c.name, c.args);
         }
         Request::Eval(e) => {
-            let user = conn.user.get();
-            if !ServerState::with(|st| st.users.borrow().may_eval(user)) {
+            if !ServerState::with(|st| Users::may_eval(conn.universe_bits(st))) {
                 access_denied(conn, sync, "universe", b"");
                 return;
             }
@@ -359,12 +419,23 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
             let r = ServerState::with(|st| {
                 st.users.borrow().authenticate(a.user, scramble, &conn.salt)
             });
+            let ok = r.is_ok();
             match r {
                 Ok(id) => {
                     conn.user.set(id);
                     conn.send_with(|out| encode::encode_ok(out, sync, SCHEMA));
                 }
                 Err((code, msg)) => conn.send_error(sync, &ErrorInfo::client(code, msg.as_bytes())),
+            }
+            if has_triggers(TRIGGER_AUTH) {
+                // on_auth(user_name, success), after the reply.
+                let mut extra = Vec::with_capacity(8 + a.user.len());
+                let _ = rmp::encode::write_str_len(&mut extra, a.user.len() as u32);
+                extra.extend_from_slice(a.user);
+                let _ = rmp::encode::write_bool(&mut extra, ok);
+                if let Err(e) = call::run_triggers(conn, "auth", &extra, 2, |_| {}) {
+                    tracing::warn!(target: "iproto", "{}: on_auth triggers did not run: {e}", conn.peer);
+                }
             }
         }
         Request::Select(s) if EMPTY_SPACES.contains(&s.space_id) => {

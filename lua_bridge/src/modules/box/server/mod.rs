@@ -95,6 +95,9 @@ pub(crate) struct ServerState {
     pub(crate) users: RefCell<Users>,
     /// The requests running, by fiber.
     running: RefCell<HashMap<FiberId, Running, BuildHasherDefault<IdHasher>>>,
+    /// Bumped by every change of `users` (connections cache their
+    /// user's privileges on the universe by it).
+    pub(super) users_gen: Cell<u64>,
     /// The last session id given.
     next_session: Cell<u64>,
     /// Reply buffers for reuse.
@@ -103,9 +106,18 @@ pub(crate) struct ServerState {
     uuid: RefCell<String>,
     /// Connection limits.
     limits: Cell<Limits>,
+    /// How many session triggers each kind has: connect, disconnect,
+    /// auth (set by `box.session.on_*`).
+    triggers: Cell<[u32; 3]>,
 }
 
 impl ServerState {
+    /// `users` for a change (which the access caches see).
+    fn users_mut(&self) -> std::cell::RefMut<'_, Users> {
+        self.users_gen.set(self.users_gen.get() + 1);
+        self.users.borrow_mut()
+    }
+
     /// A cleared reply buffer.
     fn take_buffer(&self) -> Ibuf {
         self.spares.borrow_mut().pop().unwrap_or_default()
@@ -153,6 +165,7 @@ pub(crate) const INTERNAL: &[Reg] = &[
     (c"func_drop", func_drop),
     (c"func_exists", func_exists),
     (c"server_stats", server_stats),
+    (c"session_trigger_count", session_trigger_count),
     (c"raise_coded", raise_coded_fn),
     (c"password_hash", password_hash),
 ];
@@ -350,7 +363,7 @@ lua_fn! {
         let name = str_arg(s, 1, "box.schema.user.create")?;
         let pw = s.to_str(2).map(<[u8]>::to_vec);
         let is_role = s.to_bool(3);
-        let r = ServerState::with(|st| st.users.borrow_mut().create(&name, is_role, pw.as_deref()));
+        let r = ServerState::with(|st| st.users_mut().create(&name, is_role, pw.as_deref()));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
@@ -361,7 +374,7 @@ lua_fn! {
     fn user_passwd(s: &mut Stack) {
         let name = str_arg(s, 1, "box.schema.user.passwd")?;
         let pw = s.to_str(2).map(<[u8]>::to_vec).unwrap_or_default();
-        let r = ServerState::with(|st| st.users.borrow_mut().passwd(&name, &pw));
+        let r = ServerState::with(|st| st.users_mut().passwd(&name, &pw));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
@@ -372,7 +385,7 @@ lua_fn! {
     fn user_drop(s: &mut Stack) {
         let name = str_arg(s, 1, "box.schema.user.drop")?;
         let is_role = s.to_bool(2);
-        let r = ServerState::with(|st| st.users.borrow_mut().drop_user(&name, is_role));
+        let r = ServerState::with(|st| st.users_mut().drop_user(&name, is_role));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
@@ -462,7 +475,7 @@ lua_fn! {
         };
         let revoke = s.to_bool(5);
         let r = ServerState::with(|st| {
-            let mut u = st.users.borrow_mut();
+            let mut u = st.users_mut();
             if revoke {
                 u.revoke(&grantee, bits, object)
             } else {
@@ -483,7 +496,7 @@ lua_fn! {
         let role = str_arg(s, 2, "box.schema.user.grant")?;
         let revoke = s.to_bool(3);
         let r = ServerState::with(|st| {
-            let mut u = st.users.borrow_mut();
+            let mut u = st.users_mut();
             if revoke {
                 u.revoke_role(&grantee, &role)
             } else {
@@ -501,7 +514,7 @@ lua_fn! {
     fn func_create(s: &mut Stack) {
         let name = str_arg(s, 1, "box.schema.func.create")?;
         let setuid = s.to_bool(2);
-        let r = ServerState::with(|st| st.users.borrow_mut().func_create(&name, setuid));
+        let r = ServerState::with(|st| st.users_mut().func_create(&name, setuid));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
@@ -511,7 +524,7 @@ lua_fn! {
     /// `box.internal.func_drop(name)`.
     fn func_drop(s: &mut Stack) {
         let name = str_arg(s, 1, "box.schema.func.drop")?;
-        let r = ServerState::with(|st| st.users.borrow_mut().func_drop(&name));
+        let r = ServerState::with(|st| st.users_mut().func_drop(&name));
         r.map_err(|(c, m)| raise_coded(s, c, &m))?;
         Ok(0)
     }
@@ -560,5 +573,38 @@ lua_fn! {
         let h = luafiber_iproto::auth::password_hash2(&pw);
         s.push_str(&base64::engine::general_purpose::STANDARD.encode(h));
         Ok(1)
+    }
+}
+
+/// The session trigger kinds, in the order of `ServerState::triggers`.
+pub(super) const TRIGGER_CONNECT: usize = 0;
+/// `on_disconnect`.
+pub(super) const TRIGGER_DISCONNECT: usize = 1;
+/// `on_auth`.
+pub(super) const TRIGGER_AUTH: usize = 2;
+
+/// Whether there are session triggers of `kind`.
+pub(super) fn has_triggers(kind: usize) -> bool {
+    ServerState::with(|st| st.triggers.get()[kind] > 0)
+}
+
+lua_fn! {
+    /// `box.internal.session_trigger_count(kind, n)`: how many triggers
+    /// of `kind` (`connect`, `disconnect`, `auth`) there are now, so the
+    /// server runs them only when there are some.
+    fn session_trigger_count(s: &mut Stack) {
+        let i = match s.to_str(1) {
+            Some(b"connect") => TRIGGER_CONNECT,
+            Some(b"disconnect") => TRIGGER_DISCONNECT,
+            Some(b"auth") => TRIGGER_AUTH,
+            _ => return Err(Raise::illegal("unknown trigger kind")),
+        };
+        let n = u32::try_from(s.to_integer(2).unwrap_or(0)).unwrap_or(0);
+        ServerState::with(|st| {
+            let mut t = st.triggers.get();
+            t[i] = n;
+            st.triggers.set(t);
+        });
+        Ok(0)
     }
 }

@@ -399,9 +399,10 @@ impl Users {
     }
 
     /// Whether user `id` may CALL function `name` (execute on the
-    /// universe, or on that function of `box.schema.func`).
-    pub fn may_call(&self, id: u32, name: &[u8]) -> bool {
-        if self.effective(id, &Object::Universe) & priv_bits::EXECUTE != 0 {
+    /// universe, or on that function of `box.schema.func`); `universe`
+    /// is its [`effective`](Users::effective) privileges on the universe.
+    pub fn may_call(&self, id: u32, universe: u32, name: &[u8]) -> bool {
+        if universe & priv_bits::EXECUTE != 0 {
             return true;
         }
         let Ok(name) = std::str::from_utf8(name) else {
@@ -411,9 +412,9 @@ impl Users {
             && self.effective(id, &Object::Function(name.into())) & priv_bits::EXECUTE != 0
     }
 
-    /// Whether user `id` may EVAL (execute on the universe).
-    pub fn may_eval(&self, id: u32) -> bool {
-        self.effective(id, &Object::Universe) & priv_bits::EXECUTE != 0
+    /// Whether privileges `universe` on the universe allow EVAL (execute).
+    pub fn may_eval(universe: u32) -> bool {
+        universe & priv_bits::EXECUTE != 0
     }
 
     /// Checks an AUTH: the user's id when `scramble` (`None`: the request
@@ -470,28 +471,30 @@ mod tests {
     #[test]
     fn guest_may_not_call_until_granted() {
         let mut u = Users::default();
-        assert!(!u.may_call(GUEST, b"f"));
-        assert!(!u.may_eval(GUEST));
+        let univ = |u: &Users| u.effective(GUEST, &Object::Universe);
+        assert!(!u.may_call(GUEST, univ(&u), b"f"));
+        assert!(!Users::may_eval(univ(&u)));
         u.func_create("f", false).unwrap();
-        assert!(!u.may_call(GUEST, b"f"));
+        assert!(!u.may_call(GUEST, univ(&u), b"f"));
         u.grant("guest", priv_bits::EXECUTE, Object::Function("f".into()))
             .unwrap();
-        assert!(u.may_call(GUEST, b"f"));
-        assert!(!u.may_call(GUEST, b"g"));
+        assert!(u.may_call(GUEST, univ(&u), b"f"));
+        assert!(!u.may_call(GUEST, univ(&u), b"g"));
         u.grant("guest", priv_bits::EXECUTE, Object::Universe)
             .unwrap();
-        assert!(u.may_call(GUEST, b"g") && u.may_eval(GUEST));
+        assert!(u.may_call(GUEST, univ(&u), b"g") && Users::may_eval(univ(&u)));
     }
 
     #[test]
     fn super_role_gives_everything() {
         let mut u = Users::default();
         let id = u.create("bob", false, Some(b"pw")).unwrap();
-        assert!(!u.may_eval(id));
+        let univ = |u: &Users| u.effective(id, &Object::Universe);
+        assert!(!Users::may_eval(univ(&u)));
         assert!(u.grant_role("bob", "super").unwrap());
-        assert!(u.may_eval(id) && u.may_call(id, b"anything"));
+        assert!(Users::may_eval(univ(&u)) && u.may_call(id, univ(&u), b"anything"));
         assert!(u.revoke_role("bob", "super").unwrap());
-        assert!(!u.may_eval(id));
+        assert!(!Users::may_eval(univ(&u)));
     }
 
     #[test]

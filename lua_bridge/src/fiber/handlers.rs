@@ -106,7 +106,7 @@ pub(crate) fn handler_ref(handler: Handler) -> c_int {
 }
 
 /// The C function of `handler` (what a bench pushes per call).
-pub(super) fn handler_fn(handler: Handler) -> ffi::lua_CFunction {
+pub(crate) fn handler_fn(handler: Handler) -> ffi::lua_CFunction {
     match handler {
         Handler::Call => crate::raw::wide_cfn!(call_handler),
         Handler::Eval => crate::raw::wide_cfn!(eval_handler),
