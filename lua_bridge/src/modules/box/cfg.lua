@@ -307,10 +307,9 @@ local function apply_log(cfg, keys)
         end
     end
     if any then
-        local ok, err = pcall(log_cfg, new)
-        if not ok then
-            cfg_error('log', tostring(err))
-        end
+        -- log's own errors name box's options (log_level, ...), as
+        -- master's log.box_api.cfg raises them.
+        log_cfg(new)
     end
 end
 
@@ -361,6 +360,15 @@ local function same(a, b)
     return a == b
 end
 
+-- The value of option `k` now (the log module's for the log options).
+local function current(k)
+    local name = log_options[k]
+    if name ~= nil then
+        return log_cfg[name]
+    end
+    return raw_cfg[k]
+end
+
 -- A later box.cfg{...}: changes the dynamic options.
 local function reload_cfg(cfg)
     if cfg == nil then
@@ -373,10 +381,10 @@ local function reload_cfg(cfg)
     local keys = {}
     for k in pairs(cfg) do
         if not dynamic[k] then
-            if not same(raw_cfg[k], new[k]) then
+            if not same(current(k), new[k]) then
                 error(internal.client_error(3, box.error.RELOAD_CFG, k))
             end
-        elseif not same(raw_cfg[k], new[k]) then
+        elseif not same(current(k), new[k]) then
             keys[k] = true
         end
     end
@@ -491,7 +499,15 @@ local function first_cfg(cfg)
     setmetatable(box, nil)
     box.cfg = setmetatable({}, {
         __name = 'box_cfg',
-        __index = raw_cfg,
+        -- The log options read the log module's (log.cfg{} changes them
+        -- too, as master's update_cfg does).
+        __index = function(_, key)
+            local name = log_options[key]
+            if name ~= nil then
+                return log_cfg[name]
+            end
+            return raw_cfg[key]
+        end,
         __newindex = function(_, key, value)
             if template_cfg[key] ~= nil then
                 local t = type(value)
@@ -508,7 +524,10 @@ local function first_cfg(cfg)
             return load_cfg(...)
         end,
         __serialize = function()
-            return raw_cfg
+            local t = {}
+            for k, v in pairs(raw_cfg) do t[k] = v end
+            for option, name in pairs(log_options) do t[option] = log_cfg[name] end
+            return t
         end,
     })
     status = 'running'
