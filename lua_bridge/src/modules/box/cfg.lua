@@ -10,6 +10,8 @@
 -- (and a later change is rolled back to the old value). Without it
 -- `listen` raises "not available". Any other dynamic option X is handed to
 -- box.internal.cfg_set_X(value) when that exists, after it is stored.
+-- box.info.listen asks box.internal.listen_address() when the server
+-- defines it (the bound address), else reads box.cfg.listen.
 local box, internal = ...
 
 local fiber = require('fiber')
