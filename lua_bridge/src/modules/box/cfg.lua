@@ -1,7 +1,9 @@
 -- box.cfg (box, not the server): master's src/box/lua/load_cfg.lua without
--- storage. Run last of box's parts: until the first box.cfg{} call it hides
--- the members of box that need it (as master does).
--- Called with `box` and `box.internal`.
+-- storage. Loaded at the first box.cfg call (or the first read of
+-- box.internal.template_cfg / default_cfg) by cfg_guard.lua, which hides
+-- the members of box that need box.cfg{} until then; called with `box`,
+-- `box.internal` and the guard's state (status, hidden members); returns
+-- the function box.cfg calls.
 --
 -- Contract with the IPROTO server: whenever `listen` is set at the first
 -- box.cfg{} or changed later, box.cfg calls box.internal.cfg_listen(value)
@@ -12,7 +14,7 @@
 -- box.internal.cfg_set_X(value) when that exists, after it is stored.
 -- box.info.listen asks box.internal.listen_address() when the server
 -- defines it (the bound address), else reads box.cfg.listen.
-local box, internal = ...
+local box, internal, state = ...
 
 local fiber = require('fiber')
 local log = require('log')
@@ -347,13 +349,6 @@ local function log_set(key, value)
 end
 
 local raw_cfg
-local status = 'unconfigured'
-
---- box.internal.cfg_status(): 'unconfigured', 'loading' or 'running'
---- (box.info.status).
-function internal.cfg_status()
-    return status
-end
 
 local function same(a, b)
     if type(a) == 'table' and type(b) == 'table' then
@@ -428,31 +423,6 @@ local function reload_cfg(cfg)
     log_storage(keys)
 end
 
--- Members of box that work before box.cfg{} (master's
--- box_cfg_guard_whitelist); the others raise ER_UNCONFIGURED until then.
-local whitelist = {
-    error = true, internal = true, index = true, lib = true, session = true,
-    tuple = true, runtime = true, malloc = true, ctl = true, watch = true,
-    watch_once = true, broadcast = true, txn_isolation_level = true,
-    NULL = true, info = true, iproto = true, priv = true, schema = true,
-    backup = true, cfg = true,
-}
-local hidden = {}
-for k, v in pairs(box) do
-    if not whitelist[k] then
-        hidden[k] = v
-        box[k] = nil
-    end
-end
-setmetatable(box, {
-    __index = function(_, key)
-        if hidden[key] ~= nil then
-            error(internal.client_error(2, box.error.UNCONFIGURED))
-        end
-        return nil
-    end,
-})
-
 local load_cfg
 
 -- The first box.cfg{...}: checks everything, applies listen and log, then
@@ -479,7 +449,7 @@ local function first_cfg(cfg)
     end
     local new = prepare_cfg(cfg, default_cfg)
     check_cfg(new, given)
-    status = 'loading'
+    state.status = 'loading'
     if new.instance_uuid ~= nil then
         internal.instance_uuid(new.instance_uuid)
     end
@@ -490,14 +460,14 @@ local function first_cfg(cfg)
         end
     end)
     if not ok then
-        status = 'unconfigured'
+        state.status = 'unconfigured'
         error(err)
     end
     raw_cfg = new
-    for k, v in pairs(hidden) do
+    for k, v in pairs(state.hidden) do
         box[k] = v
     end
-    hidden = {}
+    state.hidden = {}
     setmetatable(box, nil)
     box.cfg = setmetatable({}, {
         __name = 'box_cfg',
@@ -532,7 +502,7 @@ local function first_cfg(cfg)
             return t
         end,
     })
-    status = 'running'
+    state.status = 'running'
     for k in pairs(given) do
         if not same(new[k], default_cfg[k]) then
             log_set(k, new[k])
@@ -557,11 +527,7 @@ load_cfg = function(...)
     end
 end
 
---- box.cfg{...}: configures box (first call), then changes the dynamic
---- options; after the first call box.cfg.NAME reads each option.
-box.cfg = function(...)
-    return load_cfg(...)
-end
-
 internal.template_cfg = template_cfg
 internal.default_cfg = default_cfg
+
+return load_cfg

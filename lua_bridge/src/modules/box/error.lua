@@ -268,8 +268,25 @@ local function call(_, ...)
     error(e)
 end
 
-box.error = setmetatable(internal.errcodes(), {
-    __index = methods,
+-- The codes (box.error.NAME) are filled in at the first read of a field
+-- that is not a method, so a script that never reads one keeps the ~300
+-- names out of its heap.
+local codes_loaded = false
+box.error = setmetatable({}, {
+    __index = function(t, key)
+        local m = methods[key]
+        if m ~= nil then
+            return m
+        end
+        if not codes_loaded then
+            codes_loaded = true
+            for name, code in pairs(internal.errcodes()) do
+                rawset(t, name, code)
+            end
+            return rawget(t, key)
+        end
+        return nil
+    end,
     __call = call,
 })
 
