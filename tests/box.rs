@@ -263,7 +263,16 @@ fn box_cfg_calls_the_servers_listen_hook() {
             if v == 'bad' then error('cannot listen on bad') end
             calls[#calls + 1] = v == nil and 'nil' or v
         end
-        box.cfg{}
+        local net = {}
+        box.internal.cfg_net = function(max, ra)
+            net[#net + 1] = tostring(max) .. '/' .. tostring(ra)
+        end
+        box.internal.listen_addr = function() return calls[#calls] end
+        box.cfg{net_msg_max = 100}
+        box.cfg{readahead = 20000}
+        box.cfg{readahead = 20000}
+        assert(table.concat(net, ',') == '100/16320,nil/20000', table.concat(net, ','))
+        box.internal.listen_addr = nil
         assert(#calls == 0, 'listen not set: no call')
         box.cfg{listen = 3301}
         box.cfg{listen = 'localhost:3302'}

@@ -12,8 +12,10 @@
 -- (and a later change is rolled back to the old value). Without it
 -- `listen` raises "not available". Any other dynamic option X is handed to
 -- box.internal.cfg_set_X(value) when that exists, after it is stored.
--- box.info.listen asks box.internal.listen_address() when the server
--- defines it (the bound address), else reads box.cfg.listen.
+-- net_msg_max and readahead go to box.internal.cfg_net(net_msg_max,
+-- readahead) when it exists (at the first call when given, later when
+-- changed). box.info.listen asks box.internal.listen_addr() when the
+-- server defines it (the bound address), else reads box.cfg.listen.
 local box, internal, state = ...
 
 local fiber = require('fiber')
@@ -410,6 +412,9 @@ local function reload_cfg(cfg)
     if next(log_keys) then
         apply_log(new, log_keys)
     end
+    if internal.cfg_net and (keys.net_msg_max or keys.readahead) then
+        internal.cfg_net(new.net_msg_max, new.readahead)
+    end
     for k in pairs(keys) do
         if k ~= 'listen' then
             raw_cfg[k] = new[k]
@@ -455,6 +460,9 @@ local function first_cfg(cfg)
     end
     local ok, err = pcall(function()
         apply_log(new, given)
+        if internal.cfg_net and (given.net_msg_max or given.readahead) then
+            internal.cfg_net(new.net_msg_max, new.readahead)
+        end
         if new.listen ~= nil then
             apply_listen(new.listen)
         end
