@@ -76,7 +76,7 @@ fn box_error_makes_raises_and_remembers_error_objects() {
         assert(getmetatable(u) == nil and u.code == 45 and u.user == 'bob')
         assert(u.type == 'ClientError' and u.message == e.message)
         assert(u.trace[1].line == line and u.file == nil and u.line == nil)
-        assert(u.base_type == nil)
+        assert(u.base_type == 'ClientError' and u.name == 'NO_SUCH_USER')
         assert(e:match("'(%a+)'") == 'bob')
 
         -- A code without arguments, an unknown code, a table.
@@ -92,7 +92,8 @@ fn box_error_makes_raises_and_remembers_error_objects() {
         -- Custom types.
         local c = box.error.new('MyError', 'x = %d', 5)
         assert(c.type == 'MyError' and c.base_type == 'CustomError')
-        assert(c.message == 'x = 5' and c:unpack().base_type == nil)
+        assert(c.message == 'x = 5' and c:unpack().base_type == 'CustomError')
+        assert(c.custom_type == 'MyError')
         local ct = box.error.new({type = 'Other', reason = 'r', code = 7})
         assert(ct.type == 'Other' and ct.code == 7 and ct.message == 'r')
 
@@ -262,7 +263,16 @@ fn box_cfg_calls_the_servers_listen_hook() {
             if v == 'bad' then error('cannot listen on bad') end
             calls[#calls + 1] = v == nil and 'nil' or v
         end
-        box.cfg{}
+        local net = {}
+        box.internal.cfg_net = function(max, ra)
+            net[#net + 1] = tostring(max) .. '/' .. tostring(ra)
+        end
+        box.internal.listen_addr = function() return calls[#calls] end
+        box.cfg{net_msg_max = 100}
+        box.cfg{readahead = 20000}
+        box.cfg{readahead = 20000}
+        assert(table.concat(net, ',') == '100/16320,nil/20000', table.concat(net, ','))
+        box.internal.listen_addr = nil
         assert(#calls == 0, 'listen not set: no call')
         box.cfg{listen = 3301}
         box.cfg{listen = 'localhost:3302'}

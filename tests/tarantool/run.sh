@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Tarantool's own tests, ported verbatim into this folder (app-tap/,
-# app-luatest/ and app/, from Tarantool master's test/app-tap,
-# test/app-luatest and test/app (console tests with their .result files);
+# app-luatest/, app/ and box-luatest/, from Tarantool master's test/app-tap,
+# test/app-luatest, test/app (console tests with their .result files) and
+# the test/box-luatest files that need no storage);
 # lib/ holds the tap, luatest and console shims), on an interpreter:
 #
 #   tests/tarantool/run.sh INTERPRETER        every *.test.lua
@@ -41,7 +42,8 @@ skipped_name() { # FILE NAME -> status 0 when listed
 }
 
 total_pass=0 total_fail=0 total_skip=0
-for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua "$here"/app/*.test.lua; do
+for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua "$here"/app/*.test.lua \
+        "$here"/box-luatest/*_test.lua; do
     [ -e "$path" ] || continue
     file=${path#"$here"/}
     if [ -n "${ONLY:-}" ] && ! [[ $file =~ $ONLY ]]; then continue; fi
@@ -56,7 +58,7 @@ for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua "$here"/ap
     # A luatest file runs through lib/run_luatest.lua, a console test
     # through lib/console_run.lua, a tap one as a script.
     case $file in
-        app-luatest/*) set -- "$here/lib/run_luatest.lua" "$(basename "$file")" ;;
+        app-luatest/* | box-luatest/*) set -- "$here/lib/run_luatest.lua" "$(basename "$file")" ;;
         app/*) set -- "$here/lib/console_run.lua" "$(basename "$file")" ;;
         *) set -- "$(basename "$file")" ;;
     esac

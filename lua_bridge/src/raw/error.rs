@@ -9,8 +9,9 @@
 //! code that called the failing function; `err.trace` reads them as
 //! Tarantool's `{{file = F, line = N}}` (`{}` without them), and
 //! `err.base_type` is the type (or `CustomError` for a `box.error` of a
-//! custom type). Methods, as master's `error.lua`: `err:unpack()` (a plain
-//! table of the fields, `trace` instead of `file` and `line`),
+//! custom type); a payload field missing from the error is read from its
+//! `prev` chain. Methods, as master's `error.lua`: `err:unpack()` (a plain
+//! table of the fields, `trace` instead of `file` and `line`, `base_type`),
 //! `err:raise()` (raises the same object again), `err:match(pattern)`
 //! (`string.match` on the message), `err:set_prev(prev)` (an error object
 //! or nil; cycles refused). `box.error` makes and raises these objects:
@@ -263,8 +264,8 @@ pub fn type_name(t: c_int) -> &'static CStr {
 
 lua_fn! {
     /// `err:unpack()`: a plain table with the fields of the error, as
-    /// master's: `trace` in place of `file` and `line`, no `base_type`,
-    /// no `code` when it is 0.
+    /// master's (with its default `compat.box_error_unpack_type_and_code =
+    /// 'old'`): `trace` in place of `file` and `line`, and `base_type`.
     fn error_unpack(s: &mut Stack) {
         if !is_error(s, 1) {
             return Err(Raise::illegal("Usage: error:unpack()"));
@@ -274,14 +275,7 @@ lua_fn! {
         let copy = s.new_table(0, 6);
         s.push_nil();
         while s.next_checked(1)? {
-            let hidden = match s.type_of(-2) {
-                ffi::LUA_TSTRING => matches!(
-                    s.to_str(-2),
-                    Some(b"file" | b"line" | b"base_type" | b"custom_type")
-                ),
-                _ => false,
-            } || (s.to_str(-2) == Some(b"code") && s.to_number(-1) == Some(0.0));
-            if hidden {
+            if matches!(s.to_str(-2), Some(b"file" | b"line")) {
                 s.pop(1);
                 continue;
             }
@@ -291,6 +285,13 @@ lua_fn! {
         }
         push_trace(s, 1);
         s.set_field(copy, c"trace");
+        if s.rawget_field(copy, c"base_type") == ffi::LUA_TNIL {
+            s.pop(1);
+            s.rawget_field(1, c"type");
+            s.set_field(copy, c"base_type");
+        } else {
+            s.pop(1);
+        }
         s.settop(copy);
         Ok(1)
     }
@@ -347,7 +348,28 @@ lua_fn! {
                     s.rawget_field(1, c"type");
                     return Ok(1);
                 }
+                Some(b"type" | b"message" | b"code" | b"prev" | b"errno" | b"file" | b"line") => {
+                    s.push_nil();
+                    return Ok(1);
+                }
                 _ => {}
+            }
+            // A payload field of a cause (master: the payload is inherited
+            // along the `prev` chain).
+            if s.type_of(1) == ffi::LUA_TTABLE {
+                s.rawget_field(1, c"prev");
+                let mut steps = 0;
+                while s.type_of(-1) == ffi::LUA_TTABLE && steps < 1000 {
+                    s.push_value(2);
+                    s.rawget(-2);
+                    if s.type_of(-1) != ffi::LUA_TNIL {
+                        return Ok(1);
+                    }
+                    s.pop(1);
+                    s.rawget_field(-1, c"prev");
+                    s.remove(-2);
+                    steps += 1;
+                }
             }
         }
         s.push_nil();

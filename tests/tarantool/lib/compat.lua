@@ -6,10 +6,10 @@
 --    message) where Tarantool raises strings: the string functions the
 --    tests call on an error (`string.find(err, ...)`) take its message.
 -- 2. (none: luafiber has Tarantool's string extensions.)
--- 3. `box`: only what `box.cfg` does with the log options (it hands them
---    to `log.cfg`, as Tarantool's box.cfg does), `box.NULL` and
---    `box.info.pid`; other options are accepted and ignored. luafiber has
---    no `box`.
+-- 3. `box`: luafiber's own (docs/lua/box.md); only where a build has no
+--    `box` global, a stand-in: what `box.cfg` does with the log options
+--    (it hands them to `log.cfg`, as Tarantool's box.cfg does), `box.NULL`
+--    and `box.info.pid`.
 -- 4. `box.tuple.new` (msgpack tests only pass one where a wrong argument
 --    is wanted): a cdata of an unrelated type. luafiber has no tuples.
 -- 5. `fun` (luafun): `map` over a table's keys and `totable`, as the
@@ -53,6 +53,12 @@ local BOX2LOG = {
 
 local ok, msgpack = pcall(require, 'msgpack')
 local ffi_ok, ffi = pcall(require, 'ffi')
+local function tuple_new()
+    return ffi_ok and ffi.new('int[1]') or newproxy and newproxy() or {}
+end
+if type(rawget(_G, 'box')) == 'table' then
+    rawset(box, 'tuple', {new = tuple_new})
+else
 box = {
     NULL = ok and msgpack.NULL or nil,
     info = setmetatable({}, {__index = function(_, k)
@@ -90,6 +96,7 @@ box = {
         end,
     }),
 }
+end
 
 if ffi_ok then
     pcall(ffi.cdef, [[

@@ -1,7 +1,9 @@
 -- box.cfg (box, not the server): master's src/box/lua/load_cfg.lua without
--- storage. Run last of box's parts: until the first box.cfg{} call it hides
--- the members of box that need it (as master does).
--- Called with `box` and `box.internal`.
+-- storage. Loaded at the first box.cfg call (or the first read of
+-- box.internal.template_cfg / default_cfg) by cfg_guard.lua, which hides
+-- the members of box that need box.cfg{} until then; called with `box`,
+-- `box.internal` and the guard's state (status, hidden members); returns
+-- the function box.cfg calls.
 --
 -- Contract with the IPROTO server: whenever `listen` is set at the first
 -- box.cfg{} or changed later, box.cfg calls box.internal.cfg_listen(value)
@@ -10,7 +12,11 @@
 -- (and a later change is rolled back to the old value). Without it
 -- `listen` raises "not available". Any other dynamic option X is handed to
 -- box.internal.cfg_set_X(value) when that exists, after it is stored.
-local box, internal = ...
+-- net_msg_max and readahead go to box.internal.cfg_net(net_msg_max,
+-- readahead) when it exists (at the first call when given, later when
+-- changed). box.info.listen asks box.internal.listen_addr() when the
+-- server defines it (the bound address), else reads box.cfg.listen.
+local box, internal, state = ...
 
 local fiber = require('fiber')
 local log = require('log')
@@ -307,10 +313,9 @@ local function apply_log(cfg, keys)
         end
     end
     if any then
-        local ok, err = pcall(log_cfg, new)
-        if not ok then
-            cfg_error('log', tostring(err))
-        end
+        -- log's own errors name box's options (log_level, ...), as
+        -- master's log.box_api.cfg raises them.
+        log_cfg(new)
     end
 end
 
@@ -346,19 +351,21 @@ local function log_set(key, value)
 end
 
 local raw_cfg
-local status = 'unconfigured'
-
---- box.internal.cfg_status(): 'unconfigured', 'loading' or 'running'
---- (box.info.status).
-function internal.cfg_status()
-    return status
-end
 
 local function same(a, b)
     if type(a) == 'table' and type(b) == 'table' then
         return table.equals(a, b)
     end
     return a == b
+end
+
+-- The value of option `k` now (the log module's for the log options).
+local function current(k)
+    local name = log_options[k]
+    if name ~= nil then
+        return log_cfg[name]
+    end
+    return raw_cfg[k]
 end
 
 -- A later box.cfg{...}: changes the dynamic options.
@@ -373,10 +380,10 @@ local function reload_cfg(cfg)
     local keys = {}
     for k in pairs(cfg) do
         if not dynamic[k] then
-            if not same(raw_cfg[k], new[k]) then
+            if not same(current(k), new[k]) then
                 error(internal.client_error(3, box.error.RELOAD_CFG, k))
             end
-        elseif not same(raw_cfg[k], new[k]) then
+        elseif not same(current(k), new[k]) then
             keys[k] = true
         end
     end
@@ -405,6 +412,9 @@ local function reload_cfg(cfg)
     if next(log_keys) then
         apply_log(new, log_keys)
     end
+    if internal.cfg_net and (keys.net_msg_max or keys.readahead) then
+        internal.cfg_net(new.net_msg_max, new.readahead)
+    end
     for k in pairs(keys) do
         if k ~= 'listen' then
             raw_cfg[k] = new[k]
@@ -417,31 +427,6 @@ local function reload_cfg(cfg)
     end
     log_storage(keys)
 end
-
--- Members of box that work before box.cfg{} (master's
--- box_cfg_guard_whitelist); the others raise ER_UNCONFIGURED until then.
-local whitelist = {
-    error = true, internal = true, index = true, lib = true, session = true,
-    tuple = true, runtime = true, malloc = true, ctl = true, watch = true,
-    watch_once = true, broadcast = true, txn_isolation_level = true,
-    NULL = true, info = true, iproto = true, priv = true, schema = true,
-    backup = true, cfg = true,
-}
-local hidden = {}
-for k, v in pairs(box) do
-    if not whitelist[k] then
-        hidden[k] = v
-        box[k] = nil
-    end
-end
-setmetatable(box, {
-    __index = function(_, key)
-        if hidden[key] ~= nil then
-            error(internal.client_error(2, box.error.UNCONFIGURED))
-        end
-        return nil
-    end,
-})
 
 local load_cfg
 
@@ -469,13 +454,13 @@ local function first_cfg(cfg)
     end
     local new = prepare_cfg(cfg, default_cfg)
     check_cfg(new, given)
-    status = 'loading'
+    state.status = 'loading'
     if new.instance_uuid ~= nil then
         internal.instance_uuid(new.instance_uuid)
     end
     local ok, err = pcall(function()
         apply_log(new, given)
-        if internal.cfg_net ~= nil then
+        if internal.cfg_net and (given.net_msg_max or given.readahead) then
             internal.cfg_net(new.net_msg_max, new.readahead)
         end
         if new.listen ~= nil then
@@ -483,18 +468,26 @@ local function first_cfg(cfg)
         end
     end)
     if not ok then
-        status = 'unconfigured'
+        state.status = 'unconfigured'
         error(err)
     end
     raw_cfg = new
-    for k, v in pairs(hidden) do
+    for k, v in pairs(state.hidden) do
         box[k] = v
     end
-    hidden = {}
+    state.hidden = {}
     setmetatable(box, nil)
     box.cfg = setmetatable({}, {
         __name = 'box_cfg',
-        __index = raw_cfg,
+        -- The log options read the log module's (log.cfg{} changes them
+        -- too, as master's update_cfg does).
+        __index = function(_, key)
+            local name = log_options[key]
+            if name ~= nil then
+                return log_cfg[name]
+            end
+            return raw_cfg[key]
+        end,
         __newindex = function(_, key, value)
             if template_cfg[key] ~= nil then
                 local t = type(value)
@@ -511,10 +504,13 @@ local function first_cfg(cfg)
             return load_cfg(...)
         end,
         __serialize = function()
-            return raw_cfg
+            local t = {}
+            for k, v in pairs(raw_cfg) do t[k] = v end
+            for option, name in pairs(log_options) do t[option] = log_cfg[name] end
+            return t
         end,
     })
-    status = 'running'
+    state.status = 'running'
     for k in pairs(given) do
         if not same(new[k], default_cfg[k]) then
             log_set(k, new[k])
@@ -539,11 +535,7 @@ load_cfg = function(...)
     end
 end
 
---- box.cfg{...}: configures box (first call), then changes the dynamic
---- options; after the first call box.cfg.NAME reads each option.
-box.cfg = function(...)
-    return load_cfg(...)
-end
-
 internal.template_cfg = template_cfg
 internal.default_cfg = default_cfg
+
+return load_cfg

@@ -28,7 +28,7 @@ end
 -- public function that calls this (as luaT_error: the user's code).
 local function illegal(message, level)
     local e = setmetatable({type = 'IllegalParams', message = message,
-                            code = 0}, error_mt)
+                            code = 1, name = 'ILLEGAL_PARAMS'}, error_mt)
     local info = getinfo((level or 1) + 2, 'Sl')
     if info ~= nil and info.currentline and info.currentline > 0 then
         e.file, e.line = info.short_src, info.currentline
@@ -48,6 +48,11 @@ local function set_trace(e, level, depth)
             rawset(e, 'line', info.currentline)
         end
     end
+end
+
+-- master's box_error_new: ILLEGAL_PARAMS makes an IllegalParams.
+local function client_type(code)
+    return code == 1 and 'IllegalParams' or 'ClientError'
 end
 
 local builtin = {
@@ -94,9 +99,11 @@ local function create(depth, ...)
         elseif reason:find('%', 1, true) then
             return nil
         end
-        e = {type = custom or 'ClientError', code = code, message = reason}
+        e = {type = custom or client_type(code), code = code, message = reason}
         if custom then
-            e.base_type = 'CustomError'
+            e.base_type, e.custom_type = 'CustomError', custom
+        else
+            e.name = select(2, errcode(code)) or 'UNKNOWN'
         end
         if fields ~= nil then
             for i = 1, #fields do
@@ -140,15 +147,17 @@ local function create(depth, ...)
             error(illegal(format("Invalid argument 'prev' (error expected, " ..
                                  "got %s)", type(prev)), depth))
         end
-        e = {type = custom or 'ClientError', code = code,
+        e = {type = custom or client_type(code), code = code,
              message = tostring(reason), prev = prev}
-        if custom ~= nil then
-            e.base_type = 'CustomError'
-        end
         for k, v in pairs(first) do
             if type(k) == 'string' and not builtin[k] then
                 e[k] = v
             end
+        end
+        if custom ~= nil then
+            e.base_type, e.custom_type = 'CustomError', custom
+        else
+            e.name = select(2, errcode(code)) or 'UNKNOWN'
         end
     else
         return nil
@@ -259,8 +268,25 @@ local function call(_, ...)
     error(e)
 end
 
-box.error = setmetatable(internal.errcodes(), {
-    __index = methods,
+-- The codes (box.error.NAME) are filled in at the first read of a field
+-- that is not a method, so a script that never reads one keeps the ~300
+-- names out of its heap.
+local codes_loaded = false
+box.error = setmetatable({}, {
+    __index = function(t, key)
+        local m = methods[key]
+        if m ~= nil then
+            return m
+        end
+        if not codes_loaded then
+            codes_loaded = true
+            for name, code in pairs(internal.errcodes()) do
+                rawset(t, name, code)
+            end
+            return rawget(t, key)
+        end
+        return nil
+    end,
     __call = call,
 })
 

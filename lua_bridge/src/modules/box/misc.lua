@@ -92,8 +92,9 @@ local info_fields = {
         return nil
     end,
     listen = function()
-        if internal.listen_address then
-            return internal.listen_address()
+        local addr = internal.listen_addr or internal.listen_address
+        if addr then
+            return addr()
         end
         local cfg = type(box.cfg) == 'table' and box.cfg or nil
         return cfg ~= nil and cfg.listen or nil

@@ -12,8 +12,9 @@
 //! - the Lua parts of box that are not the server ([`PARTS`], run after
 //!   `box.lua` with `box` and `box.internal`): `error.lua` (`box.error`,
 //!   `box.NULL`), `misc.lua` (`box.info`, `box.once`, `box.ctl`,
-//!   `box.schema`'s storage stubs, transactions), `cfg.lua` (`box.cfg`, last:
-//!   it hides what needs `box.cfg{}` until it is called);
+//!   `box.schema`'s storage stubs, transactions), `cfg_guard.lua` (last: it
+//!   hides what needs `box.cfg{}` until it is called, and loads `cfg.lua`,
+//!   master's `load_cfg.lua` without storage, at the first `box.cfg` call);
 //! - `tarantool.lua`: `require('tarantool')` and the global `_TARANTOOL`.
 //!
 //! See `docs/lua/box.md` for the API and the differences from Tarantool.
@@ -36,8 +37,12 @@ const CHUNK: &str = include_str!("box.lua");
 const PARTS: &[(&str, &CStr)] = &[
     (include_str!("error.lua"), c"=box/error.lua"),
     (include_str!("misc.lua"), c"=box/misc.lua"),
-    (include_str!("cfg.lua"), c"=box/cfg.lua"),
+    (include_str!("cfg_guard.lua"), c"=box/cfg_guard.lua"),
 ];
+
+/// `cfg.lua`, compiled at the first `box.cfg` call
+/// (`box.internal.load_chunk('cfg')`).
+const CFG: &str = include_str!("cfg.lua");
 
 /// `require('tarantool')`'s chunk (called with `box.internal`).
 const TARANTOOL: &str = include_str!("tarantool.lua");
@@ -51,6 +56,7 @@ const INTERNAL: &[Reg] = &[
     (c"getpid", box_getpid),
     (c"schema_version", box_schema_version),
     (c"build", box_build),
+    (c"load_chunk", box_load_chunk),
 ];
 
 /// Makes the global `box` and `package.loaded.box` (at setup, under
@@ -221,5 +227,19 @@ lua_fn! {
         s.push_str(env!("CARGO_PKG_VERSION"));
         s.push_str(if cfg!(feature = "luajit") { "LuaJIT" } else { "Lua 5.4" });
         Ok(3)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.load_chunk(name)`: compiles box's Lua part `name`
+    /// (`'cfg'`), loaded on first use, and returns it as a function.
+    fn box_load_chunk(s: &mut Stack) {
+        let chunk = match s.to_str(1) {
+            Some(b"cfg") => CFG,
+            _ => return Err(Raise::illegal("box.internal.load_chunk: no such chunk")),
+        };
+        s.settop(0);
+        s.load(chunk, c"=box/cfg.lua").map_err(|()| Raise::Top)?;
+        Ok(1)
     }
 }

@@ -1,6 +1,8 @@
 -- `luatest.server` for lib/luatest.lua: luatest starts a separate Tarantool
 -- instance; here the "server" is this process. `exec(fn, args)` calls
--- `fn(unpack(args))` here; `start()` sets the log level of `box_cfg`;
+-- `fn(unpack(args))` here, `eval(code, args)` runs `code` here; `start()`
+-- sets the log level of `box_cfg` and calls box.cfg{} (once: later calls
+-- of box.cfg change options);
 -- `grep_log(pattern)` searches what the process wrote so far (run.sh names
 -- the file its output goes to in LUAFIBER_TEST_OUT).
 
@@ -24,6 +26,12 @@ function Server:start()
     if self.box_cfg.log_level then
         require('log').cfg({level = self.box_cfg.log_level})
     end
+    -- luatest's instance has run box.cfg{} when start() returns.
+    if type(box) == 'table' and type(box.cfg) == 'function' then
+        local cfg = {}
+        for k, v in pairs(self.box_cfg) do cfg[k] = v end
+        box.cfg(cfg)
+    end
 end
 
 function Server:stop()
@@ -33,6 +41,11 @@ Server.drop = Server.stop
 
 function Server:exec(fn, args)
     return fn(unpack(args or {}))
+end
+
+function Server:eval(code, args)
+    local f = assert((loadstring or load)(code))
+    return f(unpack(args or {}))
 end
 
 function Server:grep_log(pattern)
