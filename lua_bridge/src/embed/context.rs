@@ -45,6 +45,7 @@ cord_context! {
         groups: crate::modules::threads::groups::GroupsState,
         errno: crate::modules::errno::Errno,
         crypto_ctx: crate::modules::crypto::ctx::CtxKind,
+        csv_kind: crate::modules::csv::CsvKind,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

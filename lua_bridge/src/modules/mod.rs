@@ -1,7 +1,7 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
 //! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal`, `fio`, `net.box`,
-//! `crypto`, `digest`, `strict`, `utf8` and the global `box`. Each is a folder or file of its own, put
+//! `crypto`, `digest`, `strict`, `utf8`, `csv` and the global `box`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
@@ -11,6 +11,7 @@ pub(crate) mod box_;
 pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod crypto;
+pub(crate) mod csv;
 pub(crate) mod ctype;
 pub(crate) mod decimal;
 pub(crate) mod digest;
@@ -104,6 +105,8 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"digest");
         s.push_cfunction(strict::open);
         s.set_field(-2, c"strict");
+        s.push_cfunction(csv::open);
+        s.set_field(-2, c"csv");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);
