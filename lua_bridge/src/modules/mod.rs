@@ -1,7 +1,8 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
 //! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal`, `fio`, `net.box`,
-//! `crypto`, `digest`, `strict`, `utf8`, `csv` and the global `box`. Each is a folder or file of its own, put
+//! `crypto`, `digest`, `strict`, `utf8`, `csv`, `pickle` and the global
+//! `box`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
@@ -25,6 +26,7 @@ pub mod log;
 pub(crate) mod msgpack;
 pub(crate) mod msgpackffi;
 pub(crate) mod netbox;
+pub(crate) mod pickle;
 pub(crate) mod serializer;
 pub(crate) mod socket;
 pub(crate) mod strict;
@@ -107,6 +109,8 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"strict");
         s.push_cfunction(csv::open);
         s.set_field(-2, c"csv");
+        s.push_cfunction(pickle::open);
+        s.set_field(-2, c"pickle");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);
