@@ -3,7 +3,8 @@
 //!
 //! - `utf8.len(s [, i [, j]])`: code points in bytes `i..j` (1-based,
 //!   negative from the end); `nil, pos` at an ill-formed sequence (`pos`
-//!   the byte after it), `nil, 'position is out of string'`.
+//!   the 1-based position of its last byte), `nil, 'position is out of
+//!   string'`.
 //! - `utf8.next(s [, pos])`: the next position and code point, nothing at
 //!   the end or at an ill-formed sequence (so `for pos, c in utf8.next, s`
 //!   walks a string).
