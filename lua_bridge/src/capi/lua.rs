@@ -173,15 +173,26 @@ capi! {
     ///
     /// `L` is a valid state.
     fn luaL_pushuint64(s: &mut Stack, val: u64) {
-        if cfg!(feature = "lua54") && val <= i64::MAX as u64 {
-            s.push_int(val as i64);
-        } else if val <= DBL_INT_MAX as u64 {
-            s.push_number(val as f64);
-        } else {
-            push_wide(s, val, false)?;
-        }
-        Ok(())
+        push_uint64(s, val)
     }
+}
+
+/// `luaL_pushuint64` for the bridge's own modules: a number when a double
+/// holds `val` exactly, else a `uint64_t` cdata (LuaJIT) or an integer /
+/// float (Lua 5.4).
+///
+/// # Errors
+///
+/// The error of the cdata's constructor (out of memory), on top.
+pub(crate) fn push_uint64(s: &mut Stack, val: u64) -> LResult<()> {
+    if cfg!(feature = "lua54") && val <= i64::MAX as u64 {
+        s.push_int(val as i64);
+    } else if val <= DBL_INT_MAX as u64 {
+        s.push_number(val as f64);
+    } else {
+        push_wide(s, val, false)?;
+    }
+    Ok(())
 }
 
 capi! {

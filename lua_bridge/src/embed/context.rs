@@ -46,6 +46,7 @@ cord_context! {
         errno: crate::modules::errno::Errno,
         server: crate::modules::box_::server::ServerState,
         crypto_ctx: crate::modules::crypto::ctx::CtxKind,
+        csv_kind: crate::modules::csv::CsvKind,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

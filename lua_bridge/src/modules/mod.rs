@@ -1,7 +1,8 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
 //! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal`, `fio`, `net.box`,
-//! `crypto`, `digest` and the global `box`. Each is a folder or file of its own, put
+//! `crypto`, `digest`, `strict`, `utf8`, `csv`, `pickle` and the global
+//! `box`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
@@ -11,6 +12,7 @@ pub(crate) mod box_;
 pub(crate) mod buffer;
 pub(crate) mod clock;
 pub(crate) mod crypto;
+pub(crate) mod csv;
 pub(crate) mod ctype;
 pub(crate) mod decimal;
 pub(crate) mod digest;
@@ -24,12 +26,15 @@ pub mod log;
 pub(crate) mod msgpack;
 pub(crate) mod msgpackffi;
 pub(crate) mod netbox;
+pub(crate) mod pickle;
 pub(crate) mod serializer;
 pub(crate) mod socket;
+pub(crate) mod strict;
 pub(crate) mod string;
 pub(crate) mod table;
 pub(crate) mod threads;
 pub(crate) mod uri;
+pub(crate) mod utf8;
 pub(crate) mod uuid;
 
 use crate::raw::{lua_fn, Raise, Stack};
@@ -67,6 +72,14 @@ pub(crate) fn register(s: &mut Stack) {
         open(s);
         s.set_field(loaded, name);
     }
+    // `utf8` is global from the start, as in Tarantool (and Lua 5.4).
+    utf8::open(s);
+    s.push_value(-1);
+    s.set_field(loaded, c"utf8");
+    s.push_globals();
+    s.insert(-2);
+    s.set_field(-2, c"utf8");
+    s.pop(1);
     ffi_decl::declare(s);
     // Loaded by the first `require`: a script that never asks for them
     // keeps their functions and chunks (about 20 KiB) out of its Lua heap,
@@ -91,6 +104,12 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"crypto");
         s.push_cfunction(digest::open);
         s.set_field(-2, c"digest");
+        s.push_cfunction(strict::open);
+        s.set_field(-2, c"strict");
+        s.push_cfunction(csv::open);
+        s.set_field(-2, c"csv");
+        s.push_cfunction(pickle::open);
+        s.set_field(-2, c"pickle");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);
