@@ -14,6 +14,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+#[path = "../fiber/tests/support/skip.rs"]
+mod skip;
+
 const EXE: &str = env!("CARGO_BIN_EXE_luafiber");
 
 fn scripts() -> PathBuf {
@@ -133,7 +136,7 @@ fn run_client(script: &str, args: &[&str]) -> (i32, String, String) {
 #[test]
 fn the_client_suite_against_tarantool() {
     if !have_tarantool() {
-        eprintln!("skipped: tarantool is not installed (scripts/setup.sh installs it)");
+        skip::skipped("tarantool is not installed (scripts/setup.sh installs it)");
         return;
     }
     let server = Server::start(free_port(), &workdir("suite"));
@@ -148,7 +151,7 @@ fn the_client_suite_against_tarantool() {
 #[test]
 fn a_reconnect_after_the_server_is_killed_and_started_again() {
     if !have_tarantool() {
-        eprintln!("skipped: tarantool is not installed (scripts/setup.sh installs it)");
+        skip::skipped("tarantool is not installed (scripts/setup.sh installs it)");
         return;
     }
     let dir = workdir("reconnect");
@@ -180,7 +183,7 @@ fn a_reconnect_after_the_server_is_killed_and_started_again() {
 #[test]
 fn a_pairs_loop_allocates_nothing_beyond_its_messages() {
     if !have_tarantool() {
-        eprintln!("skipped: tarantool is not installed (scripts/setup.sh installs it)");
+        skip::skipped("tarantool is not installed (scripts/setup.sh installs it)");
         return;
     }
     let server = Server::start(free_port(), &workdir("pairs"));
