@@ -14,6 +14,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+#[path = "../fiber/tests/support/skip.rs"]
+mod skip;
+
 const EXE: &str = env!("CARGO_BIN_EXE_luafiber");
 
 fn scripts() -> PathBuf {
@@ -42,7 +45,8 @@ fn free_port() -> u16 {
 /// A Tarantool server, killed on drop.
 struct Server {
     child: Child,
-    port: u16,
+    /// A port on 127.0.0.1, or `unix/:PATH`.
+    listen: String,
     dir: PathBuf,
 }
 
@@ -50,10 +54,16 @@ impl Server {
     /// Starts `server.lua` on `port` in `dir` and waits (bounded) until it
     /// listens.
     fn start(port: u16, dir: &Path) -> Server {
+        Server::start_at(&port.to_string(), dir)
+    }
+
+    /// Starts `server.lua` listening on `listen` (a port, or `unix/:PATH`)
+    /// in `dir` and waits (bounded) until it listens.
+    fn start_at(listen: &str, dir: &Path) -> Server {
         std::fs::create_dir_all(dir).unwrap();
         let mut child = Command::new("tarantool")
             .arg(scripts().join("server.lua"))
-            .arg(port.to_string())
+            .arg(listen)
             .arg(dir)
             .current_dir(dir)
             .stdout(Stdio::piped())
@@ -69,13 +79,17 @@ impl Server {
         );
         Server {
             child,
-            port,
+            listen: listen.to_owned(),
             dir: dir.to_owned(),
         }
     }
 
     fn uri(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        if self.listen.starts_with("unix/:") {
+            self.listen.clone()
+        } else {
+            format!("127.0.0.1:{}", self.listen)
+        }
     }
 
     fn kill(&mut self) {
@@ -133,7 +147,7 @@ fn run_client(script: &str, args: &[&str]) -> (i32, String, String) {
 #[test]
 fn the_client_suite_against_tarantool() {
     if !have_tarantool() {
-        eprintln!("skipped: tarantool is not installed (scripts/setup.sh installs it)");
+        skip::skipped("tarantool is not installed (scripts/setup.sh installs it)");
         return;
     }
     let server = Server::start(free_port(), &workdir("suite"));
@@ -145,15 +159,31 @@ fn the_client_suite_against_tarantool() {
     }
 }
 
+/// The same suite with `unix/:PATH` URIs (Tarantool's form of a Unix
+/// socket's address), the server listening on that socket.
+#[test]
+fn the_client_suite_over_a_unix_socket() {
+    if !have_tarantool() {
+        skip::skipped("tarantool is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let dir = workdir("unix");
+    let listen = format!("unix/:{}", dir.join("tarantool.sock").display());
+    let server = Server::start_at(&listen, &dir);
+    let (status, out, err) = run_client("client.lua", &[&server.uri()]);
+    assert_eq!(status, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.trim_end().starts_with("ok "), "{out}");
+}
+
 #[test]
 fn a_reconnect_after_the_server_is_killed_and_started_again() {
     if !have_tarantool() {
-        eprintln!("skipped: tarantool is not installed (scripts/setup.sh installs it)");
+        skip::skipped("tarantool is not installed (scripts/setup.sh installs it)");
         return;
     }
     let dir = workdir("reconnect");
     let mut server = Server::start(free_port(), &dir);
-    let port = server.port;
+    let listen = server.listen.clone();
     let mut client = Command::new("timeout")
         .arg("120")
         .arg(EXE)
@@ -172,7 +202,7 @@ fn a_reconnect_after_the_server_is_killed_and_started_again() {
     assert_eq!(next(), "READY");
     server.kill();
     assert_eq!(next(), "DOWN");
-    let _server = Server::start(port, &server.dir);
+    let _server = Server::start_at(&listen, &server.dir);
     assert_eq!(next(), "ok");
     assert!(client.wait().unwrap().success());
 }
@@ -180,7 +210,7 @@ fn a_reconnect_after_the_server_is_killed_and_started_again() {
 #[test]
 fn a_pairs_loop_allocates_nothing_beyond_its_messages() {
     if !have_tarantool() {
-        eprintln!("skipped: tarantool is not installed (scripts/setup.sh installs it)");
+        skip::skipped("tarantool is not installed (scripts/setup.sh installs it)");
         return;
     }
     let server = Server::start(free_port(), &workdir("pairs"));

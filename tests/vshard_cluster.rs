@@ -30,6 +30,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+#[path = "../fiber/tests/support/skip.rs"]
+mod skip;
+
 /// The storages, in the order of `VSHARD_PORTS` (cluster.lua).
 const NAMES: [&str; 4] = ["s1a", "s1b", "s2a", "s2b"];
 
@@ -349,7 +352,7 @@ fn cluster_test(what: &str, interpreter: &Path) {
     let vshard = match prerequisites() {
         Ok(v) => v,
         Err(why) => {
-            eprintln!("skipped: {why}");
+            skip::skipped(&why);
             return;
         }
     };
@@ -406,7 +409,7 @@ fn luafiber_router() {
     let exe = Path::new(env!("CARGO_BIN_EXE_luafiber"));
     if let Ok(vshard) = prerequisites() {
         if let Some(why) = luafiber_missing(exe, &vshard) {
-            eprintln!("skipped: luafiber cannot run vshard.router yet: {why}");
+            skip::skipped(&format!("luafiber cannot run vshard.router yet: {why}"));
             return;
         }
     }

@@ -8,6 +8,17 @@ use std::process::{Command, Output};
 /// The variable that tells the child which test it runs.
 const CHILD: &str = "LUAFIBER_TEST_CHILD";
 
+/// The variable that makes [`isolated`] run its body in this process
+/// (`scripts/memcheck.sh` sets it: under valgrind, a child would run
+/// natively, unchecked; there a crash fails the run anyway).
+const INLINE: &str = "LUAFIBER_TEST_INLINE";
+
+/// Whether [`isolated`] bodies run in this process ([`INLINE`] is set).
+#[allow(dead_code)]
+pub fn inline() -> bool {
+    std::env::var_os(INLINE).is_some()
+}
+
 /// Whether this process is the child made by [`run_alone`] for `test`.
 pub fn is_child(test: &str) -> bool {
     std::env::var(CHILD).is_ok_and(|t| t == test)
@@ -102,10 +113,11 @@ pub fn assert_passed(out: &Output) {
 /// Runs `body` as the test `test` in a child process of its own (see
 /// [`run_alone`]) and asserts that it passed there, so that an abort, a
 /// hang (the child is killed after [`PATIENCE`]), or a crash fails the test
-/// instead of ending the test binary. In the child, runs `body`.
+/// instead of ending the test binary. In the child, runs `body`; with
+/// [`INLINE`] set, runs it here.
 #[allow(dead_code)]
 pub fn isolated(test: &str, body: impl FnOnce()) {
-    if is_child(test) {
+    if is_child(test) || inline() {
         body();
         return;
     }

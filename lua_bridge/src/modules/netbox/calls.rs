@@ -6,18 +6,24 @@
 //! `dispatch_response_iproto` and the method encoders and decoders).
 
 use std::cell::Cell;
-use std::ffi::c_int;
+use std::ffi::{c_int, OsStr};
 use std::net::{IpAddr, SocketAddr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use luafiber_runtime::ibuf::Ibuf;
+use luafiber_iproto::encode::{self, Mark};
+use luafiber_iproto::mp::{write_map, write_raw, write_uint};
+use luafiber_iproto::{self as iproto, key, kind, Array, Header, Response};
+use luafiber_runtime::ibuf::{Ibuf, ReserveError};
 use mlua::ffi;
 
 use super::future::{self, Fut};
-use super::proto;
 use super::request::{Decode, Failure, Request};
-use super::transport::{ReadEnd, State, Transport, ER_NO_CONNECTION, ER_PROC_LUA, ER_TIMEOUT};
+use super::transport::{
+    Peer, ReadEnd, State, Transport, ER_NO_CONNECTION, ER_PROC_LUA, ER_TIMEOUT,
+};
 use crate::modules::buffer::{self, LuaIbuf};
 use crate::modules::msgpack::port;
 use crate::raw::error::{self, ErrorKind};
@@ -118,18 +124,19 @@ lua_fn! {
 }
 
 lua_fn! {
-    /// `lib.connect(t, host, port, timeout)`: connects and reads the
-    /// greeting; `{version_id, protocol, uuid, salt}` or nil and a message.
+    /// `lib.connect(t, host, port, timeout)`: connects (`host` `'unix/'`:
+    /// to the Unix socket at the path `port`) and reads the greeting;
+    /// `{version_id, protocol, uuid, salt}` or nil and a message.
     fn connect(s: &mut Stack) {
         let t = transport(s, 1)?;
-        let host = s.to_str(2).map(|h| String::from_utf8_lossy(h).into_owned());
-        let port = s.to_str(3).map(|p| String::from_utf8_lossy(p).into_owned());
+        let host = s.to_str(2).map(<[u8]>::to_vec);
+        let port = s.to_str(3).map(<[u8]>::to_vec);
         let timeout = s.to_number(4).and_then(args::seconds);
         let (Some(host), Some(port)) = (host, port) else {
             return Err(Raise::illegal("Usage: lib.connect(t, host, port, timeout)"));
         };
         crate::fiber::check_switch(s, "net.box.connect")?;
-        let r = resolve(&host, &port, timeout).and_then(|addrs| t.connect(&addrs, timeout));
+        let r = resolve(&host, &port, timeout).and_then(|peer| t.connect(&peer, timeout));
         after_switch(s);
         s.ensure(4)?;
         match r {
@@ -137,11 +144,11 @@ lua_fn! {
                 let tab = s.new_table(0, 4);
                 s.push_int(g.version_id.into());
                 s.set_field(tab, c"version_id");
-                s.push_str(&g.protocol);
+                s.push_str(if g.is_binary { "Binary" } else { "Lua console" });
                 s.set_field(tab, c"protocol");
-                s.push_str(&g.uuid);
+                s.push_bytes(g.uuid.as_ref().map_or(&[][..], |u| &u[..]));
                 s.set_field(tab, c"uuid");
-                s.push_bytes(&g.salt);
+                s.push_bytes(g.salt());
                 s.set_field(tab, c"salt");
                 Ok(1)
             }
@@ -154,15 +161,18 @@ lua_fn! {
     }
 }
 
-/// The addresses of `host`:`port`.
-fn resolve(host: &str, port: &str, timeout: Option<Duration>) -> Result<Vec<SocketAddr>, String> {
-    if host == "unix/" {
-        return Err("net.box: Unix sockets are not supported yet".into());
+/// Where `host`:`port` is: the addresses of a host and a port, or, for
+/// host `unix/`, the Unix socket at the path `port` (Tarantool's
+/// `unix/:PATH`).
+fn resolve(host: &[u8], port: &[u8], timeout: Option<Duration>) -> Result<Peer, String> {
+    if host == b"unix/" {
+        return Ok(Peer::Unix(PathBuf::from(OsStr::from_bytes(port))));
     }
+    let (host, port) = (String::from_utf8_lossy(host), String::from_utf8_lossy(port));
     let port: u16 = port.parse().map_err(|_| format!("Invalid port: {port}"))?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
     if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(vec![SocketAddr::new(ip, port)]);
+        return Ok(Peer::Inet(vec![SocketAddr::new(ip, port)]));
     }
     let host = if host == "localhost" {
         "127.0.0.1"
@@ -170,6 +180,7 @@ fn resolve(host: &str, port: &str, timeout: Option<Duration>) -> Result<Vec<Sock
         host
     };
     luafiber_runtime::net::lookup_host(host, port, timeout)
+        .map(Peer::Inet)
         .map_err(|e| super::transport::io_message(&e))
 }
 
@@ -255,7 +266,11 @@ lua_fn! {
             let salt = s.to_str(4).unwrap_or(b"");
             let mut out = t.send.borrow_mut();
             let was_empty = out.is_empty();
-            proto::encode_auth(&mut out, sync, user, password, salt);
+            let at = out.used();
+            if let Err(e) = encode::encode_auth(&mut out, sync, user, Some(password), salt) {
+                out.truncate(at);
+                return Err(no_room(e));
+            }
             drop(out);
             t.sent(was_empty);
         }
@@ -342,82 +357,117 @@ fn read_opts(s: &mut Stack, idx: c_int) -> LResult<Opts> {
     Ok(o)
 }
 
-/// Encodes the body of request `ty` from the arguments at `first..` into
-/// `out`.
-fn encode_body(s: &mut Stack, ty: u32, first: c_int, out: &mut Ibuf) -> LResult<()> {
+/// The error of a send buffer that cannot grow.
+fn no_room(_: ReserveError) -> Raise {
+    Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into())
+}
+
+/// Writes one-byte keys, each with its unsigned value.
+fn uint_fields(out: &mut Ibuf, fields: &[(u8, u64)]) -> Result<(), ReserveError> {
+    for &(k, v) in fields {
+        write_uint(out, k.into())?;
+        write_uint(out, v)?;
+    }
+    Ok(())
+}
+
+/// Begins request `ty` with `sync` in `out` and encodes its body from the
+/// arguments at `first..` (the layouts of `luafiber_iproto::encode`, with
+/// the Lua values encoded in place); [`encode::finish_request`] ends it.
+fn encode_request(
+    s: &mut Stack,
+    ty: u32,
+    sync: u64,
+    first: c_int,
+    out: &mut Ibuf,
+) -> LResult<Mark> {
     let uint = |s: &Stack, i: c_int| s.to_integer(i).unwrap_or(0).max(0) as u64;
-    match ty {
-        proto::PING => proto::map(out, 0),
-        proto::CALL | proto::CALL_16 | proto::EVAL => {
-            proto::map(out, 2);
-            let k = if ty == proto::EVAL {
-                proto::KEY_EXPR
-            } else {
-                proto::KEY_FUNCTION_NAME
-            };
-            proto::key(out, k);
-            proto::str(out, s.to_str(first).unwrap_or(b""));
-            proto::key(out, proto::KEY_TUPLE);
-            value_or_empty(s, first + 1, out)?;
+    let mark = match ty {
+        kind::CALL | kind::CALL_16 => {
+            let name = s.to_str(first).unwrap_or(b"");
+            encode::begin_call(out, ty, sync, name).map_err(no_room)?
         }
-        proto::SELECT => {
-            proto::map(out, 6);
-            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
-            proto::uint_field(out, proto::KEY_INDEX_ID, uint(s, first + 1));
-            proto::uint_field(out, proto::KEY_ITERATOR, uint(s, first + 2));
-            proto::uint_field(out, proto::KEY_OFFSET, uint(s, first + 3));
-            proto::uint_field(out, proto::KEY_LIMIT, uint(s, first + 4));
-            proto::key(out, proto::KEY_KEY);
-            value_or_empty(s, first + 5, out)?;
+        kind::EVAL => {
+            let expr = s.to_str(first).unwrap_or(b"");
+            encode::begin_eval(out, sync, expr).map_err(no_room)?
         }
-        proto::INSERT | proto::REPLACE => {
-            proto::map(out, 2);
-            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
-            proto::key(out, proto::KEY_TUPLE);
-            value_or_empty(s, first + 1, out)?;
-        }
-        proto::UPDATE => {
-            proto::map(out, 5);
-            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
-            proto::uint_field(out, proto::KEY_INDEX_ID, uint(s, first + 1));
-            proto::uint_field(out, proto::KEY_INDEX_BASE, 1);
-            proto::key(out, proto::KEY_KEY);
-            value_or_empty(s, first + 2, out)?;
-            proto::key(out, proto::KEY_TUPLE);
-            value_or_empty(s, first + 3, out)?;
-        }
-        proto::DELETE => {
-            proto::map(out, 3);
-            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
-            proto::uint_field(out, proto::KEY_INDEX_ID, uint(s, first + 1));
-            proto::key(out, proto::KEY_KEY);
-            value_or_empty(s, first + 2, out)?;
-        }
-        proto::UPSERT => {
-            proto::map(out, 4);
-            proto::uint_field(out, proto::KEY_SPACE_ID, uint(s, first));
-            proto::uint_field(out, proto::KEY_INDEX_BASE, 1);
-            proto::key(out, proto::KEY_TUPLE);
-            value_or_empty(s, first + 1, out)?;
-            proto::key(out, proto::KEY_OPS);
-            value_or_empty(s, first + 2, out)?;
-        }
+        kind::PING
+        | kind::SELECT
+        | kind::INSERT
+        | kind::REPLACE
+        | kind::UPDATE
+        | kind::DELETE
+        | kind::UPSERT => encode::begin_request(out, ty, sync).map_err(no_room)?,
         _ => {
             return Err(Raise::illegal(format!(
                 "net.box: unknown request type {ty}"
             )))
         }
+    };
+    match ty {
+        kind::CALL | kind::CALL_16 | kind::EVAL => value_or_empty(s, first + 1, out)?,
+        kind::PING => write_map(out, 0).map_err(no_room)?,
+        kind::SELECT => {
+            write_map(out, 6).map_err(no_room)?;
+            let fields = [
+                (key::SPACE_ID, uint(s, first)),
+                (key::INDEX_ID, uint(s, first + 1)),
+                (key::ITERATOR, uint(s, first + 2)),
+                (key::OFFSET, uint(s, first + 3)),
+                (key::LIMIT, uint(s, first + 4)),
+            ];
+            uint_fields(out, &fields).map_err(no_room)?;
+            write_uint(out, key::KEY.into()).map_err(no_room)?;
+            value_or_empty(s, first + 5, out)?;
+        }
+        kind::INSERT | kind::REPLACE => {
+            write_map(out, 2).map_err(no_room)?;
+            uint_fields(out, &[(key::SPACE_ID, uint(s, first))]).map_err(no_room)?;
+            write_uint(out, key::TUPLE.into()).map_err(no_room)?;
+            value_or_empty(s, first + 1, out)?;
+        }
+        kind::UPDATE => {
+            write_map(out, 5).map_err(no_room)?;
+            let fields = [
+                (key::SPACE_ID, uint(s, first)),
+                (key::INDEX_ID, uint(s, first + 1)),
+                (key::INDEX_BASE, 1),
+            ];
+            uint_fields(out, &fields).map_err(no_room)?;
+            write_uint(out, key::KEY.into()).map_err(no_room)?;
+            value_or_empty(s, first + 2, out)?;
+            write_uint(out, key::TUPLE.into()).map_err(no_room)?;
+            value_or_empty(s, first + 3, out)?;
+        }
+        kind::DELETE => {
+            write_map(out, 3).map_err(no_room)?;
+            let fields = [
+                (key::SPACE_ID, uint(s, first)),
+                (key::INDEX_ID, uint(s, first + 1)),
+            ];
+            uint_fields(out, &fields).map_err(no_room)?;
+            write_uint(out, key::KEY.into()).map_err(no_room)?;
+            value_or_empty(s, first + 2, out)?;
+        }
+        _ => {
+            // UPSERT
+            write_map(out, 4).map_err(no_room)?;
+            let fields = [(key::SPACE_ID, uint(s, first)), (key::INDEX_BASE, 1)];
+            uint_fields(out, &fields).map_err(no_room)?;
+            write_uint(out, key::TUPLE.into()).map_err(no_room)?;
+            value_or_empty(s, first + 1, out)?;
+            write_uint(out, key::OPS.into()).map_err(no_room)?;
+            value_or_empty(s, first + 2, out)?;
+        }
     }
-    Ok(())
+    Ok(mark)
 }
 
 /// Encodes the value at `idx`, or an empty array for nil.
 #[inline]
 fn value_or_empty(s: &mut Stack, idx: c_int, out: &mut Ibuf) -> LResult<()> {
     if s.is_none_or_nil(idx) {
-        // An empty array.
-        proto::key(out, 0x90);
-        return Ok(());
+        return write_raw(out, Array::EMPTY.raw()).map_err(no_room);
     }
     port::encode_value(s, idx, out)
 }
@@ -486,12 +536,14 @@ lua_fn! {
         {
             let mut out = t.send.borrow_mut();
             let was_empty = out.is_empty();
-            let start = proto::begin_frame(&mut out, ty, sync);
-            if let Err(e) = encode_body(s, ty, 5, &mut out) {
-                out.truncate(start);
-                return Err(e);
+            let at = out.used();
+            match encode_request(s, ty, sync, 5, &mut out) {
+                Ok(mark) => encode::finish_request(&mut out, mark),
+                Err(e) => {
+                    out.truncate(at);
+                    return Err(e);
+                }
             }
-            proto::end_frame(&mut out, start);
             drop(out);
             t.sent(was_empty);
         }
@@ -561,28 +613,43 @@ fn push_len(s: &mut Stack, n: usize) {
     s.push_int(n as i64);
 }
 
+/// The DATA array of a response `body` of status `kind` ([`kind::OK`], or
+/// [`kind::CHUNK`] for a push), when it has one.
+///
+/// # Errors
+///
+/// "net.box: invalid response" and why, for a body that does not decode.
+fn data_of(body: &[u8], kind: u32) -> LResult<Option<Array<'_>>> {
+    let h = Header {
+        kind,
+        ..Header::default()
+    };
+    match iproto::decode_response(&h, body) {
+        Ok(Response::Ok { data, .. } | Response::Chunk { data }) => Ok(data),
+        Ok(Response::Error(_)) => Ok(None),
+        Err(e) => Err(Raise::illegal(format!("net.box: invalid response: {e}"))),
+    }
+}
+
 /// Pushes the message of a push's body (`DATA[1]`).
 pub(super) fn push_message(s: &mut Stack, body: &[u8]) -> LResult<()> {
-    let data = proto::body_field(body, proto::KEY_DATA.into())
+    let data = data_of(body, kind::CHUNK)?
         .ok_or_else(|| Raise::illegal("net.box: a push without data"))?;
-    let (n, at) =
-        proto::array_header(data).ok_or_else(|| Raise::illegal("net.box: a push without data"))?;
-    if n == 0 {
+    if data.is_empty() {
         s.push_nil();
         return Ok(());
     }
-    port::decode_value(s, &data[at..]).map(drop)
+    port::decode_value(s, data.items_raw()).map(drop)
 }
 
 /// Copies a body (or its DATA, with `skip_header`) to the end of `b`;
 /// returns the bytes copied.
 pub(super) fn copy_to_buffer(b: &LuaIbuf, body: &[u8], skip_header: bool) -> LResult<usize> {
     let bytes = match skip_header {
-        true => proto::body_field(body, proto::KEY_DATA.into()).unwrap_or(&[]),
+        true => data_of(body, kind::OK)?.map_or(&[][..], |d| d.raw()),
         false => body,
     };
-    buffer::with_ibuf(b, |ib| ib.extend_from_slice(bytes))?
-        .map_err(|_| Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into()))?;
+    buffer::with_ibuf(b, |ib| ib.extend_from_slice(bytes))?.map_err(no_room)?;
     Ok(bytes.len())
 }
 
@@ -610,32 +677,31 @@ pub(super) fn push_result(
     if decode == Decode::Nothing {
         return Ok(0);
     }
-    let Some(data) = proto::body_field(body, proto::KEY_DATA.into()) else {
+    let Some(data) = data_of(body, kind::OK)? else {
         return Ok(0);
     };
     match decode {
         Decode::Multi if multi => {
-            let (n, mut at) = proto::array_header(data)
-                .ok_or_else(|| Raise::illegal("net.box: invalid response"))?;
+            let n = data.len();
             if n > 1_000_000 || s.ensure(n as c_int + 4).is_err() {
                 return Err(Raise::illegal("net.box: too many results"));
             }
+            let items = data.items_raw();
+            let mut at = 0;
             for _ in 0..n {
-                at += port::decode_value(s, &data[at..])?;
+                at += port::decode_value(s, &items[at..])?;
             }
             Ok(n as c_int)
         }
         Decode::First => {
-            let (n, at) = proto::array_header(data)
-                .ok_or_else(|| Raise::illegal("net.box: invalid response"))?;
-            if n == 0 {
+            if data.is_empty() {
                 return Ok(0);
             }
-            port::decode_value(s, &data[at..])?;
+            port::decode_value(s, data.items_raw())?;
             Ok(1)
         }
         _ => {
-            port::decode_value(s, data)?;
+            port::decode_value(s, data.raw())?;
             Ok(1)
         }
     }

@@ -2,8 +2,9 @@
 //! `src/box/lua/net_box.lua` with master's connect options, on master's
 //! split: the transport in C, the face in Lua).
 //!
-//! - [`proto`]: the bytes (greeting, chap-sha1, request frames, response
-//!   frames decoded in place); Lua-free;
+//! - the bytes (greeting, chap-sha1, request frames, responses decoded in
+//!   place) are the `luafiber-iproto` crate's, the one the IPROTO server
+//!   uses: one implementation of the protocol for both sides;
 //! - [`request`]: a request in flight; Lua-free;
 //! - [`transport`]: the socket, the writer, the reader that dispatches
 //!   responses by sync, the connection state; Lua-free;
@@ -19,7 +20,6 @@
 
 mod calls;
 mod future;
-mod proto;
 mod request;
 mod transport;
 

@@ -6,8 +6,6 @@ use std::cell::{Cell, RefCell};
 
 use luafiber_fiber::Cond;
 
-use super::proto::ErrorBody;
-
 /// How a request's answer becomes Lua values (Tarantool's
 /// `method_decoder`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +22,16 @@ pub(crate) enum Decode {
     First,
     /// Nothing (UPSERT).
     Nothing,
+}
+
+/// An error the server answered with, kept past its frame (the reader
+/// decodes it with `luafiber_iproto::decode_response`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ErrorBody {
+    /// `IPROTO_ERROR_24`, or the error stack's top message.
+    pub message: Vec<u8>,
+    /// The error stack's top error type (`ClientError`, ...), when given.
+    pub ty: Option<Vec<u8>>,
 }
 
 /// Why a request failed.

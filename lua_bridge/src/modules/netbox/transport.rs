@@ -15,16 +15,21 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::io;
 use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use luafiber_fiber::Cond;
+use luafiber_iproto::{self as iproto, Frame, Greeting, Header, Response};
 use luafiber_runtime::ibuf::Ibuf;
+use luafiber_runtime::io::{Fd, Interest};
 use luafiber_runtime::net::TcpStream;
+use socket2::{Domain, SockAddr, SockRef, Socket, Type};
 
-use super::proto::{self, Greeting, Parsed};
-use super::request::{Failure, Request};
+use super::request::{ErrorBody, Failure, Request};
 
 /// Tarantool's `ER_NO_CONNECTION`.
 pub(crate) const ER_NO_CONNECTION: u32 = 77;
@@ -108,6 +113,15 @@ impl Hasher for SyncHasher {
 }
 
 type Requests = HashMap<u64, Rc<Request>, BuildHasherDefault<SyncHasher>>;
+
+/// Where a connection goes.
+#[derive(Debug)]
+pub(crate) enum Peer {
+    /// The addresses of a host and port, tried in order.
+    Inet(Vec<SocketAddr>),
+    /// A Unix-domain stream socket at this path (`unix/:PATH`).
+    Unix(PathBuf),
+}
 
 /// How the reader stopped.
 pub(crate) enum ReadEnd {
@@ -239,52 +253,51 @@ impl Transport {
         }
     }
 
-    /// Connects to the first of `addrs` that answers and reads the
-    /// greeting, all within `timeout`.
+    /// Connects to `peer` (the first of its addresses that answers) and
+    /// reads the greeting, all within `timeout`.
     ///
     /// # Errors
     ///
     /// A message: the connect's or the read's error, or a greeting that is
     /// not Tarantool's.
-    pub fn connect(
-        &self,
-        addrs: &[SocketAddr],
-        timeout: Option<Duration>,
-    ) -> Result<Greeting, String> {
+    pub fn connect(&self, peer: &Peer, timeout: Option<Duration>) -> Result<Greeting, String> {
         let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let left = || deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        let mut last = String::from("no address");
-        for addr in addrs {
-            let stream = match TcpStream::connect_timeout(*addr, left()) {
-                Ok(s) => s,
-                Err(e) => {
-                    last = io_message(&e);
-                    continue;
+        let stream = match peer {
+            Peer::Unix(path) => connect_unix(path, left()).map_err(|e| io_message(&e))?,
+            Peer::Inet(addrs) => {
+                let mut last = Err(String::from("no address"));
+                for addr in addrs {
+                    last = TcpStream::connect_timeout(*addr, left()).map_err(|e| io_message(&e));
+                    if last.is_ok() {
+                        break;
+                    }
                 }
-            };
-            let _ = stream.set_nodelay(true);
-            let mut g = [0u8; proto::GREETING_SIZE];
-            let mut got = 0;
-            while got < g.len() {
-                stream.set_read_timeout(left().or(None));
-                if left() == Some(Duration::ZERO) {
-                    return Err("Connection timed out".into());
-                }
-                match stream.read(&mut g[got..]) {
-                    Ok(0) => return Err("Peer closed".into()),
-                    Ok(n) => got += n,
-                    Err(e) => return Err(io_message(&e)),
-                }
+                let stream = last?;
+                let _ = stream.set_nodelay(true);
+                stream
             }
-            stream.set_read_timeout(None);
-            let greeting = proto::decode_greeting(&g).ok_or("Invalid greeting")?;
-            self.send.borrow_mut().reset();
-            self.recv.borrow_mut().reset();
-            self.reported.set(0);
-            *self.stream.borrow_mut() = Some(Rc::new(stream));
-            return Ok(greeting);
+        };
+        let mut g = [0u8; iproto::GREETING_SIZE];
+        let mut got = 0;
+        while got < g.len() {
+            stream.set_read_timeout(left().or(None));
+            if left() == Some(Duration::ZERO) {
+                return Err("Connection timed out".into());
+            }
+            match stream.read(&mut g[got..]) {
+                Ok(0) => return Err("Peer closed".into()),
+                Ok(n) => got += n,
+                Err(e) => return Err(io_message(&e)),
+            }
         }
-        Err(last)
+        stream.set_read_timeout(None);
+        let greeting = iproto::decode_greeting(&g).map_err(|_| "Invalid greeting")?;
+        self.send.borrow_mut().reset();
+        self.recv.borrow_mut().reset();
+        self.reported.set(0);
+        *self.stream.borrow_mut() = Some(Rc::new(stream));
+        Ok(greeting)
     }
 
     /// Closes the socket (the reader and the writer wake with `EBADF` and
@@ -365,24 +378,28 @@ impl Transport {
         loop {
             let need;
             loop {
-                match proto::parse_frame(buf.data()) {
-                    Ok(Parsed::Need(n)) => {
+                let (header_at, end) = match iproto::frame(buf.data(), iproto::PACKET_SIZE_MAX) {
+                    Ok(Frame::Partial { need: n }) => {
                         need = n;
                         break;
                     }
-                    Ok(Parsed::Frame(f)) => {
-                        let v = f.header.schema_version;
-                        self.dispatch(&f, buf.data());
-                        buf.consume(f.len);
-                        if v > 0 && v != self.reported.get() && self.reported.get() != 0 {
-                            self.reported.set(v);
-                            return ReadEnd::Schema(v);
-                        }
-                        if self.reported.get() == 0 && v > 0 {
-                            self.reported.set(v);
-                        }
+                    Ok(Frame::Whole { header_at, end }) => (header_at, end),
+                    Err(e) => return ReadEnd::Failed(e.to_string()),
+                };
+                let v = match iproto::decode_header(&buf.data()[header_at..end]) {
+                    Ok((h, body)) => {
+                        self.dispatch(&h, body);
+                        h.schema_version.unwrap_or(0)
                     }
-                    Err(e) => return ReadEnd::Failed(e.0.into()),
+                    Err(e) => return ReadEnd::Failed(e.to_string()),
+                };
+                buf.consume(end);
+                if v > 0 && v != self.reported.get() && self.reported.get() != 0 {
+                    self.reported.set(v);
+                    return ReadEnd::Schema(v);
+                }
+                if self.reported.get() == 0 && v > 0 {
+                    self.reported.set(v);
                 }
             }
             if buf.is_empty() {
@@ -398,12 +415,13 @@ impl Transport {
         }
     }
 
-    /// Completes the request `f` answers, if it is still in flight.
+    /// Completes the request a response (`h`, `body`) answers, if it is
+    /// still in flight: a push is kept as its body; an answer's body is kept
+    /// whole (its DATA is decoded by the fiber that reads it), an error's
+    /// message and type are read here.
     #[inline]
-    fn dispatch(&self, f: &proto::Frame, data: &[u8]) {
-        let h = f.header;
-        let body = &data[f.body.clone()];
-        if h.ty == proto::CHUNK {
+    fn dispatch(&self, h: &Header, body: &[u8]) {
+        if h.kind == iproto::kind::CHUNK {
             let req = self.requests.borrow().get(&h.sync).cloned();
             if let Some(req) = req {
                 req.push(body.to_vec());
@@ -412,13 +430,47 @@ impl Transport {
         }
         let req = self.requests.borrow_mut().remove(&h.sync);
         let Some(req) = req else { return };
-        let outcome = if h.ty & proto::TYPE_ERROR != 0 {
-            Err(Failure::Remote(h.ty & 0x7FFF, proto::decode_error(body)))
+        let outcome = if h.kind & iproto::kind::TYPE_ERROR != 0 {
+            let code = h.kind & !iproto::kind::TYPE_ERROR;
+            let e = match iproto::decode_response(h, body) {
+                Ok(Response::Error(e)) => ErrorBody {
+                    message: e.message.to_vec(),
+                    ty: e.stack.and_then(|s| s.top()).map(|t| t.type_name.to_vec()),
+                },
+                Ok(_) => ErrorBody::default(),
+                // A body that does not decode: the code, and why.
+                Err(e) => ErrorBody {
+                    message: e.to_string().into_bytes(),
+                    ty: None,
+                },
+            };
+            Err(Failure::Remote(code, e))
         } else {
             Ok(body.to_vec())
         };
         req.complete(outcome);
     }
+}
+
+/// Connects a Unix-domain stream socket to `path`, the calling fiber
+/// parked at most `timeout` (Tarantool's `coio_connect` of `unix/:PATH`).
+/// The stream is a [`TcpStream`] over the socket: reads, writes, timeouts
+/// and close are the same for both kinds.
+fn connect_unix(path: &std::path::Path, timeout: Option<Duration>) -> io::Result<TcpStream> {
+    let addr = SockAddr::unix(path)?;
+    let sock = Socket::new(Domain::UNIX, Type::STREAM.nonblocking().cloexec(), None)?;
+    let fd = Fd::from_nonblocking(OwnedFd::from(sock))?;
+    let pending = fd.with(|fd| match SockRef::from(&fd).connect(&addr) {
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(true),
+        r => r.map(|()| false),
+    })?;
+    if pending {
+        fd.wait(Interest::WRITABLE, timeout)?;
+        if let Some(e) = fd.with(|fd| SockRef::from(&fd).take_error())? {
+            return Err(e);
+        }
+    }
+    Ok(TcpStream::from_fd(fd))
 }
 
 /// The message of an I/O error as Tarantool's net.box gives it.
