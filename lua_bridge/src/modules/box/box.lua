@@ -230,9 +230,6 @@ do
 end
 -- end of server (h-server) ---------------------------------------------------
 
--- box.cfg (cfg.lua) hands a change of these options to internal.cfg_set_X.
-internal.cfg_set_net_msg_max = function(v) internal.cfg_net(v, nil) end
-internal.cfg_set_readahead = function(v) internal.cfg_net(nil, v) end
 
 
 return box
