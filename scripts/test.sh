@@ -4,12 +4,14 @@
 # once more on LuaJIT with every fast path off (`--cfg
 # luafiber_no_fast_paths`), so the C API paths that the fast paths skip stay
 # tested.
+# The full run also runs the memory checks (scripts/memcheck.sh: valgrind
+# memcheck over the integration tests that exercise unsafe code;
+# AddressSanitizer and Miri where a nightly toolchain has them, else it says
+# they skipped) on the LuaJIT build; the fuzz targets run bounded, with a
+# fixed seed, as ordinary tests (tests/fuzz.rs, iproto/tests/decode_fuzz.rs).
 #   scripts/test.sh            everything
-#   QUICK=1 scripts/test.sh    LuaJIT only (fast paths on), no fmt, clippy or doc
-# Memcheck (not run here: each test binary takes minutes under it):
-#   cargo test --profile ci --test embed_call --no-run   # prints the binary
-#   valgrind --error-exitcode=1 --suppressions=scripts/valgrind.supp \
-#       target/ci/deps/embed_call-HASH --test-threads=1
+#   QUICK=1 scripts/test.sh    LuaJIT only (fast paths on), no fmt, clippy,
+#                              doc or memory checks
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +41,9 @@ fi
 step "cargo test (LuaJIT)"
 cargo test --workspace --profile ci
 if [ -z "${QUICK:-}" ]; then
+    # On the test binaries the step above built.
+    step "memory checks (scripts/memcheck.sh)"
+    scripts/memcheck.sh
     # Its own target dir: other RUSTFLAGS would rebuild the others' builds.
     step "cargo test (LuaJIT, no fast paths)"
     RUSTFLAGS="${RUSTFLAGS:-} --cfg luafiber_no_fast_paths" CARGO_TARGET_DIR=target/nofast \
