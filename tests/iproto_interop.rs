@@ -341,6 +341,40 @@ fn running(server: &Server) -> u64 {
 }
 
 #[test]
+fn guest_with_the_empty_password_is_accepted_as_tarantool_does() {
+    let server = Server::start();
+    let mut c = Raw::connect(&server);
+    let salt = c.salt.clone();
+    // guest keeps the empty password's hash, as Tarantool's `_user` does.
+    c.send(|b| encode::encode_auth(b, 1, b"guest", Some(b""), &salt).unwrap());
+    assert_eq!(c.reply().unwrap().0, kind::OK);
+    assert_eq!(c.call(2, "echo", &[0x91, 0x01]).0, kind::OK);
+    c.send(|b| encode::encode_auth(b, 3, b"guest", Some(b"x"), &salt).unwrap());
+    assert_eq!(c.reply().unwrap().0, 0x8000 | 47);
+    // luafiber's net.box: `guest@` in the URI and `{user, password = ''}`.
+    let code = format!(
+        r#"
+        local net = require('net.box')
+        local c = net.connect('guest@{addr}')
+        assert(c:ping() and c.state == 'active', tostring(c.error))
+        assert(c:call('echo', {{1}}) == 1)
+        print('ok uri')
+        c:close()
+        c = net.connect('{addr}', {{user = 'guest', password = ''}})
+        assert(c:ping() and c.state == 'active', tostring(c.error))
+        assert(c:call('echo', {{2}}) == 2)
+        print('ok opts')
+        c:close()
+        c = net.connect('{addr}', {{user = 'guest', password = 'x'}})
+        assert(c.state == 'error' and c.error:find('credentials'), tostring(c.error))
+        print('ok')
+        "#,
+        addr = server.addr()
+    );
+    run_client(bounded(EXE).arg("-e").arg(code), &["uri", "opts"]);
+}
+
+#[test]
 fn garbage_ends_only_its_connection_with_a_log_line() {
     let server = Server::start();
     let mut bad = Raw::connect(&server);

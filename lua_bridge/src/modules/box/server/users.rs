@@ -6,8 +6,8 @@
 //! Passwords are kept as Tarantool keeps them: `sha1(sha1(password))`
 //! (chap-sha1's `hash2`), never in clear.
 //!
-//! Built in, as in a fresh Tarantool: `guest` (id 0, no password, role
-//! `public`), `admin` (id 1, no password, every privilege: only the
+//! Built in, as in a fresh Tarantool: `guest` (id 0, the empty password
+//! as its `_user` tuple has it, role `public`), `admin` (id 1, no password, every privilege: only the
 //! console reaches it), the roles `public` (2), `replication` (3) and
 //! `super` (31, every privilege on the universe).
 
@@ -103,7 +103,13 @@ impl Default for Users {
         };
         let mut u = Users {
             users: vec![
-                user(GUEST, "guest", false),
+                // Tarantool's guest keeps the empty password's hash
+                // (`vhvewKp0tNyweZQ+cFKAlsyphfg=`): an AUTH as guest with
+                // the empty password succeeds.
+                User {
+                    hash2: Some(auth::password_hash2(b"")),
+                    ..user(GUEST, "guest", false)
+                },
                 user(ADMIN, "admin", false),
                 user(PUBLIC, "public", true),
                 user(3, "replication", true),
@@ -423,7 +429,7 @@ impl Users {
     /// # Errors
     ///
     /// `ER_CREDS_MISMATCH` alike for an unknown user, a role, a user
-    /// without a password and a wrong one (master's answer, which does not
+    /// without a password and a wrong one (`guest`'s is the empty one) (master's answer, which does not
     /// tell which).
     pub fn authenticate(
         &self,
@@ -511,6 +517,16 @@ mod tests {
         assert_eq!(e1, e2);
         assert_eq!((e1.0, e3.0), (47, 47));
         assert_eq!(u.authenticate(b"guest", None, &salt), Ok(GUEST));
+        let empty = auth::scramble(&salt, b"");
+        assert_eq!(u.authenticate(b"guest", Some(&empty), &salt), Ok(GUEST));
+        assert_eq!(
+            u.authenticate(b"guest", Some(&bad), &salt).unwrap_err().0,
+            47
+        );
+        assert_eq!(
+            u.authenticate(b"admin", Some(&empty), &salt).unwrap_err().0,
+            47
+        );
         u.passwd("bob", b"new").unwrap();
         assert!(u.authenticate(b"bob", Some(&good), &salt).is_err());
     }
