@@ -385,3 +385,40 @@ fn storage_options_are_logged_once() {
         "{stderr}"
     );
 }
+
+#[test]
+fn listen_takes_a_table_with_one_uri() {
+    // Master's multi-listen form: `{uri}` and `{uri = uri}` with one URI
+    // listen on it; several URIs fail box.cfg, which keeps the old value.
+    let (status, stdout, stderr) = luafiber_e(
+        r#"
+        local net = require('net.box')
+        local function serves()
+            local c = net.connect(box.info.listen, {connect_timeout = 5})
+            local ok = c:ping()
+            c:close()
+            return ok
+        end
+        box.cfg{listen = {'127.0.0.1:0'}}
+        assert(box.info.listen:match('^127%.0%.0%.1:%d+$'), tostring(box.info.listen))
+        assert(serves(), 'listening on {uri}')
+        box.cfg{listen = {uri = '127.0.0.1:0'}}
+        assert(box.info.listen:match('^127%.0%.0%.1:%d+$'), tostring(box.info.listen))
+        assert(serves(), 'listening on {uri = uri}')
+        local before = box.info.listen
+        local ok, err = pcall(box.cfg, {listen = {'127.0.0.1:0', '127.0.0.1:0'}})
+        assert(not ok and tostring(err):find(
+            'listen: several URIs are not supported by luafiber', 1, true), tostring(err))
+        assert(box.cfg.listen.uri == '127.0.0.1:0', 'the old value is kept')
+        assert(box.info.listen == before and serves(), 'still listening')
+        box.cfg{listen = {{uri = '127.0.0.1:0'}}}
+        assert(serves(), 'listening on {{uri = uri}}')
+        box.cfg{listen = {}}
+        assert(box.info.listen == nil, tostring(box.info.listen))
+        print('listen ok')
+        os.exit(0)
+        "#,
+    );
+    assert_eq!(status, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("listen ok"), "{stdout}\n{stderr}");
+}

@@ -203,15 +203,13 @@ fn with_running<R>(f: impl FnOnce(Option<&Running>) -> R) -> R {
 
 lua_fn! {
     /// `box.internal.cfg_listen(value)`: starts listening on `value` (a
-    /// URI string or a port number), moves to another address, or stops
-    /// (nil, `box.NULL`, anything else); what `box.cfg{listen}` calls.
-    /// Raises when the address cannot be bound (the old one is kept).
+    /// URI string or a port number, or master's table form with exactly
+    /// one URI: `{uri}` or `{uri = uri}`), moves to another address, or
+    /// stops (nil, `box.NULL`, `{}`, anything else); what `box.cfg{listen}`
+    /// calls. Raises when the address cannot be bound or the table holds
+    /// several URIs (the old one is kept).
     fn cfg_listen(s: &mut Stack) {
-        let text = match s.type_of(1) {
-            ffi::LUA_TSTRING => s.to_str(1).map(|b| String::from_utf8_lossy(b).into_owned()),
-            ffi::LUA_TNUMBER => s.to_integer(1).map(|n| n.to_string()),
-            _ => None,
-        };
+        let text = listen_uri(s, 1, 0).map_err(|m| raise_coded(s, 0, &m))?;
         let same = ServerState::with(|st| {
             st.listening.borrow().as_ref().map(|l| l.uri.clone()) == text
         });
@@ -225,6 +223,50 @@ lua_fn! {
         let old = ServerState::with(|st| st.listening.replace(new));
         drop(old);
         Ok(0)
+    }
+}
+
+/// The one URI `box.cfg{listen}`'s value at `idx` names: a string, a
+/// number (a port), or a table (master's multi-listen form) holding one
+/// of them, as `{uri}` or `{uri = uri}` (possibly nested once more, as
+/// `{{uri = uri}}`); `None` for nil, `{}` and anything else.
+///
+/// # Errors
+///
+/// A message for several URIs (luafiber listens on one address) or a
+/// table whose URI is neither a string nor a number.
+fn listen_uri(s: &mut Stack, idx: std::ffi::c_int, depth: u32) -> Result<Option<String>, String> {
+    let bad = || {
+        "Incorrect value for option 'listen': expected a URI string or number, or a table with one URI".to_string()
+    };
+    match s.type_of(idx) {
+        ffi::LUA_TSTRING => Ok(s
+            .to_str(idx)
+            .map(|b| String::from_utf8_lossy(b).into_owned())),
+        ffi::LUA_TNUMBER => Ok(s.to_integer(idx).map(|n| n.to_string())),
+        ffi::LUA_TTABLE if depth < 2 => {
+            let t = s.abs(idx);
+            let top = s.top();
+            let r = if s.rawget_field(t, c"uri") != ffi::LUA_TNIL {
+                match s.type_of(-1) {
+                    ffi::LUA_TSTRING | ffi::LUA_TNUMBER => listen_uri(s, -1, depth + 1),
+                    _ => Err(bad()),
+                }
+            } else if s.rawgeti(t, 2) != ffi::LUA_TNIL {
+                Err("listen: several URIs are not supported by luafiber".to_string())
+            } else if s.rawgeti(t, 1) == ffi::LUA_TNIL {
+                Ok(None)
+            } else {
+                match listen_uri(s, -1, depth + 1) {
+                    Ok(None) => Err(bad()),
+                    r => r,
+                }
+            };
+            s.settop(top);
+            r
+        }
+        ffi::LUA_TTABLE => Err(bad()),
+        _ => Ok(None),
     }
 }
 
