@@ -219,3 +219,47 @@ fn a_pairs_loop_allocates_nothing_beyond_its_messages() {
     // Tarantool 2.6 prints 83 here (its iterator's state table and more).
     assert!(out.contains("pairs_bytes 0\n"), "{out}");
 }
+
+/// A connect that fails before any socket (a number host, arguments the
+/// transport refuses) ends in state `error` with the reason, never stays
+/// `initial` with its worker fiber dead; no server needed.
+#[test]
+fn a_connect_that_fails_early_reports_the_error() {
+    let code = r#"
+        local net = require('net.box')
+        local clock = require('clock')
+        -- A number host is text, as Tarantool's tostring makes it.
+        local t0 = clock.monotonic()
+        local c = net.connect(3321, 5, {connect_timeout = 2})
+        assert(c.host == '3321', tostring(c.host))
+        assert(c.state == 'error' and type(c.error) == 'string',
+               tostring(c.state) .. ' ' .. tostring(c.error))
+        assert(clock.monotonic() - t0 < 30)
+        assert(not c:is_connected())
+        -- An error raised by the worker's connect step: state `error`
+        -- with that error.
+        c = net.connect(true, 3301, {wait_connected = 10})
+        assert(c.state == 'error', tostring(c.state))
+        assert(c.error:find('Usage: lib.connect', 1, true), tostring(c.error))
+        assert(c:wait_connected(1) == false)
+        local ok, e = pcall(c.ping, c)
+        assert(not ok or e == false, tostring(e))
+        c:close()
+        print('ok')
+        os.exit(0)
+    "#;
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(EXE)
+        .arg("-e")
+        .arg(code)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("ok"),
+        "status {:?}\nstdout: {stdout}\nstderr: {stderr}",
+        out.status
+    );
+}

@@ -163,6 +163,8 @@ local function parse_connect_params(host_or_uri, ...)
             opts.user, opts.password = url.login, url.password
         end
     end
+    -- A number host is taken as text, as Tarantool's tostring does.
+    if type(host) == 'number' then host = tostring(host) end
     return host, tostring(port), opts
 end
 
@@ -470,7 +472,15 @@ local function worker(conn, user, password)
     fiber.name(string.format('%s:%s (net.box)', conn.host, conn.port),
                {truncate = true})
     while conn.state ~= 'closed' do
-        local code, msg = session(conn, user, password)
+        -- An error raised on the way (bad arguments reaching the
+        -- transport, ...) ends this session as a failure to connect: the
+        -- connection reports it in `error` rather than staying `initial`
+        -- with its worker dead.
+        local ok, code, msg = pcall(session, conn, user, password)
+        if not ok then
+            code, msg = E_NO_CONNECTION, tostring(code)
+            pcall(lib.close, conn._transport)
+        end
         if conn.state == 'closed' then
             break
         end
