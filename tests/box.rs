@@ -4,29 +4,17 @@
 //! Tarantool master has them (docs/lua/box.md). Runs on the engine the
 //! tests are built for (LuaJIT or Lua 5.4).
 
-use std::process::Command;
+#[path = "support/luafiber_e.rs"]
+mod luafiber_e;
 
 use luafiber::LuaRuntime;
+use luafiber_e::luafiber_e;
 
 fn run(code: &str) {
     let rt = LuaRuntime::new().unwrap();
     if let Err(e) = rt.run_chunk(code, "box_test") {
         panic!("{e}");
     }
-}
-
-/// Runs `luafiber -e code`: (exit status, stdout, stderr).
-fn luafiber_e(code: &str) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_luafiber"))
-        .arg("-e")
-        .arg(code)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// Helpers every chunk below starts with.

@@ -2,28 +2,16 @@
 //! fiber; the modules raise Tarantool-style error objects; an error in the
 //! main chunk comes back from `run_chunk` with its traceback.
 
-use std::process::Command;
+#[path = "support/luafiber_e.rs"]
+mod luafiber_e;
 
 use luafiber::{Error, LuaRuntime};
+use luafiber_e::luafiber_e;
 
 fn run(rt: &LuaRuntime, code: &str) {
     if let Err(e) = rt.run_chunk(code, "errors") {
         panic!("{e}");
     }
-}
-
-/// Runs `luafiber -e code`: (exit status, stdout, stderr).
-fn luafiber_e(code: &str) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_luafiber"))
-        .arg("-e")
-        .arg(code)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 const DETACHED_ERRORS: &str = r#"
@@ -468,7 +456,7 @@ fn gc_finalizer_error_is_reported() {
 /// as Tarantool writes them.
 #[test]
 fn error_report_names_the_fiber_by_its_bytes() {
-    let out = Command::new(env!("CARGO_BIN_EXE_luafiber"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_luafiber"))
         .arg("-e")
         .arg("require('fiber').create(function() require('fiber').name('\\255\\254abc') error('named') end)")
         .output()
