@@ -9,7 +9,10 @@
 //! - `spawn_many_remote`: 100 000 tasks spawned from a client thread, each
 //!   counting down a latch (tokio's `spawn_many_remote`).
 //!
-//! Run with `cargo run --release --example cords_bench [seconds per case]`.
+//! Run with `cargo run --release --example cords_bench [seconds per case]`;
+//! `cords_bench SECONDS ping_pong` runs only the ping-pong (with the
+//! process CPU per round trip, from `getrusage`, and the process CPU over a
+//! following second with both cords idle).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -62,6 +65,40 @@ fn process_cpu_ns() -> usize {
     // SAFETY: `t` is a valid timespec to write.
     unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
     t.tv_sec as usize * 1_000_000_000 + t.tv_nsec as usize
+}
+
+/// User + system CPU of the process so far, in seconds (`getrusage`).
+fn rusage_cpu() -> f64 {
+    // SAFETY: `getrusage` fills the zeroed struct it is given.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Ping-pong alone: round trips/s, the process CPU per round trip, and the
+/// process CPU (in cores) over the second after, with both cords idle.
+fn ping_pong_cpu(secs: f64) {
+    let rt = rt(2);
+    let cpu0 = rusage_cpu();
+    let (n, took) = ping_pong_on(&rt, secs);
+    let cpu = rusage_cpu() - cpu0;
+    println!(
+        "ping_pong between 2 cords: {:.0} round trips/s, process CPU {:.2} us per round trip ({:.2} cores)",
+        n as f64 / took,
+        cpu * 1e6 / n as f64,
+        cpu / took
+    );
+    let idle0 = rusage_cpu();
+    std::thread::sleep(Duration::from_secs(1));
+    println!(
+        "idle after it (2 cords, 1 s): process CPU {:.2} ms",
+        (rusage_cpu() - idle0) * 1e3
+    );
+    rt.shutdown_timeout(Duration::from_secs(5));
 }
 
 fn rt(cords: usize) -> cord::Runtime {
@@ -161,6 +198,14 @@ fn call_fibers(cords: usize, spins: u32, secs: f64) -> f64 {
 /// Round trips per second between fibers of two cords.
 fn ping_pong(secs: f64) -> f64 {
     let rt = rt(2);
+    let (n, took) = ping_pong_on(&rt, secs);
+    rt.shutdown_timeout(Duration::from_secs(5));
+    n as f64 / took
+}
+
+/// Round trips between fibers of cords 0 and 1 of `rt` for about `secs`:
+/// how many, and the seconds they took.
+fn ping_pong_on(rt: &cord::Runtime, secs: f64) -> (u64, f64) {
     let (ping, pong) = (cord::Channel::<u64>::new(1), cord::Channel::<u64>::new(1));
     let (p2, q2) = (ping.clone(), pong.clone());
     let echo = rt.spawn_on(1, move || {
@@ -178,12 +223,11 @@ fn ping_pong(secs: f64) -> f64 {
             n += 1;
         }
         ping.close();
-        n as f64 / start.elapsed().as_secs_f64()
+        (n, start.elapsed().as_secs_f64())
     });
-    let rate = driver.join().unwrap();
+    let done = driver.join().unwrap();
     echo.join().unwrap();
-    rt.shutdown_timeout(Duration::from_secs(5));
-    rate
+    done
 }
 
 /// Seconds to spawn 100 000 tasks from a client thread and see them all
@@ -243,6 +287,10 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(2.0);
+    if std::env::args().nth(2).as_deref() == Some("ping_pong") {
+        ping_pong_cpu(secs);
+        return;
+    }
     if let Some(cords) = std::env::args()
         .nth(2)
         .and_then(|s: String| s.parse::<usize>().ok())

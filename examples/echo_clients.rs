@@ -18,7 +18,8 @@ use std::time::Instant;
 
 use luafiber::runtime::net::TcpStream;
 use luafiber::runtime::Builder;
-use luafiber::{spawn, Cond};
+use luafiber::runtime::Cond;
+use luafiber::spawn;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);

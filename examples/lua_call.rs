@@ -1,76 +1,76 @@
 //! Loads a Lua module and calls its handlers by name from Rust, each call
 //! on a fresh fiber (Tarantool's iproto CALL), one at a time and 100 at
-//! once.
+//! once, with typed arguments and results.
 //!
 //! ```text
 //! cargo run --release --example lua_call
 //! ```
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
-use luafiber::LuaRuntime;
-use luafiber_lua::Value;
+use serde::Deserialize;
+
+/// What `handlers.fetch` returns (a Lua table with these keys).
+#[derive(Debug, Deserialize)]
+struct Fetched {
+    key: String,
+    value: String,
+    fiber: u64,
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let rt = LuaRuntime::new()?;
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/lua/handlers.lua");
-    rt.load_module_file("handlers", path)?;
+    let code = std::fs::read_to_string(path)?;
+    let rt = luafiber::Builder::new()
+        .load_module("handlers", &code)
+        .build()?;
+    let h = rt.handle();
     println!("loaded module 'handlers' from {path}");
 
-    // One call, waited for: the scheduler runs until its fiber ends.
-    let r = rt.call("handlers.add", vec![40.into(), 2.into()])?;
-    println!("call handlers.add(40, 2) -> {}", r[0]);
+    // One call, waited for.
+    let sum: i64 = h.call("handlers.add", (40, 2))?;
+    println!("call handlers.add(40, 2) -> {sum}");
 
     // A handler that yields: still one call, on its own fiber.
     let t = Instant::now();
-    let r = rt.call("handlers.fetch", vec!["one".into(), 0.05.into()])?;
+    let f: Fetched = h.call("handlers.fetch", ("one", 0.05))?;
     println!(
-        "call handlers.fetch('one') -> {} in {:.1?}",
-        r[0],
+        "call handlers.fetch('one') -> {{key = {}, value = {}, fiber = {}}} in {:.1?}",
+        f.key,
+        f.value,
+        f.fiber,
         t.elapsed()
     );
 
-    // EVAL: a chunk with `...` = the arguments.
-    let r = rt.eval(
-        "local a, b = ... return a * b, _VERSION",
-        vec![6.into(), 7.into()],
-    )?;
-    println!("eval 'return a * b, _VERSION' (6, 7) -> {}, {}", r[0], r[1]);
+    // EVAL: a chunk with `...` = the arguments; two results into a tuple.
+    let (product, version): (i64, String) =
+        h.eval("local a, b = ... return a * b, _VERSION", (6, 7))?;
+    println!("eval 'return a * b, _VERSION' (6, 7) -> {product}, {version}");
 
-    // Errors come back with the Lua traceback.
-    match rt.call("handlers.fail", vec!["on purpose".into()]) {
-        Err(e) => println!(
-            "call handlers.fail -> error: {}",
-            e.to_string().lines().next().unwrap_or("")
-        ),
-        Ok(r) => println!("call handlers.fail -> unexpected {r:?}"),
-    }
-    match rt.call("handlers.missing", vec![]) {
-        Err(e) => println!("call handlers.missing -> error: {e}"),
-        Ok(r) => println!("call handlers.missing -> unexpected {r:?}"),
-    }
+    // Errors: one type, with a kind, the message and the call's fiber.
+    let e = h.call::<()>("handlers.fail", "on purpose").unwrap_err();
+    println!(
+        "call handlers.fail -> {:?} error in fiber {:?}: {}",
+        e.kind(),
+        e.fiber_id().map(|id| id.0),
+        e.message().lines().next().unwrap_or("")
+    );
+    let e = h.call::<()>("handlers.missing", ()).unwrap_err();
+    println!("call handlers.missing -> {:?} error: {e}", e.kind());
 
-    // 100 calls at once: each on its own fiber, all sleeping together.
+    // 100 calls at once, as futures: each on its own fiber, all sleeping
+    // together.
     const N: usize = 100;
     let t = Instant::now();
-    let calls = (0..N)
-        .map(|i| {
-            rt.spawn_call(
-                "handlers.fetch",
-                vec![format!("key{i}").into(), 0.05.into()],
-            )
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    rt.run();
-    let mut fibers = std::collections::BTreeSet::new();
+    let calls: Vec<_> = (0..N)
+        .map(|i| h.call_async::<Fetched>("handlers.fetch", (format!("key{i}"), 0.05)))
+        .collect();
+    let mut fibers = BTreeSet::new();
     for (i, c) in calls.into_iter().enumerate() {
-        let r = c.join()?;
-        let v = &r[0];
-        assert_eq!(
-            v.get("value").and_then(Value::as_str),
-            Some(format!("KEY{i}").as_str())
-        );
-        fibers.insert(v.get("fiber").and_then(Value::as_i64).unwrap_or(0));
+        let f = futures::executor::block_on(c)?;
+        assert_eq!(f.value, format!("KEY{i}"));
+        fibers.insert(f.fiber);
     }
     let elapsed = t.elapsed();
     println!(
@@ -80,18 +80,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         N as f64 * 50.0
     );
 
-    // Many short calls, one after another.
+    // Many short calls, one after another, each from this thread to the
+    // cord and back.
     const M: i64 = 100_000;
     let t = Instant::now();
     for i in 0..M {
-        rt.call("handlers.add", vec![i.into(), 1.into()])?;
+        let _: i64 = h.call("handlers.add", (i, 1))?;
     }
     let elapsed = t.elapsed();
     println!(
         "{M} sequential calls of handlers.add: {elapsed:.1?} ({:.0} ns per call, each on a new fiber)",
         elapsed.as_nanos() as f64 / M as f64
     );
-    let hits = rt.call("handlers.stats", vec![])?;
-    println!("handlers counted {} calls", hits[0]);
+    let hits: i64 = h.call("handlers.stats", ())?;
+    println!("handlers counted {hits} calls");
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Lua `call` throughput on 1 and 2 cords from 4 client threads, in one
-//! run: each client keeps `WINDOW` calls in flight (`LuaCords::spawn_call`,
-//! then `CordCall::join` of the oldest), and every call runs a Lua
-//! function on whichever cord is free first.
+//! run: each client keeps `WINDOW` calls in flight (`Handle::call_async`,
+//! then a `block_on` of the oldest call's future), and every call runs a
+//! Lua function on whichever cord is free first.
 //!
 //! ```text
 //! cargo run --release --example lua_cords [CALLS_PER_CLIENT] [WORK] [ROUNDS]
@@ -9,15 +9,16 @@
 //!
 //! `WORK` is the loop count of the called function (`bench.work(n)`: a sum
 //! over `1..n`), so a call costs the Lua code plus luafiber's per-call path
-//! (MessagePack, a fiber, the injector, the reply). Each round runs 1 cord
+//! (the typed arguments and results through serde and MessagePack, a
+//! fiber, the injector, the reply, the waker). Each round runs 1 cord
 //! then 2 cords; on a shared machine the median of the rounds' ratios is
 //! the figure to read (the CPU and the load average are printed with it).
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use luafiber::{LuaCords, LuaRuntime};
+use futures::executor::block_on;
+use luafiber::{Builder, Handle, Runtime};
 
 const CLIENTS: usize = 4;
 const WINDOW: usize = 64;
@@ -31,14 +32,6 @@ return {
     end,
 }
 "#;
-
-/// `[n]` as MessagePack.
-fn args(n: u32) -> Vec<u8> {
-    let mut buf = Vec::new();
-    rmp::encode::write_array_len(&mut buf, 1).unwrap();
-    rmp::encode::write_uint(&mut buf, u64::from(n)).unwrap();
-    buf
-}
 
 /// One run's figures.
 struct Figures {
@@ -62,25 +55,22 @@ fn cpu_time(who: libc::c_int) -> f64 {
 }
 
 /// `CLIENTS` threads making `calls` calls each.
-fn run(cords: &Arc<LuaCords>, calls: usize, work: u32) -> Figures {
-    let args = Arc::new(args(work));
+fn run(rt: &Runtime, calls: usize, work: u32) -> Figures {
     let cpu0 = cpu_time(libc::RUSAGE_SELF);
     let t = Instant::now();
     let clients: Vec<_> = (0..CLIENTS)
         .map(|_| {
-            let cords = cords.clone();
-            let args = args.clone();
+            let h: Handle = rt.handle();
             std::thread::spawn(move || {
-                let mut flight = VecDeque::with_capacity(WINDOW);
+                let mut flight: VecDeque<luafiber::Call<i64>> = VecDeque::with_capacity(WINDOW);
                 for _ in 0..calls {
                     if flight.len() == WINDOW {
-                        let c: luafiber::CordCall = flight.pop_front().unwrap();
-                        c.join().unwrap();
+                        block_on(flight.pop_front().unwrap()).unwrap();
                     }
-                    flight.push_back(cords.spawn_call("bench.work", &args).unwrap());
+                    flight.push_back(h.call_async::<i64>("bench.work", work));
                 }
                 for c in flight {
-                    c.join().unwrap();
+                    block_on(c).unwrap();
                 }
                 cpu_time(libc::RUSAGE_THREAD)
             })
@@ -123,18 +113,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let calls: usize = argv.next().map_or(Ok(50_000), |s| s.parse())?;
     let work: u32 = argv.next().map_or(Ok(100), |s| s.parse())?;
     let rounds: usize = argv.next().map_or(Ok(5), |s| s.parse())?;
-    let one = Arc::new(
-        LuaRuntime::builder()
-            .cords(1)
-            .load_module("bench", MODULE)
-            .build()?,
-    );
-    let two = Arc::new(
-        LuaRuntime::builder()
-            .cords(2)
-            .load_module("bench", MODULE)
-            .build()?,
-    );
+    let one = Builder::new()
+        .cords(1)
+        .load_module("bench", MODULE)
+        .build()?;
+    let two = Builder::new()
+        .cords(2)
+        .load_module("bench", MODULE)
+        .build()?;
     run(&one, calls / 10, work);
     run(&two, calls / 10, work);
     println!("{}, load average {}", cpu(), loadavg());
@@ -167,9 +153,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         loadavg()
     );
     for rt in [one, two] {
-        if let Ok(rt) = Arc::try_unwrap(rt) {
-            rt.shutdown_timeout(Duration::from_secs(1));
-        }
+        rt.shutdown_timeout(Duration::from_secs(1));
     }
     Ok(())
 }

@@ -5,8 +5,9 @@
 
 use std::time::{Duration, Instant};
 
+use luafiber::runtime::task;
 use luafiber::runtime::Builder;
-use luafiber::{sleep, spawn, task, Channel};
+use luafiber::{sleep, spawn, Channel};
 
 fn main() {
     // A panic is caught inside its fiber; the hook only reports where.
@@ -14,7 +15,7 @@ fn main() {
         let at = info
             .location()
             .map(|l| format!("{}:{}", l.file(), l.line()));
-        let fid = luafiber::current().map(|id| id.to_string());
+        let fid = luafiber::runtime::current().map(|id| id.to_string());
         eprintln!(
             "[panic hook] fiber {} panicked at {}",
             fid.unwrap_or_default(),

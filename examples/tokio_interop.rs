@@ -1,14 +1,17 @@
-//! A tokio multi-thread runtime beside luafiber: fibers await a tokio
-//! task's `JoinHandle` and a `tokio::sync::oneshot` with
+//! A tokio multi-thread runtime beside luafiber, both ways: fibers await a
+//! tokio task's `JoinHandle` and a `tokio::sync::oneshot` with
 //! `block_on_future`, which parks only the awaiting fiber (the others of
-//! its cord run meanwhile); tokio's workers wake the fiber from their
-//! threads through its cord's inbox.
+//! its cord run meanwhile), and tokio's workers wake the fiber from their
+//! threads through its cord's inbox; Lua awaits a tokio task through a
+//! registered Rust async function; and tokio tasks await Lua calls
+//! (`Handle::call_async`), woken by the cord that answers.
 //!
 //! Run with `cargo run --release --example tokio_interop`.
 
 use std::time::{Duration, Instant};
 
-use luafiber::runtime::{block_on_future, cord, sleep, spawn, Runtime};
+use luafiber::runtime::{block_on_future, cord};
+use luafiber::{sleep, spawn, Builder, Error};
 
 fn main() {
     let tokio = tokio::runtime::Builder::new_multi_thread()
@@ -16,9 +19,23 @@ fn main() {
         .enable_time()
         .build()
         .expect("tokio runtime");
-    let cords = Runtime::builder()
+    let tk = tokio.handle().clone();
+    let cords = Builder::new()
         .stack_size(64 * 1024)
         .cords(2)
+        .load_module(
+            "app",
+            "return { greet = function(id) return 'hello, ' .. user_name(id) end }",
+        )
+        // Lua awaits a tokio task: the calling Lua fiber parks, its cord
+        // runs other fibers meanwhile.
+        .register_async_fn("user_name", move |id: i64| {
+            let task = tk.spawn(async move {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                format!("user {id}")
+            });
+            async move { task.await.map_err(|e| Error::from(e.to_string())) }
+        })
         .build()
         .expect("cords");
     let start = Instant::now();
@@ -78,23 +95,33 @@ fn main() {
             .collect::<Vec<_>>()
     });
 
-    // 3. And the other way: a tokio task awaits a luafiber task's result,
-    //    which a plain join would block on; here it is awaited on tokio's
-    //    blocking pool.
-    let h = cords.handle().clone();
-    let from_tokio = tokio.block_on(async move {
-        tokio::task::spawn_blocking(move || h.spawn(|| 6 * 7).join().unwrap())
-            .await
-            .unwrap()
+    // 3. And the other way: tokio tasks await Lua calls, 16 in flight,
+    //    each Lua handler awaiting a tokio task in turn.
+    let h = cords.handle();
+    let greetings = tokio.block_on(async move {
+        let calls: Vec<_> = (0..16)
+            .map(|i| h.call_async::<String>("app.greet", i))
+            .collect();
+        let mut out = Vec::new();
+        for c in calls {
+            out.push(c.await.expect("the call"));
+        }
+        out
     });
-    println!("[{:>3} ms] tokio got {from_tokio} from a cord", ms());
+    println!(
+        "[{:>3} ms] tokio awaited {} Lua calls: {:?}, ...",
+        ms(),
+        greetings.len(),
+        &greetings[..2]
+    );
+    let from_tokio = greetings.len();
 
     let (sum, ticks) = joined.join().unwrap();
     let replies = oneshots.join().unwrap();
     assert_eq!(sum, 55);
     assert_eq!(ticks, 5);
     assert_eq!(replies.len(), 3);
-    assert_eq!(from_tokio, 42);
+    assert_eq!(from_tokio, 16);
     cords.shutdown_timeout(Duration::from_secs(1));
     tokio.shutdown_timeout(Duration::from_secs(1));
     println!("done");

@@ -1,24 +1,63 @@
-//! luafiber: a cooperative fiber runtime for Lua, with Tarantool's Lua API.
+//! luafiber: a cooperative fiber runtime for Lua, with Tarantool's Lua API,
+//! embeddable in Rust programs.
 //!
 //! Each fiber is a stackful coroutine with its own machine stack running Lua
-//! on its own Lua thread, so Lua code can yield anywhere. This crate gathers
-//! the layers: [`fiber`] (stacks, scheduler; no Lua), [`runtime`] (cords,
-//! clocks; no Lua) and the Lua bridge ([`LuaRuntime`]).
+//! on its own Lua thread, so Lua code can yield anywhere. A Rust host makes
+//! one [`Runtime`] with a [`Builder`] (one cord or several: OS threads, each
+//! with its own scheduler, event loop and Lua state), and calls Lua through
+//! its [`Handle`] from any thread, typed, blocking or awaited from any
+//! executor; every failure is one [`Error`] with an [`ErrorKind`].
+//!
+//! ```
+//! # fn main() -> Result<(), luafiber::Error> {
+//! let rt = luafiber::Builder::new()
+//!     .cords(2)
+//!     .load_module("app", "return { add = function(a, b) return a + b end }")
+//!     .build()?;
+//! let h = rt.handle(); // Clone + Send + Sync
+//! let sum: i64 = h.call("app.add", (1, 2))?;
+//! assert_eq!(sum, 3);
+//! # Ok(()) }
+//! ```
+//!
+//! The layers: [`fiber`] (stacks, scheduler; no Lua), [`runtime`] (cords,
+//! clocks, channels, sockets; no Lua: a program without Lua can depend on
+//! `luafiber-runtime` alone) and the Lua bridge. The guide:
+//! `docs/embedding.md`.
 
 pub use luafiber_fiber as fiber;
 pub use luafiber_lua::capi;
+pub use luafiber_lua::host::{Builder, Call, CordLua, Error, ErrorKind, Handle, Runtime};
 pub use luafiber_lua::interrupt;
 pub use luafiber_lua::log;
+pub use luafiber_lua::mlua;
 #[cfg(luafiber_bench)]
 pub use luafiber_lua::NewThread;
-pub use luafiber_lua::{
-    mlua, CallError, CallErrorKind, CallHandle, CordCall, CordsBuilder, Error, FnError, LuaCords,
-    LuaHandle, LuaRuntime, RuntimeBuilder, ThreadPoolConfig, Value, STACK_CLASH_PROTECTION,
-};
+pub use luafiber_lua::STACK_CLASH_PROTECTION;
 pub use luafiber_runtime as runtime;
+pub use luafiber_runtime::cord::Channel;
+pub use luafiber_runtime::{sleep, spawn};
+
+// The older surface, kept working for one release; not shown in the docs.
+// `LuaRuntime` (one Lua state on the calling thread), `LuaCords` (raw
+// MessagePack calls on several cords) and their errors are now
+// `Builder`/`Runtime`/`Handle`/`Error`; the Lua-free single-thread runtime
+// and the fiber primitives are in `luafiber::runtime`.
+#[doc(hidden)]
+pub use luafiber_lua::Error as LuaRuntimeError;
+#[doc(hidden)]
+pub use luafiber_lua::{
+    CallError, CallErrorKind, CallHandle, CordCall, CordsBuilder, FnError, LuaCords, LuaHandle,
+    LuaRuntime, RuntimeBuilder, ThreadPoolConfig, Value,
+};
+#[doc(hidden)]
+pub use luafiber_runtime::Channel as FiberChannel;
+#[doc(hidden)]
+pub use luafiber_runtime::Runtime as LocalRuntime;
+#[doc(hidden)]
 pub use luafiber_runtime::{
-    current, sleep, spawn, spawn_now, task, testcancel, yield_now, Channel, Cond, FiberError,
-    FiberId, GetError, JoinHandle, PutError, Runtime,
+    current, spawn_now, task, testcancel, yield_now, Cond, FiberError, FiberId, GetError,
+    JoinHandle, PutError,
 };
 
 pub mod paths;

@@ -6,7 +6,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use luafiber::{Error, LuaRuntime, Runtime, Value};
+use luafiber::runtime::Runtime;
+use luafiber::{LuaRuntime, LuaRuntimeError as Error, Value};
 
 #[path = "../fiber/tests/support/child.rs"]
 mod child;

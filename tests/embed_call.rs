@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use luafiber::fiber::{self, Channel};
-use luafiber::{Error, FiberError, LuaRuntime};
+use luafiber::{FiberError, LuaRuntime, LuaRuntimeError as Error};
 use luafiber_lua::{LuaHandle, Value};
 
 /// The fiber error of a failed call.

@@ -42,7 +42,7 @@ fn cords(n: usize) -> LuaCords {
             rt.lua()
                 .globals()
                 .set("CORD", i as i64)
-                .map_err(luafiber::Error::Lua)
+                .map_err(luafiber::LuaRuntimeError::Lua)
         })
         .eval("function whoami() return CORD end")
         .load_module(
@@ -245,7 +245,7 @@ fn a_cord_in_a_long_lua_loop_does_not_stop_the_others() {
             rt.lua()
                 .globals()
                 .set("CORD", i as i64)
-                .map_err(luafiber::Error::Lua)?;
+                .map_err(luafiber::LuaRuntimeError::Lua)?;
             rt.register_fn("spinning", |_| {
                 SPINNING.store(true, Ordering::SeqCst);
                 Ok(vec![])
@@ -293,7 +293,7 @@ fn a_cord_in_a_long_lua_loop_does_not_stop_the_others() {
 #[test]
 fn a_call_from_a_fiber_blocks_only_that_fiber() {
     let c = Arc::new(cords(1));
-    let ticks = luafiber::Runtime::new().block_on(move || {
+    let ticks = luafiber::runtime::Runtime::new().block_on(move || {
         let done = Arc::new(AtomicBool::new(false));
         let d = done.clone();
         let ticker = luafiber::spawn(move || {

@@ -20,6 +20,11 @@
 //!
 //! # Embedding
 //!
+//! A Rust host uses [`host`] (re-exported at the top of the `luafiber`
+//! crate): one `Builder`, `Runtime`, `Handle` and `Error` for one cord or
+//! many, typed calls, futures. What follows is the single-thread layer it
+//! is built on.
+//!
 //! A Rust program calls Lua the way Tarantool serves iproto CALL and EVAL:
 //! [`LuaRuntime::call`] runs a global function (by dotted name) and
 //! [`LuaRuntime::eval`] a chunk, each on a fresh fiber, and returns the
@@ -90,8 +95,8 @@
 //!   fiber's own max slice);
 //! - `modules/`: the Lua modules (`fiber`, `clock`, `buffer`, `msgpack`,
 //!   `json`, `log`; `serializer` is what `msgpack` and `json` share);
-//! - `embed/`: the Rust API: [`LuaRuntime`], scripts, call/eval, handles,
-//!   [`LuaRuntime::register_fn`];
+//! - `embed/`: the Rust API: [`host`] (the embedding surface), [`LuaRuntime`],
+//!   scripts, call/eval, handles, [`LuaRuntime::register_fn`];
 //! - [`capi`]: Tarantool's C module API (`module.h`) for the C modules
 //!   `require` loads, over the cord, the fibers and the modules' clocks.
 
@@ -107,6 +112,7 @@ mod slice;
 #[cfg(luafiber_bench)]
 pub use cord::NewThread;
 pub use cord::ThreadPoolConfig;
+pub use embed::host;
 pub use embed::interrupt;
 #[cfg(luafiber_bench)]
 pub use embed::Handlers;

@@ -54,7 +54,10 @@ pub extern "C" fn coio_wait(fd: c_int, events: c_int, timeout: f64) -> c_int {
                 0
             }
             Err(e) => {
-                diag::set(ErrorKind::SystemError, format!("coio_wait: {e}"));
+                diag::set(
+                    ErrorKind::SystemError,
+                    format!("coio_wait: {}", crate::modules::errno::io_text(&e)),
+                );
                 0
             }
         }

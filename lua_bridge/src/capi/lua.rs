@@ -203,15 +203,38 @@ capi! {
     ///
     /// As [`luaL_pushuint64`].
     fn luaL_pushint64(s: &mut Stack, val: i64) {
-        if cfg!(feature = "lua54") {
-            s.push_int(val);
-        } else if (-DBL_INT_MAX..=DBL_INT_MAX).contains(&val) {
+        push_int64_within(s, val as u64, false, DBL_INT_MAX)
+    }
+}
+
+/// Pushes a 64-bit integer as Tarantool's Lua decoders do: a number when
+/// `-bound <= val <= bound` (Tarantool's `DBL_INT_MAX` is 10^14 - 1), else
+/// an `int64_t` (`uint64_t` when `unsigned`) cdata on LuaJIT; an integer on
+/// Lua 5.4 (a float past `i64::MAX`). `val` holds the value's 64 bits.
+///
+/// # Errors
+///
+/// The error of the cdata's constructor (out of memory), on top.
+pub(crate) fn push_int64_within(
+    s: &mut Stack,
+    val: u64,
+    unsigned: bool,
+    bound: i64,
+) -> LResult<()> {
+    if cfg!(feature = "lua54") {
+        if unsigned && val > i64::MAX as u64 {
             s.push_number(val as f64);
         } else {
-            push_wide(s, val as u64, true)?;
+            s.push_int(val as i64);
         }
-        Ok(())
+    } else if unsigned && val <= bound as u64 {
+        s.push_number(val as f64);
+    } else if !unsigned && (-bound..=bound).contains(&(val as i64)) {
+        s.push_number(val as i64 as f64);
+    } else {
+        push_wide(s, val, !unsigned)?;
     }
+    Ok(())
 }
 
 /// The integer at `idx` as Tarantool's `luaL_convertint64` reads it: a

@@ -47,6 +47,7 @@ cord_context! {
         server: crate::modules::box_::server::ServerState,
         crypto_ctx: crate::modules::crypto::ctx::CtxKind,
         csv_kind: crate::modules::csv::CsvKind,
+        popen_kind: crate::modules::popen::PopenKind,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

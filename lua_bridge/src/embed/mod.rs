@@ -18,6 +18,7 @@ mod call;
 mod context;
 mod cords;
 mod handle;
+pub mod host;
 pub mod interrupt;
 mod rust_fn;
 mod script;

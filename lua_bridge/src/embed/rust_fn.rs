@@ -21,7 +21,20 @@ use crate::raw::error::ErrorKind;
 use crate::raw::{lua_fn, Raise, Stack};
 
 /// A registered blocking function: arguments in, results or an error out.
-type RustFn = Rc<dyn Fn(Vec<Value>) -> Result<Vec<Value>, FnError>>;
+#[derive(Clone)]
+enum RustFn {
+    /// Through [`Value`]s ([`LuaRuntime::register_fn`]).
+    Values(Rc<ValuesFn>),
+    /// Through MessagePack arrays (the typed functions of
+    /// [`crate::host`]), encoded and decoded as the `msgpack` module does.
+    Msgpack(Rc<MsgpackFn>),
+}
+
+/// A function of [`Value`]s.
+type ValuesFn = dyn Fn(Vec<Value>) -> Result<Vec<Value>, FnError>;
+
+/// A function of MessagePack arrays: the arguments in, the results out.
+pub(crate) type MsgpackFn = dyn Fn(&[u8]) -> Result<Vec<u8>, FnError>;
 
 /// Why a function registered with [`LuaRuntime::register_fn`] failed: what
 /// Lua gets raised, as an error object whose `type` follows the variant and
@@ -151,10 +164,21 @@ impl LuaRuntime {
         name: &str,
         f: impl Fn(Vec<Value>) -> Result<Vec<Value>, FnError> + 'static,
     ) -> Result<(), Error> {
+        self.register(name, RustFn::Values(Rc::new(f)))
+    }
+
+    /// Makes `f`, a function of MessagePack arrays (the arguments in, the
+    /// results out), the Lua global `name`, as [`register_fn`](LuaRuntime::register_fn)
+    /// does: the typed functions of [`crate::host`].
+    pub(crate) fn register_msgpack_fn(&self, name: &str, f: Rc<MsgpackFn>) -> Result<(), Error> {
+        self.register(name, RustFn::Msgpack(f))
+    }
+
+    fn register(&self, name: &str, f: RustFn) -> Result<(), Error> {
         let cname = CString::new(name).map_err(|_| Error::Load(format!("bad name {name:?}")))?;
         let idx = RustFns::with(|fns| {
             let mut fns = fns.0.borrow_mut();
-            fns.push((Rc::new(f), name.to_owned()));
+            fns.push((f, name.to_owned()));
             fns.len() - 1
         });
         let s = &mut self.main_stack();
@@ -189,6 +213,10 @@ lua_fn! {
             crate::fiber::check_switch(s, &name)?;
         }
         s.ensure(8)?;
+        let f = match f {
+            RustFn::Values(f) => f,
+            RustFn::Msgpack(f) => return call_msgpack_fn(s, &*f, &name),
+        };
         let args = (1..=s.top()).map(|i| value::read(s, i, 0)).collect::<Result<Vec<_>, _>>()?;
         let results = f(args).map_err(|e| e.raise(&name))?;
         let n = results.len() as c_int;
@@ -204,4 +232,14 @@ lua_fn! {
         }
         Ok(n)
     }
+}
+
+/// Calls a function of MessagePack arrays with the arguments on `s` and
+/// pushes its results (the `msgpack` module's encoder and decoder).
+fn call_msgpack_fn(s: &mut Stack, f: &MsgpackFn, name: &str) -> crate::raw::LResult<c_int> {
+    use crate::modules::msgpack::port;
+    let args = port::encode_array(s, 1, name, "argument")?;
+    let results = f(&args).map_err(|e| e.raise(name))?;
+    s.settop(0);
+    port::push_array(s, &results, "decode")
 }

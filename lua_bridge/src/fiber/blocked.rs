@@ -25,7 +25,9 @@ pub(crate) fn report(s: &mut Stack, main: FiberId) -> String {
          blocked fibers:",
     );
     for id in ids {
-        if fiber::status(id) != Some(Status::Suspended) {
+        // A fiber in `io::watch` waits for a signal (the CLI's shutdown
+        // watcher), not for the others.
+        if fiber::status(id) != Some(Status::Suspended) || luafiber_runtime::io::is_watching(id) {
             continue;
         }
         let name = fiber::name(id).unwrap_or_default();

@@ -136,8 +136,9 @@ unsafe fn raise(l: *mut ffi::lua_State, parts: &[&[u8]]) -> ! {
 /// A name is split at `.` and `:`; each part indexes the value before it
 /// (metamethods run), starting at the globals. A `:` before the last part
 /// makes a method call (the object is passed first). A part that cannot be
-/// looked up or a last value that is nil raises "Procedure 'NAME' is not
-/// defined" (Tarantool's `ER_NO_SUCH_PROC`).
+/// looked up or a last value that is neither a function nor a table
+/// (callable by its metatable) raises "Procedure 'NAME' is not defined"
+/// (Tarantool's `ER_NO_SUCH_PROC`, as `box_lua_find` does).
 ///
 /// # Safety
 ///
@@ -196,7 +197,10 @@ unsafe extern "C-unwind" fn call_handler(l: *mut ffi::lua_State) -> c_int {
                 break;
             }
         }
-        if ffi::lua_type(l, -1) <= ffi::LUA_TNIL {
+        // As box_lua_find: only a function or a table (callable by its
+        // metatable) is a procedure.
+        let t = ffi::lua_type(l, -1);
+        if t != ffi::LUA_TFUNCTION && t != ffi::LUA_TTABLE {
             raise(l, &[b"Procedure '", name, b"' is not defined"]);
         }
         // From here `name` is no longer used: its string may go.

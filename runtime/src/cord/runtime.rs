@@ -68,6 +68,12 @@ impl Handle {
         self.shared.cords.len()
     }
 
+    /// Whether `self` and `other` reach the same runtime (a call from one
+    /// of its own cords can then run there without crossing threads).
+    pub fn same_runtime(&self, other: &Handle) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// Whether the runtime is quiet: no fiber of any cord is ready,
     /// sleeping, or waiting on I/O or on another thread, and no work waits
     /// to start. Then only new work given from outside (or a fiber blocked

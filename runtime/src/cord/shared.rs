@@ -172,6 +172,15 @@ impl Shared {
         }
     }
 
+    /// Whether a cord other than `me` is awake (runs, spins, or is being
+    /// woken): one that may post to `me` soon (see `Reactor::spin`).
+    pub fn peers_awake(&self, me: usize) -> bool {
+        self.cords
+            .iter()
+            .enumerate()
+            .any(|(i, c)| i != me && c.inbox.is_awake())
+    }
+
     /// Whether work waits that cord `me` could take without a message: in
     /// the injector, or unstarted in another cord's `Worker`.
     pub fn has_work(&self, me: usize) -> bool {

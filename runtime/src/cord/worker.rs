@@ -144,7 +144,8 @@ impl Cord {
             // from another thread (`Handle::wait_quiet`).
             self.shared.set_quiet(self.index);
         }
-        reactor::turn_cord(timeout, pending);
+        let peers_awake = || self.shared.peers_awake(self.index);
+        reactor::turn_cord(timeout, pending, peers_awake);
     }
 
     /// Wakes the joiners of the tasks that ended since the last turn.

@@ -172,6 +172,12 @@ impl Inbox {
         self.sleeping.load(Ordering::Relaxed)
     }
 
+    /// Whether the cord is awake: it runs, spins, or was woken and has not
+    /// yet taken the wake (a hint, for another cord deciding to spin).
+    pub fn is_awake(&self) -> bool {
+        !self.sleeping.load(Ordering::Relaxed) || self.waker.is_notified()
+    }
+
     /// The cord's half of the sleep handshake, before a blocking poll:
     /// marks the cord asleep and says whether it may block (no message is
     /// queued and `pending` says no other work waits). When it may not,

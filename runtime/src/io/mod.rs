@@ -30,7 +30,8 @@
 //!   the caller owns (Tarantool's `coio_wait`, Lua's `socket.iowait`),
 //!   registered only while fibers wait on it.
 //! - [`waker`] gives a [`CordWaker`] (`Send + Sync`) that wakes the cord
-//!   from another thread; fibers wait for it in [`wait_woken`].
+//!   from another thread; fibers wait for it in [`wait_woken`], and in
+//!   [`watch`] (which does not keep the loop running: a signal watcher).
 //! - [`run_blocking`] runs a closure on a small thread pool and parks the
 //!   fiber until it returns; [`getaddrinfo`] resolves names on it.
 //!
@@ -89,4 +90,4 @@ pub use blocking::{getaddrinfo, run_blocking, AddrInfo, GaiError, Hints};
 pub use error::is_cancelled;
 pub use fd::{set_nonblocking, wait_fd, wait_readable, wait_writable, Fd};
 pub use source::{Interest, Ready};
-pub use waker::{wait_woken, waker, CordWaker};
+pub use waker::{is_watching, wait_woken, waker, watch, CordWaker};

@@ -13,7 +13,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use luafiber_fiber as fiber;
 use mio::unix::SourceFd;
@@ -27,6 +27,11 @@ use crate::io::waker::{self, Shared};
 const WAKER: Token = Token(usize::MAX);
 /// Events taken by one poll.
 const EVENTS: usize = 1024;
+/// The longest a cord spins before it sleeps (see [`Reactor::spin`]).
+pub(crate) const SPIN: Duration = Duration::from_micros(20);
+/// After `k` spins in a row that ran out, a cord skips the spin of its
+/// next `2^k` blocking polls, `k` at most this.
+const MAX_BACKOFF: u32 = 6;
 
 pub(crate) struct Reactor {
     poll: RefCell<Poll>,
@@ -44,10 +49,23 @@ pub(crate) struct Reactor {
     pub permit: Cell<bool>,
     /// Fibers waiting for a job of [`crate::io::run_blocking`].
     pub jobs: Rc<fiber::Cond>,
+    /// Fibers in [`crate::io::watch`] (they do not count as waiters).
+    pub watchers: Rc<fiber::Cond>,
+    /// A watchers' wake that came while none watched.
+    pub watch_permit: Cell<bool>,
+    /// The ids of the fibers in [`crate::io::watch`] now.
+    pub watching: RefCell<Vec<fiber::FiberId>>,
     /// What other threads hand to this cord ([`crate::io::inbox`]).
     pub inbox: Arc<Inbox>,
     /// The drained messages' vector, kept for its capacity.
     spare: RefCell<Vec<Msg>>,
+    /// Set by a drain that found messages, cleared by the next blocking
+    /// poll: another thread posted here since, so it may again soon.
+    posted: Cell<bool>,
+    /// Spins in a row that ran out (capped at [`MAX_BACKOFF`]).
+    spin_fails: Cell<u32>,
+    /// Blocking polls left to make without a spin, after one ran out.
+    spin_skips: Cell<u32>,
 }
 
 thread_local! {
@@ -122,6 +140,9 @@ impl Reactor {
         Ok(Reactor {
             inbox,
             spare: RefCell::new(Vec::new()),
+            posted: Cell::new(false),
+            spin_fails: Cell::new(0),
+            spin_skips: Cell::new(0),
             poll: RefCell::new(poll),
             events: RefCell::new(Events::with_capacity(EVENTS)),
             sources: RefCell::new(Vec::new()),
@@ -129,6 +150,9 @@ impl Reactor {
             woken: Rc::new(fiber::Cond::new()),
             permit: Cell::new(false),
             jobs: Rc::new(fiber::Cond::new()),
+            watchers: Rc::new(fiber::Cond::new()),
+            watch_permit: Cell::new(false),
+            watching: RefCell::new(Vec::new()),
         })
     }
 
@@ -215,11 +239,21 @@ pub(crate) fn turn(timeout: Option<Duration>) -> bool {
     };
     if all_waiters() == 0 {
         if let Some(t) = timeout.filter(|t| !t.is_zero()) {
-            std::thread::sleep(t);
+            // A watcher (`io::watch`) is woken through the poll: sleep in it.
+            let watched = with_existing(|r| {
+                let w = r.watchers.waiters() > 0;
+                if w {
+                    r.turn(Some(t), || false, || false);
+                }
+                w
+            });
+            if watched != Some(true) {
+                std::thread::sleep(t);
+            }
         }
         return false;
     }
-    with_existing(|r| r.turn(timeout, || false));
+    with_existing(|r| r.turn(timeout, || false, || false));
     match timeout == Some(Duration::ZERO) {
         true => waiters() > 0,
         false => all_waiters() > 0,
@@ -230,9 +264,14 @@ pub(crate) fn turn(timeout: Option<Duration>) -> bool {
 /// its [`drain_inbox`]: as [`turn`], but it waits in the event loop even
 /// when no fiber is parked there (other threads wake it through its
 /// inbox), and does not block while `pending()` says other threads left
-/// work for it (the injector).
-pub(crate) fn turn_cord(timeout: Option<Duration>, pending: impl FnOnce() -> bool) {
-    with_existing(|r| r.turn(timeout, pending));
+/// work for it (the injector); before it blocks it may [spin](Reactor::spin)
+/// while `peers_awake()` says another cord of its runtime is awake.
+pub(crate) fn turn_cord(
+    timeout: Option<Duration>,
+    pending: impl Fn() -> bool,
+    peers_awake: impl Fn() -> bool,
+) {
+    with_existing(|r| r.turn(timeout, pending, peers_awake));
 }
 
 /// Acts on every message in this thread's inbox (outside any fiber);
@@ -242,10 +281,16 @@ pub(crate) fn drain_inbox() -> bool {
 }
 
 impl Reactor {
-    /// Polls with `timeout`; a blocking poll goes through the inbox's
-    /// sleep handshake (so a message posted meanwhile wakes it, or keeps it
-    /// from blocking) and drains the inbox after.
-    fn turn(&self, timeout: Option<Duration>, pending: impl FnOnce() -> bool) {
+    /// Polls with `timeout`; a blocking poll first [spins](Reactor::spin)
+    /// when it may, then goes through the inbox's sleep handshake (so a
+    /// message posted meanwhile wakes it, or keeps it from blocking) and
+    /// drains the inbox after.
+    fn turn(
+        &self,
+        timeout: Option<Duration>,
+        pending: impl Fn() -> bool,
+        peers_awake: impl Fn() -> bool,
+    ) {
         let just_polled = JUST_POLLED.replace(false);
         if timeout == Some(Duration::ZERO) {
             if waiters() > 0 && !just_polled {
@@ -253,7 +298,16 @@ impl Reactor {
             }
             return;
         }
-        let timeout = match self.inbox.sleep(pending) {
+        if self.spin(timeout, &pending, &peers_awake) {
+            // A message or work came while it spun: a zero poll (for the
+            // fds' events), and the loop runs what the drain made ready.
+            if waiters() > 0 {
+                self.poll_events(Some(Duration::ZERO));
+            }
+            self.drain_inbox();
+            return;
+        }
+        let timeout = match self.inbox.sleep(&pending) {
             true => timeout,
             false => Some(Duration::ZERO),
         };
@@ -264,12 +318,71 @@ impl Reactor {
         self.drain_inbox();
     }
 
+    /// Before a blocking poll: when another thread posted here since the
+    /// last one and `peers_awake()` (another cord runs, spins, or is being
+    /// woken), polls the inbox (and `pending`) while that lasts, for at
+    /// most [`SPIN`] (or `timeout`, when shorter); says whether something
+    /// came. While it spins the cord is not marked asleep, so posters do
+    /// not write its `eventfd`: two cords that exchange messages hand them
+    /// over with no syscall and no sleep on either side (a wake through
+    /// the `eventfd` costs tens of microseconds of CPU on a VM, most of it
+    /// the IPI that wakes the sleeping CPU).
+    ///
+    /// An idle cord does not spin (nothing was posted since it last
+    /// slept), nor one whose peers all sleep (a reply would come only after
+    /// their own wake). A spin that runs out costs its time for nothing
+    /// (the peer computes, or has no core to run on: on an oversubscribed
+    /// machine spinning takes the core the peer waits for), so after `k` in
+    /// a row the next `2^k` blocking polls (`k` at most [`MAX_BACKOFF`])
+    /// skip it; one that catches a message starts over.
+    fn spin(
+        &self,
+        timeout: Option<Duration>,
+        pending: &impl Fn() -> bool,
+        peers_awake: &impl Fn() -> bool,
+    ) -> bool {
+        if !self.posted.replace(false) {
+            return false;
+        }
+        if self.spin_skips.get() > 0 {
+            self.spin_skips.set(self.spin_skips.get() - 1);
+            return false;
+        }
+        if !peers_awake() {
+            return false;
+        }
+        let end = Instant::now() + timeout.map_or(SPIN, |t| t.min(SPIN));
+        loop {
+            for _ in 0..16 {
+                if self.inbox.has_msgs() {
+                    self.spin_fails.set(0);
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            if pending() {
+                self.spin_fails.set(0);
+                return true;
+            }
+            if !peers_awake() {
+                return false;
+            }
+            if Instant::now() >= end {
+                let fails = (self.spin_fails.get() + 1).min(MAX_BACKOFF);
+                self.spin_fails.set(fails);
+                self.spin_skips.set(1 << fails);
+                return false;
+            }
+        }
+    }
+
     /// Acts on every message in the inbox (outside any fiber); returns
     /// whether there was any.
     fn drain_inbox(&self) -> bool {
         if !self.inbox.has_msgs() {
             return false;
         }
+        self.posted.set(true);
         let mut spare = self.spare.take();
         self.inbox.drain(&mut spare);
         self.spare.replace(spare);

@@ -26,6 +26,8 @@ pub(crate) const JOBS: u32 = 2;
 /// A message in the cord's inbox (see [`crate::io::inbox`]), which every
 /// turn drains: the bit only ends the poll.
 pub(crate) const INBOX: u32 = 4;
+/// A [`CordWaker::wake_watchers`] for [`watch`].
+pub(crate) const WATCH: u32 = 8;
 
 /// What a cord shares with the threads that wake it.
 pub(crate) struct Shared {
@@ -40,6 +42,11 @@ impl Shared {
             waker,
             bits: AtomicU32::new(0),
         }
+    }
+
+    /// Whether a wake is set that the cord has not taken yet.
+    pub fn is_notified(&self) -> bool {
+        self.bits.load(Ordering::Relaxed) != 0
     }
 
     /// Sets `bits`, and writes the `eventfd` unless a write is pending.
@@ -63,6 +70,10 @@ pub(crate) fn on_wake(r: &Reactor) {
     }
     if bits & JOBS != 0 {
         r.jobs.broadcast();
+    }
+    if bits & WATCH != 0 {
+        r.watch_permit.set(true);
+        r.watchers.broadcast();
     }
 }
 
@@ -99,6 +110,13 @@ impl CordWaker {
     /// Never blocks; a cord that has ended ignores it.
     pub fn wake(&self) {
         self.shared.notify(WOKEN);
+    }
+
+    /// Wakes the cord's fibers in [`watch`] (a wake that comes while none
+    /// watches is kept for the next). Never blocks; async-signal-safe (an
+    /// atomic and an `eventfd` write), so a signal handler may call it.
+    pub fn wake_watchers(&self) {
+        self.shared.notify(WATCH);
     }
 
     pub(crate) fn notify(&self, bits: u32) {
@@ -157,4 +175,49 @@ pub fn wait_woken(timeout: Option<Duration>) -> io::Result<bool> {
         Err(fiber::Error::Cancelled) => Err(error::cancelled()),
         Err(e) => Err(io::Error::other(e)),
     }
+}
+
+/// Parks the calling fiber until a [`CordWaker::wake_watchers`] from any
+/// thread or signal handler (one that came since the last `watch` returns
+/// at once), or until `timeout` runs out (`None`: no limit). Returns
+/// `true` when woken, `false` on timeout. Unlike [`wait_woken`], a
+/// watching fiber does not keep the scheduler loop running: with nothing
+/// else to do, [`Runtime::run`](crate::Runtime::run) returns and leaves it
+/// parked (a signal watcher for the life of a program). While it watches,
+/// the loop's idle sleeps (timers only) wait in the event loop, so a wake
+/// is seen at once. A cancellation point.
+///
+/// # Errors
+///
+/// A cancel (see [`is_cancelled`](crate::io::is_cancelled)); the event loop
+/// cannot be made.
+///
+/// # Panics
+///
+/// When called outside any fiber.
+pub fn watch(timeout: Option<Duration>) -> io::Result<bool> {
+    assert!(fiber::current().is_some(), "watch called outside any fiber");
+    let (woken, cond) = reactor::with(|r| {
+        let taken = r.shared.bits.fetch_and(!WATCH, Ordering::AcqRel) & WATCH != 0;
+        (r.watch_permit.replace(false) || taken, r.watchers.clone())
+    })?;
+    if woken {
+        return Ok(true);
+    }
+    let me = fiber::current().expect("checked above");
+    let _ = reactor::with(|r| r.watching.borrow_mut().push(me));
+    let r = cond.wait(timeout);
+    let _ = reactor::with(|r| r.watching.borrow_mut().retain(|&id| id != me));
+    match r {
+        Ok(woken) => Ok(woken),
+        Err(fiber::Error::Cancelled) => Err(error::cancelled()),
+        Err(e) => Err(io::Error::other(e)),
+    }
+}
+
+/// Whether fiber `id` of this thread waits in [`watch`] now (such a fiber
+/// waits for a signal, not for the others: reports of blocked fibers
+/// leave it out).
+pub fn is_watching(id: fiber::FiberId) -> bool {
+    reactor::with_existing(|r| r.watching.borrow().contains(&id)).unwrap_or(false)
 }

@@ -123,9 +123,16 @@ pub(super) fn stop() {
     drop(rt);
 }
 
-/// Runs `req` on this cord (in the job's fiber): starts the detached Lua
-/// fiber that answers it.
-pub(super) fn serve(req: Request) {
+/// Runs `f` with this serving cord's Lua runtime (`None` on any other
+/// thread, or while the cord starts or stops).
+pub(crate) fn with_runtime<R>(f: impl FnOnce(&LuaRuntime) -> R) -> Option<R> {
+    RUNTIME.with(|r| r.borrow().as_ref().map(f))
+}
+
+/// Runs `req` on this cord (in the job's fiber, or in the caller's fiber
+/// for a call from this cord): starts the detached Lua fiber that answers
+/// it.
+pub(crate) fn serve(req: Request) {
     let Request {
         kind,
         body,
@@ -140,6 +147,12 @@ pub(super) fn serve(req: Request) {
         Kind::Eval => (handler_ref(Handler::Eval), "eval"),
         Kind::Export => (export_call_ref(), "call"),
     };
+    // A caller that gave up (a dropped future) before the call started:
+    // it does not start (the slot's drop answers, to nobody).
+    let gather = reply.gather().cloned();
+    if gather.as_ref().is_some_and(|g| g.is_abandoned()) {
+        return;
+    }
     let what = body.clone();
     let id = Serving::with(|p| {
         p.pending
@@ -162,8 +175,15 @@ pub(super) fn serve(req: Request) {
             ErrorUse::Lua,
         );
         s.settop(top);
-        r.map(drop)
+        r
     });
+    if let (Ok(fid), Some(g)) = (&started, gather) {
+        // Known to the caller from here, who may cancel it; a caller that
+        // gave up while it started gets it cancelled now.
+        if !g.started(luafiber_runtime::cord::current().unwrap_or(0), *fid) {
+            let _ = luafiber_fiber::cancel(*fid);
+        }
+    }
     if let Err(e) = started {
         let message = match e {
             Raise::Error(_, m) | Raise::Message(m) => format!("{fname}: {m}"),
@@ -233,6 +253,11 @@ lua_fn! {
             } else {
                 FailKind::Cancelled
             };
+            // An error object crosses with its fields (its `__serialize`
+            // would give the message only).
+            if error::is_error(s, 3) && error::push_plain(s, 3).is_ok() {
+                s.replace(3);
+            }
             let value = port::encode_one(s, 3).ok();
             Err(Failure {
                 kind,
