@@ -6,6 +6,7 @@
 //! searches Debian's and LuaRocks' directories (`luafiber::paths`).
 
 mod console;
+mod shutdown;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -193,6 +194,12 @@ fn main() -> ExitCode {
     let result = if console && script.is_none() && chunks.is_empty() {
         rt.run_chunk(&console::chunk(), "interactive")
     } else {
+        // SIGTERM (and SIGINT without a console) shut down gracefully.
+        if let Err(e) = shutdown::install(&rt, !console) {
+            eprintln!("luafiber: {e}");
+        } else {
+            chunks.insert(0, shutdown::chunk());
+        }
         rt.run_main(&chunks, script, args, &interpreter)
     };
     let code = match result {

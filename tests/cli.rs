@@ -262,7 +262,7 @@ fn main_fiber_blocked_forever_is_reported() {
             "fiber 101 (blocked_forever.lua), the main fiber",
             "get",
             "blocked_forever.lua:4: in main chunk",
-            "fiber 102 (lua)",
+            "fiber 103 (lua)",
             "wait",
             "blocked_forever.lua:2:",
         ],

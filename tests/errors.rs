@@ -5,7 +5,7 @@
 #[path = "support/luafiber_e.rs"]
 mod luafiber_e;
 
-use luafiber::{Error, LuaRuntime};
+use luafiber::{LuaRuntime, LuaRuntimeError as Error};
 use luafiber_e::luafiber_e;
 
 fn run(rt: &LuaRuntime, code: &str) {
@@ -477,4 +477,21 @@ fn error_report_names_the_fiber_by_its_bytes() {
 #[test]
 fn vendored_lua_is_built_with_stack_clash_protection() {
     assert!(std::hint::black_box(luafiber::STACK_CLASH_PROTECTION));
+}
+
+/// Issue 29: a system error reaches Lua as Tarantool words it, strerror's
+/// text only: a busy port is `Address already in use`, without Rust's
+/// ` (os error 98)`.
+#[test]
+fn a_busy_port_is_reported_without_rusts_os_error_suffix() {
+    let (status, stdout, stderr) = luafiber_e(
+        "local s = require('socket').tcp_server('127.0.0.1', 0, function() end) \
+         local port = s:name().port \
+         local ok, err = pcall(box.cfg, {listen = '127.0.0.1:' .. port}) \
+         print(ok, tostring(err)) io.stdout:flush() os.exit(0)",
+    );
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stdout.starts_with("false\t"), "{stdout}");
+    assert!(stdout.contains(": Address already in use\n"), "{stdout}");
+    assert!(!stdout.contains("os error"), "{stdout}");
 }

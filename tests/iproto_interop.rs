@@ -10,6 +10,8 @@
 //! loopback with a port the system picks; every wait is bounded and the
 //! child processes are killed on drop.
 
+#[path = "../examples/support/fd_limit.rs"]
+mod fd_limit;
 #[path = "../fiber/tests/support/skip.rs"]
 mod skip;
 
@@ -380,6 +382,13 @@ fn garbage_ends_only_its_connection_with_a_log_line() {
     let mut bad = Raw::connect(&server);
     // 0xc1 is no MessagePack at all: no size prefix can start with it.
     bad.s.write_all(b"\xc1 / HTTP/1.1\r\n\r\n").unwrap();
+    // As iproto_connection_on_input: an error reply (sync 0), then the
+    // close.
+    let (status, sync, body) = bad.reply().expect("the error reply");
+    assert_eq!((status, sync), (0x8000 | 20, 0));
+    assert!(body
+        .windows(31)
+        .any(|w| w == b"Invalid MsgPack - packet length"));
     assert!(bad.reply().is_none(), "the connection is closed");
     let mut good = Raw::connect(&server);
     assert!(good.ping());
@@ -541,4 +550,36 @@ fn random_and_mutated_packets_crash_nothing() {
 #[ignore = "a million packets; the bounded version above runs by default"]
 fn a_million_random_and_mutated_packets_crash_nothing() {
     fuzz_server(1_000_000, 1000);
+}
+
+#[test]
+fn ten_thousand_connections_at_once() {
+    // Issue 25 item 2: 10,000 clients connected together, each greeted
+    // and answered; the server goes on answering after they leave.
+    const N: usize = 10_000;
+    let limit = fd_limit::raise_fd_limit();
+    if limit < N as u64 + 256 {
+        skip::skipped(&format!(
+            "RLIMIT_NOFILE hard limit {limit} is below the {} this needs",
+            N + 256
+        ));
+        return;
+    }
+    let server = Server::start();
+    let mut conns = Vec::with_capacity(N);
+    for _ in 0..N {
+        conns.push(Raw::connect(&server));
+    }
+    for (i, c) in conns.iter_mut().enumerate() {
+        c.send(|b| encode::encode_ping(b, i as u64).unwrap());
+    }
+    for (i, c) in conns.iter_mut().enumerate() {
+        let r = c.reply().map(|(k, sync, _)| (k, sync));
+        assert_eq!(r, Some((kind::OK, i as u64)), "connection {i}");
+    }
+    drop(conns);
+    let mut after = Raw::connect(&server);
+    assert!(after.ping(), "the server answers after the 10,000 leave");
+    let log = server.log();
+    assert!(!log.contains("accept failed"), "{log}");
 }

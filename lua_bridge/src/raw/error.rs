@@ -3,9 +3,10 @@
 //! An error object is a table `{type = KIND, message = MSG, file = F, line = N}`
 //! (and `code`, `prev`, `errno` and payload fields where they apply) with a
 //! shared metatable: `tostring(err)` and `err .. ''` give the message,
-//! and the console shows the message (as master's `error_serialize` in
-//! `src/lua/error.lua`; the serializers keep the fields, which the
-//! `threads` module sends between cords). `file` and `line` name the Lua
+//! and so do the serializers (`__serialize`: json, msgpack, the console and
+//! IPROTO replies), as master's `error_serialize` in `src/lua/error.lua`
+//! (without `box_error_serialize_verbose`); the `threads` module sends the
+//! fields between cords ([`push_plain`]). `file` and `line` name the Lua
 //! code that called the failing function; `err.trace` reads them as
 //! Tarantool's `{{file = F, line = N}}` (`{}` without them), and
 //! `err.base_type` is the type (or `CustomError` for a `box.error` of a
@@ -22,7 +23,7 @@ use std::ffi::{c_int, CStr};
 use mlua::ffi;
 
 use super::context::{Part, RegRef};
-use super::{lua_fn, Raise, Stack};
+use super::{lua_fn, LResult, Raise, Stack};
 
 /// Per-cord state of the error objects (a part of the cord context):
 /// registry ref of their metatable in the cord's Lua state, made by
@@ -33,10 +34,14 @@ pub(crate) struct ErrorMt(RegRef);
 /// Makes the error objects' metatable of `s`'s state (once per state, at
 /// setup).
 pub fn init(s: &mut Stack) {
-    let mt = s.new_table(0, 3);
+    let mt = s.new_table(0, 4);
     s.set_funcs(
         mt,
-        &[(c"__tostring", error_tostring), (c"__concat", error_concat)],
+        &[
+            (c"__tostring", error_tostring),
+            (c"__concat", error_concat),
+            (c"__serialize", error_tostring),
+        ],
     );
     let methods = s.new_table(0, 4);
     s.set_funcs(
@@ -79,6 +84,9 @@ pub enum ErrorKind {
     ClientError,
     /// A cipher refused its key, IV or data (Tarantool's `CryptoError`).
     CryptoError,
+    /// The object waited on was closed meanwhile (Tarantool's
+    /// `ChannelIsClosed`, which `popen`'s `ph:wait()` returns too).
+    ChannelIsClosed,
 }
 
 impl ErrorKind {
@@ -95,6 +103,7 @@ impl ErrorKind {
             ErrorKind::FiberSliceIsExceeded => c"FiberSliceIsExceeded",
             ErrorKind::ClientError => c"ClientError",
             ErrorKind::CryptoError => c"CryptoError",
+            ErrorKind::ChannelIsClosed => c"ChannelIsClosed",
         }
     }
 }
@@ -308,6 +317,26 @@ pub fn is_error(s: &mut Stack, idx: c_int) -> bool {
     let same = s.to_pointer(-1) == s.to_pointer(mt);
     s.pop(2);
     same
+}
+
+/// Pushes a copy of the error object at `idx` without the metatable (and
+/// its `prev` chain likewise), so that a serializer writes its fields
+/// rather than its message: what crosses cords for it.
+pub fn push_plain(s: &mut Stack, idx: c_int) -> LResult<()> {
+    let idx = s.abs(idx);
+    s.ensure(6)?;
+    let copy = s.new_table(0, 8);
+    s.push_nil();
+    while s.next_checked(idx)? {
+        if is_error(s, -1) {
+            push_plain(s, -1)?;
+            s.replace(-2);
+        }
+        s.push_value(-2);
+        s.insert(-2);
+        s.rawset(copy)?;
+    }
+    Ok(())
 }
 
 /// Pushes Tarantool's `trace` of the error object at `idx`: `{{file = F,

@@ -18,6 +18,34 @@ do
         end
     end
 
+    -- master's utils.check_param_table (src/lua/utils.lua)
+    local function check_param_table(opts, template)
+        if opts == nil then
+            return
+        end
+        if type(opts) ~= 'table' then
+            internal.raise_coded(1, 'options should be a table')
+        end
+        for k, v in pairs(opts) do
+            if template[k] == nil then
+                internal.raise_coded(1, "unexpected option '" ..
+                                        tostring(k) .. "'")
+            elseif type(v) ~= template[k] then
+                internal.raise_coded(1, "options parameter '" ..
+                                        k .. "' should be of type " .. template[k])
+            end
+        end
+    end
+
+    -- master's identifier_check (src/box/identifier.c): not empty, no
+    -- control characters
+    local function check_identifier(name)
+        if name == '' or name:find('%c') then
+            internal.raise_coded(70, ("Invalid identifier '%s' (expected printable " ..
+                                     "symbols only or it is too long)"):format(name))
+        end
+    end
+
     box.session = {
         id = internal.session_id,
         uid = internal.session_uid,
@@ -26,7 +54,14 @@ do
         peer = internal.session_peer,
         sync = internal.session_sync,
         type = internal.session_type,
-        push = internal.session_push,
+        push = function(...)
+            local ok, err = internal.session_push(...)
+            if ok == nil then
+                -- master's luaT_push_nil_and_error: the diag is set too
+                box.error.set(err)
+            end
+            return ok, err
+        end,
     }
     function box.session.exists(id)
         return id == internal.session_id()
@@ -161,14 +196,19 @@ do
         local t = {}
         function t.create(name, opts)
             check_name('box.schema.' .. kind .. '.create', name)
+            check_param_table(opts, is_role and
+                {if_not_exists = 'boolean', _origin = 'string'} or
+                {password = 'string', if_not_exists = 'boolean', _origin = 'string'})
             opts = opts or {}
             if opts.if_not_exists and internal.user_exists(name, is_role) then
                 return
             end
+            check_identifier(name)
             internal.user_create(name, not is_role and opts.password or nil, is_role)
         end
         function t.drop(name, opts)
             check_name('box.schema.' .. kind .. '.drop', name)
+            check_param_table(opts, {if_exists = 'boolean', _origin = 'string'})
             opts = opts or {}
             if opts.if_exists and not internal.user_exists(name, is_role) then
                 return
@@ -199,6 +239,10 @@ do
         end
         if type(password) ~= 'string' then
             error('Usage: box.schema.user.passwd([user,] password)', 2)
+        end
+        if name == 'guest' and password ~= '' then
+            -- master's user_def_fill_auth_data (alter.cc)
+            internal.raise_coded(96, 'Setting password for guest user has no effect')
         end
         internal.user_passwd(name, password)
     end

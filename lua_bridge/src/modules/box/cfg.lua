@@ -205,6 +205,9 @@ local function upgrade_cfg(cfg)
     return result
 end
 
+-- '256MiB', '100ms' as numbers (master's byte_size_cfg, duration_cfg)
+local normalize_units = internal.load_chunk('units')()
+
 local function check_type(name, value)
     local template = template_cfg[name]
     if not template:find(',') then
@@ -274,6 +277,7 @@ local function prepare_cfg(cfg, old)
             -- box.NULL (== nil on LuaJIT, a light userdata on Lua 5.4)
             v = default_cfg[k]
         else
+            v = normalize_units(k, v, cfg_error)
             check_type(k, v)
         end
         if k == 'replication' and v ~= nil and type(v) ~= 'table' then
@@ -297,6 +301,14 @@ local function check_cfg(cfg, keys)
     if keys.listen and cfg.listen ~= nil and internal.cfg_listen == nil then
         cfg_error('listen', 'not available: this build of luafiber has no ' ..
                   'IPROTO server')
+    end
+    -- master's box_check_readahead and iproto_set_msg_max
+    if keys.readahead and cfg.readahead ~= nil and
+       (cfg.readahead < 128 or cfg.readahead > 2147483647) then
+        cfg_error('readahead', 'specified value is out of bounds')
+    end
+    if keys.net_msg_max and cfg.net_msg_max ~= nil and cfg.net_msg_max < 2 then
+        cfg_error('net_msg_max', 'minimal value is 2')
     end
     if keys.read_only and type(cfg.read_only) == 'string' then
         cfg_error('read_only', 'should be of type boolean')

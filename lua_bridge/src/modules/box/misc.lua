@@ -266,6 +266,26 @@ function internal.run_on_shutdown()
     end
 end
 
+--- box.internal.shutdown(): what SIGTERM and SIGINT do (Tarantool's
+--- on_shutdown_f and box_shutdown): the on_shutdown triggers, then the
+--- server stops listening, lets the running requests finish and their
+--- replies go out (at most the on_shutdown timeout), and closes the
+--- connections. The caller then exits.
+function internal.shutdown()
+    pcall(internal.run_on_shutdown)
+    local deadline = clock.monotonic() + on_shutdown_timeout
+    -- bounded: each round sleeps, the deadline ends it
+    while internal.server_drain(false) > 0 do
+        if clock.monotonic() >= deadline then
+            require('log').warn('shutdown: requests still running after %s s: ' ..
+                                'their connections are closed', on_shutdown_timeout)
+            break
+        end
+        fiber.sleep(0.01)
+    end
+    internal.server_drain(true)
+end
+
 -- os.exit runs the triggers first, as Tarantool's does.
 local exit = os.exit
 os.exit = function(...)

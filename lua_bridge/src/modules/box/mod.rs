@@ -44,6 +44,9 @@ const PARTS: &[(&str, &CStr)] = &[
 /// (`box.internal.load_chunk('cfg')`).
 const CFG: &str = include_str!("cfg.lua");
 
+/// `units.lua`, loaded by `cfg.lua` (`box.internal.load_chunk('units')`).
+const UNITS: &str = include_str!("units.lua");
+
 /// `require('tarantool')`'s chunk (called with `box.internal`).
 const TARANTOOL: &str = include_str!("tarantool.lua");
 
@@ -232,14 +235,15 @@ lua_fn! {
 
 lua_fn! {
     /// `box.internal.load_chunk(name)`: compiles box's Lua part `name`
-    /// (`'cfg'`), loaded on first use, and returns it as a function.
+    /// (`'cfg'`, `'units'`), loaded on first use, and returns it as a function.
     fn box_load_chunk(s: &mut Stack) {
-        let chunk = match s.to_str(1) {
-            Some(b"cfg") => CFG,
+        let (chunk, name) = match s.to_str(1) {
+            Some(b"cfg") => (CFG, c"=box/cfg.lua"),
+            Some(b"units") => (UNITS, c"=box/units.lua"),
             _ => return Err(Raise::illegal("box.internal.load_chunk: no such chunk")),
         };
         s.settop(0);
-        s.load(chunk, c"=box/cfg.lua").map_err(|()| Raise::Top)?;
+        s.load(chunk, name).map_err(|()| Raise::Top)?;
         Ok(1)
     }
 }

@@ -166,12 +166,12 @@ fn finish(conn: &Rc<Conn>, sync: u64, kind: u32, ok: bool, t: &mut Stack) {
         if let Err(e) = encode_results(t, kind, sync, &mut out) {
             out.reset();
             let msg = raise_text(e);
-            let _ = encode::encode_error(
-                &mut out,
-                sync,
-                SCHEMA,
-                &ErrorInfo::client(errcode::PROC_LUA, msg.as_bytes()),
-            );
+            // A value MessagePack cannot hold ("unsupported Lua type
+            // 'function'") is raised by Lua's encoder in Tarantool: a
+            // LuajitError.
+            let mut info = ErrorInfo::client(errcode::PROC_LUA, msg.as_bytes());
+            info.type_name = "LuajitError";
+            let _ = encode::encode_error(&mut out, sync, SCHEMA, &info);
         }
     } else {
         encode_lua_error(t, sync, &mut out);

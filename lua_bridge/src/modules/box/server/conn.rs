@@ -67,6 +67,8 @@ pub(crate) struct Conn {
     connected: Cell<Option<bool>>,
     /// Signalled when they have.
     connect_done: Cond,
+    /// The writer is writing a batch (swapped out of `out`).
+    writing: Cell<bool>,
 }
 
 impl Conn {
@@ -156,6 +158,17 @@ impl Conn {
         bits
     }
 
+    /// Whether replies are still waiting to go out (queued or being
+    /// written).
+    pub fn has_output(&self) -> bool {
+        !self.closed.get() && (self.writing.get() || !self.out.borrow().is_empty())
+    }
+
+    /// CALL and EVAL fibers running for this connection.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight.get()
+    }
+
     /// A request fiber of this connection has ended.
     #[inline]
     pub fn request_done(&self) {
@@ -192,7 +205,9 @@ pub(super) fn start(fd: Fd, peer: String) {
         dropped: Cell::new(0),
         connected: Cell::new(None),
         connect_done: Cond::new(),
+        writing: Cell::new(false),
     });
+    ServerState::with(|st| st.conns.borrow_mut().insert(session, conn.clone()));
     let w = conn.clone();
     if let Err(e) = Builder::new()
         .name("iproto.writer")
@@ -200,6 +215,7 @@ pub(super) fn start(fd: Fd, peer: String) {
     {
         tracing::warn!(target: "iproto", "{}: no fiber for the writer ({e}), closing", conn.peer);
         conn.close();
+        ServerState::with(|st| st.conns.borrow_mut().remove(&session));
         return;
     }
     let r = conn.clone();
@@ -209,6 +225,7 @@ pub(super) fn start(fd: Fd, peer: String) {
     {
         tracing::warn!(target: "iproto", "{}: no fiber for the reader ({e}), closing", conn.peer);
         conn.close();
+        ServerState::with(|st| st.conns.borrow_mut().remove(&session));
     }
 }
 
@@ -238,6 +255,7 @@ fn write_loop(conn: &Conn) {
         }
         let mut data = conn.spare.replace(Ibuf::new());
         std::mem::swap(&mut data, &mut *conn.out.borrow_mut());
+        conn.writing.set(true);
         let mut failed = None;
         while !data.is_empty() {
             match conn
@@ -253,10 +271,12 @@ fn write_loop(conn: &Conn) {
                 }
             }
         }
+        conn.writing.set(false);
         data.reset();
         *conn.spare.borrow_mut() = data;
         if let Some(e) = failed {
             if !conn.closed.get() {
+                let e = crate::modules::errno::io_text(&e);
                 tracing::info!(target: "iproto", "{}: write failed ({e}), closing", conn.peer);
                 conn.close();
             }
@@ -270,6 +290,7 @@ fn write_loop(conn: &Conn) {
 fn read_loop(conn: &Rc<Conn>, limits: Limits) {
     if has_triggers(TRIGGER_CONNECT) && !on_connect(conn) {
         conn.close();
+        ServerState::with(|st| st.conns.borrow_mut().remove(&conn.session));
         return;
     }
     let uuid = ServerState::with(|st| st.uuid());
@@ -277,6 +298,7 @@ fn read_loop(conn: &Rc<Conn>, limits: Limits) {
     conn.send(&greeting);
     let mut buf = Ibuf::new();
     let why = read_packets(conn, &mut buf, limits);
+    ServerState::with(|st| st.conns.borrow_mut().remove(&conn.session));
     if !conn.closed.get() {
         match why {
             Ok(()) => tracing::debug!(target: "iproto", "{}: peer closed", conn.peer),
@@ -341,7 +363,17 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
                     need = n;
                     break;
                 }
-                Err(e) => return Err(e.to_string()),
+                Err(e) => {
+                    // As iproto_connection_on_input: the error to the
+                    // client (sync 0), best effort, then the close.
+                    let msg = e.to_string();
+                    let mut out = Ibuf::new();
+                    let info = ErrorInfo::client(e.code(), msg.as_bytes());
+                    if encode::encode_error(&mut out, 0, SCHEMA, &info).is_ok() {
+                        let _ = conn.fd.with(|fd| sys::send(fd, out.data()));
+                    }
+                    return Err(msg);
+                }
             }
         }
         if buf.is_empty() {
@@ -362,7 +394,12 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
             Ok(n) => buf.advance(n),
             Err(e) if conn.closed.get() => return Err(e.to_string()),
             Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Ok(()),
-            Err(e) => return Err(format!("read failed ({e})")),
+            Err(e) => {
+                return Err(format!(
+                    "read failed ({})",
+                    crate::modules::errno::io_text(&e)
+                ))
+            }
         }
     }
 }

@@ -14,6 +14,8 @@ use luafiber_runtime::net::sys;
 use luafiber_runtime::uri;
 use socket2::{Domain, SockAddr, Socket, Type};
 
+use crate::modules::errno;
+
 /// A socket listening for IPROTO clients.
 pub(crate) struct Listening {
     /// The URI as given.
@@ -30,8 +32,8 @@ pub(crate) struct Listening {
 }
 
 impl Listening {
-    /// Binds to `text` (`host:port`, a bare port on every interface,
-    /// `unix/:/path`) and starts the accept loop.
+    /// Binds to `text` (`host:port`, a bare port or `*:port` on every
+    /// interface, `unix/:/path`) and starts the accept loop.
     ///
     /// # Errors
     ///
@@ -62,7 +64,12 @@ impl Listening {
                 .ok_or_else(|| {
                     format!("Incorrect value for option 'listen': bad port in '{text}'")
                 })?;
-            let host = if host.is_empty() { "0.0.0.0" } else { host };
+            // '*' is every interface, as in Tarantool's `evio_service_bind`.
+            let host = if host.is_empty() || host == "*" {
+                "0.0.0.0"
+            } else {
+                host
+            };
             let sa: SocketAddr = (host, port)
                 .to_socket_addrs()
                 .map_err(|e| format!("Failed to bind '{text}': {e}"))?
@@ -122,7 +129,7 @@ impl Drop for Listening {
 }
 
 fn bind_failed(uri: &str, e: &io::Error) -> String {
-    format!("failed to bind '{uri}': {e}")
+    format!("failed to bind '{uri}': {}", errno::io_text(e))
 }
 
 /// Accepts connections until the socket is closed or the fiber
@@ -139,7 +146,7 @@ fn accept_loop(fd: &Fd) {
                 let conn = match Fd::from_nonblocking(conn) {
                     Ok(c) => c,
                     Err(e) => {
-                        tracing::warn!(target: "iproto", "{peer}: cannot register the connection: {e}");
+                        tracing::warn!(target: "iproto", "{peer}: cannot register the connection: {}", errno::io_text(&e));
                         continue;
                     }
                 };
@@ -151,7 +158,7 @@ fn accept_loop(fd: &Fd) {
             Err(e) if fd.is_closed() || luafiber_runtime::io::is_cancelled(&e) => return,
             Err(e) => {
                 // EMFILE and the like: the connection stays queued.
-                tracing::warn!(target: "iproto", "accept failed: {e}");
+                tracing::warn!(target: "iproto", "accept failed: {}", errno::io_text(&e));
                 if luafiber_fiber::sleep(Duration::from_millis(10)).is_err() {
                     return;
                 }

@@ -19,6 +19,7 @@ mod call;
 mod conn;
 mod listen;
 mod schema;
+mod shutdown;
 pub(crate) mod users;
 
 use std::cell::{Cell, RefCell};
@@ -98,6 +99,8 @@ pub(crate) struct ServerState {
     listening: RefCell<Option<listen::Listening>>,
     /// Users, roles, functions, grants.
     pub(crate) users: RefCell<Users>,
+    /// The connections served, by session id (until their reader ends).
+    conns: RefCell<HashMap<u64, std::rc::Rc<conn::Conn>>>,
     /// The requests running, by fiber.
     running: RefCell<HashMap<FiberId, Running, BuildHasherDefault<IdHasher>>>,
     /// Bumped by every change of `users` (connections cache their
@@ -173,6 +176,7 @@ pub(crate) const INTERNAL: &[Reg] = &[
     (c"session_trigger_count", session_trigger_count),
     (c"raise_coded", raise_coded_fn),
     (c"password_hash", password_hash),
+    (c"server_drain", shutdown::server_drain),
 ];
 
 /// Raises a `ClientError` with `code` and `msg`.
@@ -373,18 +377,32 @@ lua_fn! {
 }
 
 lua_fn! {
-    /// `box.session.push(value)`: sends `value` to the peer of the
-    /// request the fiber serves as a CHUNK with that request's sync;
-    /// returns true (queued; the peer gets it with the replies of this
-    /// loop iteration). Outside a request: Tarantool's "does not support
-    /// push()" error.
+    /// `box.internal.session_push(value)` (`box.session.push`): sends
+    /// `value` to the peer of the request the fiber serves as a CHUNK with
+    /// that request's sync; returns true (queued; the peer gets it with
+    /// the replies of this loop iteration). As master's `lbox_session_push`
+    /// (`luaT_push_nil_and_error`): nil and a `ClientError` outside a
+    /// request (code 5, "Session 'background' does not support push()")
+    /// and once the peer has gone (code 86, "Session is closed"); box.lua
+    /// makes it the fiber's `box.error.last()`.
     fn session_push(s: &mut Stack) {
-        if s.type_of(1) == ffi::LUA_TNONE {
+        if s.type_of(1) == ffi::LUA_TNONE || s.top() != 1 {
             return Err(Raise::illegal("Usage: box.session.push(data)"));
         }
         let target = with_running(|r| r.map(|r| (r.conn.clone(), r.sync)));
+        let failed: Option<(u32, &str)> = match &target {
+            None => Some((5, "Session 'background' does not support push()")),
+            Some((conn, _)) if conn.is_closed() => Some((86, "Session is closed")),
+            Some(_) => None,
+        };
+        if let Some((code, msg)) = failed {
+            s.ensure(5)?;
+            s.push_nil();
+            error::push_coded(s, b"ClientError", code, msg.as_bytes());
+            return Ok(2);
+        }
         let Some((conn, sync)) = target else {
-            return Err(raise_coded(s, 5, "Session 'background' does not support push()"));
+            return Ok(0);
         };
         let mut out = ServerState::with(|st| st.take_buffer());
         let r = (|| -> LResult<()> {
