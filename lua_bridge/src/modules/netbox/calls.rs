@@ -1,15 +1,12 @@
-//! The C functions of `net.box.lib`: the transport object and its
-//! connection steps (for `net_box.lua`'s state machine), and `perform`,
-//! the request path every `conn:call`, `conn:eval`, space and index method
-//! goes through: options, state check, encode into the send buffer, wait,
-//! decode (Tarantool's `perform_request`, `perform_async_request`,
-//! `dispatch_response_iproto` and the method encoders and decoders).
+//! The C functions of `net.box.lib`: `perform`, the request path every
+//! `conn:call`, `conn:eval`, space and index method goes through: options,
+//! state check, encode into the send buffer, wait, decode (Tarantool's
+//! `perform_request`, `perform_async_request`, `dispatch_response_iproto`
+//! and the method encoders and decoders); the transport object's kind. The
+//! connection steps are [`super::connect`]'s.
 
 use std::cell::Cell;
-use std::ffi::{c_int, OsStr};
-use std::net::{IpAddr, SocketAddr};
-use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::ffi::c_int;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
@@ -19,11 +16,10 @@ use luafiber_iproto::{self as iproto, key, kind, Array, Header, Response};
 use luafiber_runtime::ibuf::{Ibuf, ReserveError};
 use mlua::ffi;
 
+use super::connect;
 use super::future::{self, Fut};
 use super::request::{Decode, Failure, Request};
-use super::transport::{
-    Peer, ReadEnd, State, Transport, ER_NO_CONNECTION, ER_PROC_LUA, ER_TIMEOUT,
-};
+use super::transport::{State, Transport, ER_NO_CONNECTION, ER_PROC_LUA, ER_TIMEOUT};
 use crate::modules::buffer::{self, LuaIbuf};
 use crate::modules::msgpack::port;
 use crate::raw::error::{self, ErrorKind};
@@ -32,12 +28,17 @@ use crate::raw::{args, lua_fn, Kind, LResult, Raise, Stack};
 thread_local! {
     /// Per-cord state of the module: the kind of transport objects (the
     /// future kind is in [`future`]).
-    static TRANSPORTS: Cell<Kind<Rc<Transport>>> = const { Cell::new(Kind::NONE) };
+    pub(super) static TRANSPORTS: Cell<Kind<Rc<Transport>>> = const { Cell::new(Kind::NONE) };
 }
 
 /// Makes the transport kind (once per cord, when the module opens).
 pub(super) fn init(s: &mut Stack) {
-    let kind = Kind::new(s, c"net.box.transport", &[], &[(c"__gc", transport_gc)]);
+    let kind = Kind::new(
+        s,
+        c"net.box.transport",
+        &[],
+        &[(c"__gc", connect::transport_gc)],
+    );
     TRANSPORTS.with(|k| k.set(kind));
 }
 
@@ -75,7 +76,7 @@ pub(super) fn timed_out() -> Failure {
 }
 
 /// Raises the error object of `f`.
-fn raise_failure(s: &mut Stack, f: &Failure) -> LResult {
+pub(super) fn raise_failure(s: &mut Stack, f: &Failure) -> LResult {
     s.ensure(4)?;
     push_failure(s, f);
     Err(Raise::Top)
@@ -99,205 +100,9 @@ pub(super) fn wait_request(
 }
 
 /// The deadline of a timeout in seconds (`None`: none).
-fn deadline_of(t: Option<f64>) -> Option<Instant> {
+pub(super) fn deadline_of(t: Option<f64>) -> Option<Instant> {
     t.and_then(args::seconds)
         .and_then(|d| Instant::now().checked_add(d))
-}
-
-lua_fn! {
-    /// `lib.new_transport()`: a transport in state `initial`.
-    fn new_transport(s: &mut Stack) {
-        s.ensure(1)?;
-        TRANSPORTS.with(Cell::get).push(s, Rc::new(Transport::new()));
-        Ok(1)
-    }
-}
-
-lua_fn! {
-    /// `__gc` of a transport: closes its socket.
-    fn transport_gc(s: &mut Stack) {
-        if let Some(t) = TRANSPORTS.with(Cell::get).take(s, 1) {
-            t.close_stream();
-        }
-        Ok(0)
-    }
-}
-
-lua_fn! {
-    /// `lib.connect(t, host, port, timeout)`: connects (`host` `'unix/'`:
-    /// to the Unix socket at the path `port`) and reads the greeting;
-    /// `{version_id, protocol, uuid, salt}` or nil and a message.
-    fn connect(s: &mut Stack) {
-        let t = transport(s, 1)?;
-        let host = s.to_str(2).map(<[u8]>::to_vec);
-        let port = s.to_str(3).map(<[u8]>::to_vec);
-        let timeout = s.to_number(4).and_then(args::seconds);
-        let (Some(host), Some(port)) = (host, port) else {
-            return Err(Raise::illegal("Usage: lib.connect(t, host, port, timeout)"));
-        };
-        crate::fiber::check_switch(s, "net.box.connect")?;
-        let r = resolve(&host, &port, timeout).and_then(|peer| t.connect(&peer, timeout));
-        after_switch(s);
-        s.ensure(4)?;
-        match r {
-            Ok(g) => {
-                let tab = s.new_table(0, 4);
-                s.push_int(g.version_id.into());
-                s.set_field(tab, c"version_id");
-                s.push_str(if g.is_binary { "Binary" } else { "Lua console" });
-                s.set_field(tab, c"protocol");
-                s.push_bytes(g.uuid.as_ref().map_or(&[][..], |u| &u[..]));
-                s.set_field(tab, c"uuid");
-                s.push_bytes(g.salt());
-                s.set_field(tab, c"salt");
-                Ok(1)
-            }
-            Err(e) => {
-                s.push_nil();
-                s.push_str(&e);
-                Ok(2)
-            }
-        }
-    }
-}
-
-/// Where `host`:`port` is: the addresses of a host and a port, or, for
-/// host `unix/`, the Unix socket at the path `port` (Tarantool's
-/// `unix/:PATH`).
-fn resolve(host: &[u8], port: &[u8], timeout: Option<Duration>) -> Result<Peer, String> {
-    if host == b"unix/" {
-        return Ok(Peer::Unix(PathBuf::from(OsStr::from_bytes(port))));
-    }
-    let (host, port) = (String::from_utf8_lossy(host), String::from_utf8_lossy(port));
-    let port: u16 = port.parse().map_err(|_| format!("Invalid port: {port}"))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(Peer::Inet(vec![SocketAddr::new(ip, port)]));
-    }
-    let host = if host == "localhost" {
-        "127.0.0.1"
-    } else {
-        host
-    };
-    luafiber_runtime::net::lookup_host(host, port, timeout)
-        .map(Peer::Inet)
-        .map_err(|e| super::transport::io_message(&e))
-}
-
-lua_fn! {
-    /// `lib.set_state(t, name[, code, message])`: the state machine's
-    /// state; a failed or closed state fails the requests in flight with
-    /// the error.
-    fn set_state(s: &mut Stack) {
-        let t = transport(s, 1)?;
-        let state = s.to_str(2).and_then(State::from_name)
-            .ok_or_else(|| Raise::illegal("net.box: bad state"))?;
-        let err = s.to_integer(3).map(|code| {
-            let msg = s.to_str(4).map(|m| String::from_utf8_lossy(m).into_owned()).unwrap_or_default();
-            (code as u32, msg)
-        });
-        t.set_state(state, err);
-        Ok(0)
-    }
-}
-
-lua_fn! {
-    /// `lib.run(t)`: the reader, on the calling fiber, until the
-    /// connection fails (`'error', message`) or a response shows another
-    /// schema version (`'schema', version`).
-    fn run(s: &mut Stack) {
-        let t = transport(s, 1)?;
-        crate::fiber::check_switch(s, "net.box")?;
-        let end = t.read_loop();
-        after_switch(s);
-        s.ensure(2)?;
-        match end {
-            ReadEnd::Schema(v) => {
-                s.push_cstr(c"schema");
-                s.push_number(v as f64);
-            }
-            ReadEnd::Failed(m) => {
-                s.push_cstr(c"error");
-                s.push_str(&m);
-            }
-        }
-        Ok(2)
-    }
-}
-
-lua_fn! {
-    /// `lib.writer(t)`: the writer, on the calling fiber, until the
-    /// connection closes.
-    fn writer(s: &mut Stack) {
-        let t = transport(s, 1)?;
-        crate::fiber::check_switch(s, "net.box")?;
-        t.write_loop();
-        after_switch(s);
-        Ok(0)
-    }
-}
-
-lua_fn! {
-    /// `lib.close(t)`: closes the socket (the reader and the writer end).
-    fn close(s: &mut Stack) {
-        transport(s, 1)?.close_stream();
-        Ok(0)
-    }
-}
-
-lua_fn! {
-    /// `lib.set_schema_version(t, v)`.
-    fn set_schema_version(s: &mut Stack) {
-        let t = transport(s, 1)?;
-        t.set_schema_version(s.to_number(2).unwrap_or(0.0) as u64);
-        Ok(0)
-    }
-}
-
-lua_fn! {
-    /// `lib.auth(t, user, password, salt, timeout)`: AUTH on the
-    /// connection (its reader running); true, or nil and the error object.
-    fn auth(s: &mut Stack) {
-        let t = transport(s, 1)?;
-        let sync = t.next_sync();
-        {
-            let user = s.to_str(2).unwrap_or(b"");
-            let password = s.to_str(3).unwrap_or(b"");
-            let salt = s.to_str(4).unwrap_or(b"");
-            let mut out = t.send.borrow_mut();
-            let was_empty = out.is_empty();
-            let at = out.used();
-            if let Err(e) = encode::encode_auth(&mut out, sync, user, Some(password), salt) {
-                out.truncate(at);
-                return Err(no_room(e));
-            }
-            drop(out);
-            t.sent(was_empty);
-        }
-        let req = Rc::new(Request::new(sync, Decode::Nothing));
-        t.register(req.clone());
-        let deadline = deadline_of(s.to_number(5));
-        while !req.is_ready() {
-            if !wait_request(s, &req, deadline)? {
-                t.forget(sync);
-                req.complete(Err(timed_out()));
-            }
-        }
-        s.ensure(2)?;
-        let done = req.done.borrow();
-        match done.as_ref() {
-            Some(Ok(_)) => {
-                s.push_bool(true);
-                Ok(1)
-            }
-            Some(Err(f)) => {
-                s.push_nil();
-                push_failure(s, f);
-                Ok(2)
-            }
-            None => unreachable!("ready"),
-        }
-    }
 }
 
 /// The options of one request (Tarantool's `_request` opts).
@@ -308,6 +113,8 @@ pub(super) struct Opts {
     /// The index of the `buffer` ibuf on the stack.
     pub buffer: Option<Rc<LuaIbuf>>,
     pub skip_header: bool,
+    /// Results as `msgpack.object`s (master's `return_raw`).
+    pub return_raw: bool,
     /// Stack indices of `on_push` and `on_push_ctx`.
     pub on_push: Option<(c_int, c_int)>,
 }
@@ -331,6 +138,9 @@ fn read_opts(s: &mut Stack, idx: c_int) -> LResult<Opts> {
     s.pop(1);
     s.rawget_field(idx, c"skip_header");
     o.skip_header = s.to_bool(-1);
+    s.pop(1);
+    s.rawget_field(idx, c"return_raw");
+    o.return_raw = s.to_bool(-1);
     s.pop(1);
     if s.rawget_field(idx, c"buffer") != ffi::LUA_TNIL {
         let ctx = port::buffer_ctx()?;
@@ -358,7 +168,7 @@ fn read_opts(s: &mut Stack, idx: c_int) -> LResult<Opts> {
 }
 
 /// The error of a send buffer that cannot grow.
-fn no_room(_: ReserveError) -> Raise {
+pub(super) fn no_room(_: ReserveError) -> Raise {
     Raise::Error(ErrorKind::OutOfMemory, "not enough memory".into())
 }
 
@@ -551,7 +361,8 @@ lua_fn! {
         t.register(req.clone());
         if o.is_async {
             s.ensure(2)?;
-            future::push(s, Fut { t, req, buffer: o.buffer, skip_header: o.skip_header });
+            let (buffer, skip_header, return_raw) = (o.buffer, o.skip_header, o.return_raw);
+            future::push(s, Fut { t, req, buffer, skip_header, return_raw });
             return Ok(1);
         }
         // Synchronous: wait, running on_push for each push.
@@ -591,7 +402,10 @@ lua_fn! {
         s.settop(nargs);
         let done = req.done.borrow_mut().take();
         match done {
-            Some(Ok(body)) => push_result(s, &body, decode, true, o.buffer.as_deref(), o.skip_header),
+            Some(Ok(body)) => {
+                let how = (o.buffer.as_deref(), o.skip_header, o.return_raw);
+                push_result(s, &body, decode, true, how)
+            }
             Some(Err(f)) => raise_failure(s, &f),
             None => unreachable!("ready"),
         }
@@ -655,15 +469,18 @@ pub(super) fn copy_to_buffer(b: &LuaIbuf, body: &[u8], skip_header: bool) -> LRe
 
 /// Pushes the result of an answer `body` as `decode` says; `multi`: the
 /// DATA of CALL and EVAL as several values (a synchronous call), else as
-/// one table (a future's result). Returns the count pushed.
+/// one table (a future's result); `how`: the `buffer` (then the count of
+/// bytes copied), `skip_header`, `return_raw` (then one `msgpack.object`
+/// of the DATA array, or of its first element for `Decode::First`, as
+/// master's `netbox_decode_table`/`_value`). Returns the count pushed.
 pub(super) fn push_result(
     s: &mut Stack,
     body: &[u8],
     decode: Decode,
     multi: bool,
-    buffer: Option<&LuaIbuf>,
-    skip_header: bool,
+    how: (Option<&LuaIbuf>, bool, bool),
 ) -> LResult {
+    let (buffer, skip_header, return_raw) = how;
     s.ensure(4)?;
     if let Some(b) = buffer {
         let n = copy_to_buffer(b, body, skip_header)?;
@@ -680,6 +497,15 @@ pub(super) fn push_result(
     let Some(data) = data_of(body, kind::OK)? else {
         return Ok(0);
     };
+    if return_raw {
+        let bytes = match decode {
+            Decode::First if data.is_empty() => return Ok(0),
+            Decode::First => data.items_raw(),
+            _ => data.raw(),
+        };
+        port::push_object_from_raw(s, bytes)?;
+        return Ok(1);
+    }
     match decode {
         Decode::Multi if multi => {
             let n = data.len();
@@ -741,14 +567,14 @@ lua_fn! {
 
 /// The functions of `net.box.lib`.
 pub(super) const LIB: &[crate::raw::Reg] = &[
-    (c"new_transport", new_transport),
-    (c"connect", connect),
-    (c"set_state", set_state),
-    (c"run", run),
-    (c"writer", writer),
-    (c"close", close),
-    (c"auth", auth),
-    (c"set_schema_version", set_schema_version),
+    (c"new_transport", connect::new_transport),
+    (c"connect", connect::connect),
+    (c"set_state", connect::set_state),
+    (c"run", connect::run),
+    (c"writer", connect::writer),
+    (c"close", connect::close),
+    (c"auth", connect::auth),
+    (c"set_schema_version", connect::set_schema_version),
     (c"perform", perform),
     (c"in_flight", in_flight),
     (c"seen_schema_version", seen_schema_version),

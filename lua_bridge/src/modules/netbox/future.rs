@@ -35,6 +35,8 @@ pub(crate) struct Fut {
     pub req: Rc<Request>,
     pub buffer: Option<Rc<LuaIbuf>>,
     pub skip_header: bool,
+    /// `return_raw`: results as `msgpack.object`s.
+    pub return_raw: bool,
 }
 
 thread_local! {
@@ -93,14 +95,8 @@ fn push_outcome(s: &mut Stack, f: &Fut) -> LResult {
     let done = f.req.done.borrow();
     match done.as_ref() {
         Some(Ok(body)) => {
-            let n = push_result(
-                s,
-                body,
-                f.req.decode,
-                false,
-                f.buffer.as_deref(),
-                f.skip_header,
-            )?;
+            let how = (f.buffer.as_deref(), f.skip_header, f.return_raw);
+            let n = push_result(s, body, f.req.decode, false, how)?;
             if n == 0 {
                 s.push_nil();
             }

@@ -8,17 +8,21 @@
 //! - [`request`]: a request in flight; Lua-free;
 //! - [`transport`]: the socket, the writer, the reader that dispatches
 //!   responses by sync, the connection state; Lua-free;
-//! - [`calls`]: `net.box.lib`, the C functions: the connection steps and
-//!   `perform`, the request path of every method;
+//! - [`connect`]: `net.box.lib`'s connection steps (connect, greeting,
+//!   reader, writer, state, AUTH);
+//! - [`calls`]: `net.box.lib`'s `perform`, the request path of every
+//!   method, and the function table;
 //! - [`future`]: futures and the `pairs()` iterator;
 //! - `net_box.lua`: the module's face: `connect`, the connection object
-//!   and its state machine, triggers, spaces and indexes.
+//!   and its state machine, triggers, spaces and indexes;
+//! - `self.lua`: `net.box.self`, calls into this instance.
 //!
 //! `require('net.box')` loads it (`package.preload`), once per cord.
 //! See `docs/lua/net.box.md` for the API and the differences from
 //! Tarantool.
 
 mod calls;
+mod connect;
 mod future;
 mod request;
 mod transport;
@@ -27,6 +31,10 @@ use crate::raw::{lua_fn, Raise};
 
 /// `net_box.lua`, run once per cord by the loader.
 const CHUNK: &str = include_str!("net_box.lua");
+
+/// `self.lua`: `net.box.self`, made by `net_box.lua` through
+/// `lib.make_self`.
+const SELF: &str = include_str!("self.lua");
 
 lua_fn! {
     /// The `net.box` module's loader (`package.preload['net.box']`): makes
@@ -37,8 +45,10 @@ lua_fn! {
         s.ensure(8)?;
         calls::init(s);
         future::init(s);
-        let lib = s.new_table(0, calls::LIB.len() as i32);
+        let lib = s.new_table(0, calls::LIB.len() as i32 + 1);
         s.set_funcs(lib, calls::LIB);
+        s.load(SELF, c"=net.box.self").map_err(|()| Raise::Top)?;
+        s.set_field(lib, c"make_self");
         s.load(CHUNK, c"=net.box").map_err(|()| Raise::Top)?;
         s.push_value(lib);
         s.pcall(1, 1).map_err(|()| Raise::Top)?;

@@ -607,6 +607,8 @@ function remote_methods:eval(code, args, opts)
         error("Use remote:eval(expression, {arg1, arg2, ...}, opts) "..
               "instead of remote:eval(expression, arg1, arg2, ...)")
     end
+    -- master's netbox_encode_eval takes the expression by lua_tolstring
+    if type(code) == 'number' then code = tostring(code) end
     return perform(self._transport, EVAL, D_MULTI, opts, code, args)
 end
 
@@ -620,6 +622,7 @@ end
 -- @deprecated since 1.7.4
 function remote_methods:eval_16(code, ...)
     check_remote_arg(self, 'eval')
+    if type(code) == 'number' then code = tostring(code) end
     return unpack((perform(self._transport, EVAL, D_TABLE, nil, code,
                            {...})))
 end
@@ -818,5 +821,7 @@ local this_module = {
     _lib = lib,
     _E_UNKNOWN = E_UNKNOWN,
 }
+-- net.box.self (self.lua), on every cord (master: the main one only)
+this_module.self = lib.make_self(check_remote_arg, lib.error)
 
 return this_module

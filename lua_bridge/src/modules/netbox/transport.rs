@@ -479,11 +479,7 @@ pub(crate) fn io_message(e: &std::io::Error) -> String {
         return "fiber is cancelled".into();
     }
     match e.raw_os_error() {
-        Some(code) => {
-            let s = std::io::Error::from_raw_os_error(code).to_string();
-            // "Connection refused (os error 111)" -> "Connection refused"
-            s.split(" (os error").next().unwrap_or(&s).to_string()
-        }
+        Some(_) => crate::modules::errno::io_text(e),
         None if e.kind() == std::io::ErrorKind::TimedOut => "Connection timed out".into(),
         None => e.to_string(),
     }
