@@ -4,7 +4,8 @@
 #   - `tarantool` (Debian's 2.6.0, as root or with sudo): the reference the
 #     interop, net.box and cluster tests run against;
 #   - the Python connectors `tarantool` and `asynctnt` from PyPI, in a
-#     virtualenv at target/venv;
+#     virtualenv at target/venv, with `gevent` (the HTTP server of
+#     Tarantool's http_client_test.lua);
 #   - the Node connector `tarantool-driver` from npm, under target/node
 #     (only when `node` and `npm` are there).
 # A tool that cannot be installed is reported here and its tests skip,
@@ -27,12 +28,13 @@ fi
 $SUDO systemctl disable --now tarantool@example 2>/dev/null >/dev/null || true
 
 venv=target/venv
-if ! "$venv/bin/python" -c 'import tarantool, asynctnt' 2>/dev/null; then
-    echo "setup: installing tarantool-python and asynctnt into $venv"
+if ! "$venv/bin/python" -c 'import tarantool, asynctnt, gevent' 2>/dev/null; then
+    echo "setup: installing tarantool-python, asynctnt and gevent into $venv"
     { python3 -m venv "$venv" &&
-      "$venv/bin/pip" install -q --disable-pip-version-check 'tarantool==1.3.0' 'asynctnt==2.4.0'; } \
+      "$venv/bin/pip" install -q --disable-pip-version-check 'tarantool==1.3.0' 'asynctnt==2.4.0' \
+          'gevent==26.9.0'; } \
         >/dev/null 2>&1 ||
-        echo "setup: could not install the Python connectors; their tests skip"
+        echo "setup: could not install the Python connectors and gevent; their tests skip"
 fi
 
 if command -v npm >/dev/null 2>&1 && command -v node >/dev/null 2>&1; then

@@ -137,3 +137,21 @@ fn a_serialize_function_may_yield() {
         ticker:cancel()
     "#);
 }
+
+#[test]
+fn userdata_serialize_is_looked_up_as_master_does() {
+    // Master's `lua_field_inspect_ucdata`: `value.__serialize`, through
+    // `__index`, for json and msgpack alike (Tarantool 2.6 gives the same).
+    run(r#"
+        local json, msgpack = require('json'), require('msgpack')
+        if newproxy == nil then return end -- Lua 5.4 has no newproxy
+        local ud = newproxy(true)
+        getmetatable(ud).__index = {__serialize = function() return {1, 2} end}
+        assert(json.encode(ud) == '[1,2]', json.encode(ud))
+        assert(json.encode({ud}) == '[[1,2]]')
+        assert(msgpack.encode(ud) == msgpack.encode({1, 2}))
+        local plain = newproxy(true)
+        local ok, err = pcall(json.encode, plain)
+        assert(not ok and tostring(err):find("unsupported Lua type 'userdata'"), tostring(err))
+    "#);
+}

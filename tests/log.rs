@@ -147,7 +147,7 @@ fn the_binary_writes_tarantools_plain_lines_to_stderr() {
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 2, "{err}");
     assert_plain(lines[0], "main/101/-e (command line):1 I> one 1");
-    assert_plain(lines[1], "main/102/lua (command line):1 E> two");
+    assert_plain(lines[1], "main/103/lua (command line):1 E> two");
 }
 
 #[test]
@@ -241,4 +241,24 @@ fn log_lines_name_the_fiber_by_its_bytes() {
         .find(|e| e.field("message") == Some("traced"))
         .expect("the line reached the subscriber");
     assert_eq!(traced.field("fiber_name"), Some("\\xffab"));
+}
+
+/// Issue 29: `log.level()` with no level raises master's error (Tarantool
+/// 2.6: "must be a number or a string") and keeps the level: later log
+/// calls work (they raised "attempt to compare nil with number").
+#[test]
+fn log_level_without_a_level_raises_and_keeps_the_level() {
+    let code = "local log = require('log') \
+                local ok, err = pcall(log.level) \
+                print(ok, tostring(err)) \
+                log.info('still') log.debug('hidden') \
+                log.level('debug') log.debug('shown')";
+    let (out, err) = luafiber(&["-e", code], &[]);
+    assert_eq!(
+        out,
+        "false\tIncorrect value for option 'level': should be one of types number, string\n"
+    );
+    assert!(err.contains(" I> still"), "{err}");
+    assert!(!err.contains("hidden"), "{err}");
+    assert!(err.contains(" D> shown"), "{err}");
 }

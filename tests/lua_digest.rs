@@ -5,22 +5,15 @@
 //! from its `dump`, `pickle` round-trips, `utf8` walks ill-formed bytes as
 //! one unit each.
 
-use luafiber::LuaRuntime;
+#[path = "support/lua_run.rs"]
+mod lua_run;
 
 const PRELUDE: &str = r#"
 local fiber = require('fiber')
-local function eq(got, want, what)
-    if got ~= want then
-        error(('%s: got %s, want %s'):format(what, tostring(got), tostring(want)), 2)
-    end
-end
 "#;
 
 fn run(code: &str) {
-    let rt = LuaRuntime::new().unwrap();
-    if let Err(e) = rt.run_chunk(&format!("{PRELUDE}\n{code}"), "lua_digest") {
-        panic!("{e}");
-    }
+    lua_run::run_lua("lua_digest", &[PRELUDE, code]);
 }
 
 #[test]

@@ -506,3 +506,59 @@ fn a_fiber_that_keeps_yielding_sees_a_reader_woken_within_a_few_yields() {
         assert(yields <= 8, 'the second reader ran after ' .. yields .. ' yields')
     "#);
 }
+
+#[test]
+fn the_luasocket_emulation_serves_and_connects_as_masters() {
+    // Master's "Lua Socket Emulation": socket.bind/connect/tcp with
+    // receive patterns, send ranges, settimeout and setoption.
+    run(r#"
+        local srv = assert(socket.bind('127.0.0.1', 0))
+        track(srv.sock)
+        eq(tostring(srv):match('^tcp{server}: fd=%d+$') ~= nil, true, 'server tostring')
+        local host, port, family = srv:getsockname()
+        eq(host, '127.0.0.1', 'host'); eq(type(port), 'string', 'port type')
+        eq(family, 'inet', 'family')
+        srv:settimeout(10)
+        local got = {}
+        local f = fiber.new(function()
+            local c = srv:accept()
+            got.kind = tostring(c):match('^tcp{(%a+)}')
+            got.line = c:receive('*l')
+            got.num = c:receive(3, 'pre-')
+            c:send('0123456789', 3, 5)
+            c:send('bye\n')
+            c:close()
+        end)
+        f:set_joinable(true)
+        local c = assert(socket.connect(host, tonumber(port)))
+        track(c.sock)
+        c:settimeout(10)
+        eq(c:send('hello\nabcrest'), 13, 'bytes sent')
+        eq(c:receive('*l'), '234bye', 'a line without its newline')
+        local r, e, partial = c:receive('*a')
+        eq(r, nil, '*a at the end'); eq(e, 'closed', 'closed'); eq(partial, '', 'nothing left')
+        assert(f:join())
+        eq(got.kind, 'client', 'accepted kind'); eq(got.line, 'hello', 'line')
+        eq(got.num, 'pre-abc', 'bytes with a prefix')
+        c:close()
+        local t = socket.tcp()
+        track(t.sock)
+        eq(tostring(t):match('^tcp{(%a+)}'), 'master', 'master tostring')
+        eq(t:setoption('reuseaddr', true), 1, 'setoption')
+        eq(t:bind('127.0.0.1', 0), 1, 'bind'); eq(t:listen(10), 1, 'listen')
+        eq(tostring(t):match('^tcp{(%a+)}'), 'server', 'listen makes a server')
+        local ok, err = pcall(t.setoption, t, 'bogus', 1)
+        eq(ok, false, 'unknown option'); assert(err:find('Unknown socket option name: bogus'), err)
+        ok, err = pcall(socket.connect)
+        assert(not ok and err:find('Usage: luasocket.connect'), err)
+        local m = socket.tcp()
+        track(m.sock)
+        m:settimeout(10)
+        local r1, e1 = m:connect('127.0.0.1', 1)
+        eq(r1, nil, 'refused'); eq(e1, 'Connection refused', 'refused message')
+        -- s:bind(host) with no port binds a free one, as master's tostring(nil) does.
+        local s = track(socket('AF_INET', 'SOCK_STREAM', 'tcp'))
+        eq(s:bind('127.0.0.1'), true, 'bind without a port')
+        assert(s:name().port > 0, 'a free port')
+    "#);
+}

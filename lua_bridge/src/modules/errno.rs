@@ -46,6 +46,16 @@ pub(crate) fn strerror(e: c_int) -> String {
     }
 }
 
+/// The text of `e` as Tarantool's messages give a system error: an OS
+/// error's `strerror(3)` text without Rust's ` (os error N)` suffix
+/// (`Address already in use`), any other error's own text.
+pub(crate) fn io_text(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => strerror(code),
+        None => e.to_string(),
+    }
+}
+
 /// Tarantool's list of errno constants (`src/lua/errno.c`).
 const NAMES: &[(&CStr, c_int)] = &[
     (c"E2BIG", libc::E2BIG),

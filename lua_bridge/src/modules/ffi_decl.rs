@@ -12,6 +12,12 @@
 //! cdata is ever of this type; a later `ffi.cdef` may still complete the
 //! struct with Tarantool's fields.
 //!
+//! Also what master's `src/lua/init.lua` and `socket.lua` declare at
+//! start-up and scripts call undeclared: `pid_t` and `getpid`, `ssize_t`,
+//! `read` and `write` (a child script of the `popen` tests writes to a
+//! pipe with `ffi.C.write`). Each is declared on its own, and only when
+//! it is not yet.
+//!
 //! Lua 5.4 has no FFI: nothing is declared there.
 
 use crate::raw::Stack;
@@ -23,8 +29,24 @@ pub(crate) fn declare(s: &mut Stack) {
     const CHUNK: &str = r#"
         local ok, ffi = pcall(require, 'ffi')
         if not ok or type(ffi) ~= 'table' or not ffi.cdef then return end
-        if pcall(ffi.typeof, 'struct error') then return end
-        pcall(ffi.cdef, 'struct error;')
+        if not pcall(ffi.typeof, 'struct error') then
+            pcall(ffi.cdef, 'struct error;')
+        end
+        if not pcall(ffi.typeof, 'pid_t') then
+            pcall(ffi.cdef, 'typedef int32_t pid_t;')
+        end
+        if not pcall(ffi.typeof, 'ssize_t') then
+            pcall(ffi.cdef, 'typedef ptrdiff_t ssize_t;')
+        end
+        for _, decl in ipairs({
+            {'getpid', 'pid_t getpid(void);'},
+            {'write', 'ssize_t write(int fd, const char *octets, size_t len);'},
+            {'read', 'ssize_t read(int fd, void *buf, size_t count);'},
+        }) do
+            if not pcall(function() return ffi.C[decl[1]] end) then
+                pcall(ffi.cdef, decl[2])
+            end
+        end
     "#;
     if !cfg!(feature = "luajit") {
         return;

@@ -1,8 +1,8 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
 //! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal`, `fio`, `net.box`,
-//! `crypto`, `digest`, `strict`, `utf8`, `csv`, `pickle` and the global
-//! `box`. Each is a folder or file of its own, put
+//! `crypto`, `digest`, `strict`, `utf8`, `csv`, `pickle`, `yaml`, `popen`, `http.client`,
+//! the global `tonumber64` and the global `box`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
 //! `serializer` holds what `msgpack` and `json` share.
 
@@ -21,21 +21,25 @@ pub(crate) mod ext;
 pub(crate) mod ffi_decl;
 pub(crate) mod fiber;
 pub(crate) mod fio;
+pub(crate) mod httpc;
 pub(crate) mod json;
 pub mod log;
 pub(crate) mod msgpack;
 pub(crate) mod msgpackffi;
 pub(crate) mod netbox;
 pub(crate) mod pickle;
+pub(crate) mod popen;
 pub(crate) mod serializer;
 pub(crate) mod socket;
 pub(crate) mod strict;
 pub(crate) mod string;
 pub(crate) mod table;
 pub(crate) mod threads;
+pub(crate) mod tonumber64;
 pub(crate) mod uri;
 pub(crate) mod utf8;
 pub(crate) mod uuid;
+pub(crate) mod yaml;
 
 use crate::raw::{lua_fn, Raise, Stack};
 
@@ -110,6 +114,12 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"csv");
         s.push_cfunction(pickle::open);
         s.set_field(-2, c"pickle");
+        s.push_cfunction(yaml::open);
+        s.set_field(-2, c"yaml");
+        s.push_cfunction(popen::open);
+        s.set_field(-2, c"popen");
+        s.push_cfunction(httpc::open);
+        s.set_field(-2, c"http.client");
         for name in [c"json", c"log", c"msgpackffi"] {
             s.push_cfunction(open_preloaded);
             s.set_field(-2, name);
@@ -118,6 +128,7 @@ pub(crate) fn register(s: &mut Stack) {
     s.settop(top);
     table::extend(s);
     string::extend(s);
+    tonumber64::register(s);
     crate::fiber::guard::wrap_collectgarbage(s);
     // After the preloads: box's Lua parts require log, json, uuid.
     box_::register(s);

@@ -13,19 +13,22 @@
 -- 4. `box.tuple.new` (msgpack tests only pass one where a wrong argument
 --    is wanted): a cdata of an unrelated type. luafiber has no tuples.
 -- 5. `fun` (luafun): `map` over a table's keys and `totable`, as the
---    msgpack luatest builds its parameters; `console`: a module whose
+--    msgpack luatest builds its parameters, and `iter(t):length()`, as the
+--    popen test counts its cases; `console`: a module whose
 --    completion handler raises (luafiber's console has none).
--- 6. `yaml`: `encode` only, as JSON (the fiber tests only print with it;
---    the table test makes one with `new` and `cfg`).
---    luafiber has no `yaml` module (the console has its own encoder).
--- 7. Lua 5.4: Lua 5.1's global `unpack` (the tests call it).
--- 8. On LuaJIT, what Tarantool declares to the FFI or adds to `os` and
+-- 6. Lua 5.4: Lua 5.1's global `unpack` (the tests call it).
+-- 7. On LuaJIT, what Tarantool declares to the FFI or adds to `os` and
 --    the tests call: `ffi.C.getuid` and `os.setenv` (Tarantool's
 --    `src/lua/env.lua`, through the FFI here). luafiber has neither.
--- 9. `require('compat')` (this file) gives Tarantool's `compat` options
+-- 8. `require('compat')` (this file) gives Tarantool's `compat` options
 --    the tests set: each is `{current = ..., default = ...}`; assigning a
 --    mode records it and changes nothing (luafiber has master's new
 --    behaviours only).
+-- 10. `errno()` right after an FFI call: Tarantool's is `ffi.errno()`;
+--    luafiber's is the copy its own modules set when they fail
+--    (docs/lua/errno.md). The popen test reads `errno()` after
+--    `ffi.C.kill`: on LuaJIT, `errno()` gives `ffi.errno()` while luafiber's
+--    copy is 0.
 
 unpack = unpack or table.unpack
 
@@ -124,6 +127,13 @@ package.preload.fun = function()
             return out
         end,
         totable = function(t) return t end,
+        iter = function(t)
+            return {length = function()
+                local n = 0
+                for _ in pairs(t) do n = n + 1 end
+                return n
+            end}
+        end,
     }
 end
 
@@ -135,13 +145,16 @@ package.preload.console = function()
     }
 end
 
-package.preload.yaml = function()
-    local yaml = {
-        encode = function(v) return require('json').encode(v) .. '\n' end,
-        cfg = function() end,
-    }
-    yaml.new = function() return yaml end
-    return yaml
+if ffi_ok then
+    local errno_mt = getmetatable(require('errno'))
+    local call = errno_mt.__call
+    errno_mt.__call = function(self, ...)
+        local e = call(self, ...)
+        if select('#', ...) == 0 and e == 0 then
+            return ffi.errno()
+        end
+        return e
+    end
 end
 
 local options = {

@@ -10,6 +10,22 @@
 
 local ffi_ok, ffi = pcall(require, 'ffi')
 
+-- What luatest's own ffi_io.lua declares (the popen test closes a pipe's
+-- fds with ffi.C.close).
+if ffi_ok then
+    if not pcall(function() return ffi.C.close end) then
+        pcall(ffi.cdef, 'int close(int fildes);')
+    end
+end
+
+-- A box error object: a cdata in Tarantool, a table with a metatable
+-- here (docs/lua/box.md); assert_type(err, 'cdata') takes one as a cdata.
+local function is_error_object(v)
+    local mt = type(v) == 'table' and getmetatable(v)
+    return mt and mt.__tostring ~= nil and type(v.type) == 'string'
+        and v.message ~= nil or false
+end
+
 local t = {}
 local groups = {}
 
@@ -108,8 +124,13 @@ function t.assert_is(got, expected, msg)
         fail((msg or '') .. ' expected identical ' .. show(expected) .. ', got ' .. show(got), 2)
     end
 end
+function t.assert_is_not(got, unexpected, msg)
+    if rawequal(got, unexpected) then
+        fail((msg or '') .. ' expected not identical to ' .. show(unexpected), 2)
+    end
+end
 function t.assert_type(v, ty, msg)
-    if type(v) ~= ty then
+    if type(v) ~= ty and not (ty == 'cdata' and is_error_object(v)) then
         fail((msg or '') .. ' expected type ' .. ty .. ', got ' .. type(v), 2)
     end
 end
@@ -253,8 +274,25 @@ local function combinations(params)
 end
 
 -- `t.helpers.matrix(params)`: the parameter matrix, which t.group expands.
+-- `t.helpers.retrying(opts, fn, ...)`: calls `fn` until it does not
+-- raise, every `opts.delay` seconds (0.1) for at most `opts.timeout` (5);
+-- then raises its last error. A skip goes through at once.
 t.helpers = {
     matrix = function(params) return params end,
+    retrying = function(opts, fn, ...)
+        local clock, fiber = require('clock'), require('fiber')
+        local deadline = clock.monotonic() + (opts.timeout or 5)
+        while true do
+            local res = {pcall(fn, ...)}
+            local e = res[2]
+            if res[1] or (type(e) == 'table' and e[SKIP]) or
+               clock.monotonic() > deadline then
+                if not res[1] then error(e, 0) end
+                return unpack(res, 2, table.maxn(res))
+            end
+            fiber.sleep(opts.delay or 0.1)
+        end
+    end,
 }
 
 local HOOKS = {before_all = true, after_all = true, before_each = true,

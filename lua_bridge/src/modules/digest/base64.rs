@@ -69,7 +69,7 @@ fn value(c: u8) -> Option<u32> {
 }
 
 /// The bytes of base64 text `text` (Tarantool's lenient rule, above).
-pub(super) fn decode(text: &[u8]) -> Vec<u8> {
+pub(crate) fn decode(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len() / 4 * 3 + 3);
     let (mut acc, mut bits) = (0u32, 0u32);
     for v in text.iter().filter_map(|&c| value(c)) {

@@ -54,7 +54,7 @@
 //! - An xxHash object's `value` is a userdata (master: an
 //!   `XXH*_state_t` cdata).
 
-mod base64;
+pub(crate) mod base64;
 mod checksum;
 
 use std::ffi::c_int;

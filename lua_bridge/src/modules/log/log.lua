@@ -168,6 +168,11 @@ local function say_closure(name, level)
 end
 
 local function set_level(level)
+    -- No level is no number or string (master's check_cfg_option_type);
+    -- the level is kept.
+    if level == nil then
+        cfg_error('level', 'should be one of types ' .. OPTION_TYPES.level)
+    end
     check_type('level', level)
     check_level(level, 'log_level')
     log_cfg.level = level

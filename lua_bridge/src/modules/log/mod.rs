@@ -41,6 +41,7 @@ pub use layer::TarantoolLayer;
 use mlua::ffi;
 use tracing::Level;
 
+use crate::modules::errno;
 use crate::raw::{lua_fn, Raise, Reg, Stack};
 
 /// The `tracing` target of Lua's log lines. Not `lua`: `EnvFilter`
@@ -163,7 +164,7 @@ lua_fn! {
     /// `log.rotate()`: reopens the log file.
     fn log_rotate(s: &mut Stack) {
         let _ = s;
-        if sink::rotate().map_err(|e| Raise::illegal(format!("log.rotate: {e}")))? {
+        if sink::rotate().map_err(|e| Raise::illegal(format!("log.rotate: {}", errno::io_text(&e))))? {
             emit(5, None, "log", 0, "log file has been reopened", false);
         }
         Ok(0)

@@ -131,8 +131,10 @@ pub fn apply(log: Option<&str>, format: &str) -> Result<(), String> {
                 }
             }
             drop(s);
-            let file = open(&path)
-                .map_err(|e| format!("can't open log file '{}': {e}", path.display()))?;
+            let file = open(&path).map_err(|e| {
+                let e = crate::modules::errno::io_text(&e);
+                format!("can't open log file '{}': {e}", path.display())
+            })?;
             Dest::File { path, file }
         }
         Target::Pipe | Target::Syslog => {

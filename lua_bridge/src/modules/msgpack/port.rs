@@ -281,3 +281,33 @@ pub(crate) fn push_null(s: &mut Stack) -> LResult<()> {
     }
     Ok(())
 }
+
+/// Pushes `msgpack.object_from_raw(bytes)` (net.box's `return_raw`),
+/// through `require`: the object needs the module's serializer state,
+/// which its functions hold.
+///
+/// # Errors
+///
+/// What `require` or `object_from_raw` raised (bytes that are not one
+/// MsgPack value), on the top of the stack ([`Raise::Top`]).
+pub(crate) fn push_object_from_raw(s: &mut Stack, bytes: &[u8]) -> LResult<()> {
+    s.ensure(6)?;
+    let top = s.top();
+    s.push_globals();
+    s.rawget_field(-1, c"require");
+    s.push_cstr(c"msgpack");
+    if s.pcall(1, 1).is_err() {
+        s.remove(top + 1);
+        return Err(Raise::Top);
+    }
+    s.rawget_field(-1, c"object_from_raw");
+    s.push_bytes(bytes);
+    if s.pcall(1, 1).is_err() {
+        s.replace(top + 1);
+        s.settop(top + 1);
+        return Err(Raise::Top);
+    }
+    s.replace(top + 1);
+    s.settop(top + 1);
+    Ok(())
+}

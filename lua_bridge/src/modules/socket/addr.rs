@@ -15,11 +15,19 @@ use super::sock::Sock;
 use crate::raw::Stack;
 
 /// The text of a host or port argument, as Tarantool's `tostring(x)` has
-/// it for strings and numbers; `None` for anything else (whose
-/// `tostring` no address parses either).
+/// it for strings, numbers, nil and booleans (so `s:bind(host)` binds
+/// port `atoi("nil")`, 0: a free port, as in master); `None` for anything
+/// else (whose `tostring` no address parses either).
 pub(super) fn arg_text<'s>(s: &'s Stack, idx: c_int) -> Option<Cow<'s, [u8]>> {
     if let Some(b) = s.to_str(idx) {
         return Some(Cow::Borrowed(b));
+    }
+    if s.is_none_or_nil(idx) {
+        return Some(Cow::Borrowed(b"nil"));
+    }
+    if s.type_of(idx) == mlua::ffi::LUA_TBOOLEAN {
+        let text: &[u8] = if s.to_bool(idx) { b"true" } else { b"false" };
+        return Some(Cow::Borrowed(text));
     }
     let n = s.to_number(idx)?;
     Some(Cow::Owned(match s.to_integer(idx) {

@@ -6,7 +6,9 @@
 //! `write`, `readable`, ... are C functions in its metatable's `__index`
 //! table), and `socket.lua`, which turns names (`'AF_INET'`,
 //! `'SOL_SOCKET'`, `{'MSG_PEEK'}`) into numbers and builds
-//! `socket.tcp_connect`, `socket.tcp_server` and friends on top.
+//! `socket.tcp_connect`, `socket.tcp_server` and friends on top; and
+//! `lsocket.lua`, master's LuaSocket emulation (`socket.tcp()`,
+//! `socket.connect`, `socket.bind`), for code ported from LuaSocket.
 //! `require('socket')` loads it (`package.preload`), once per cord.
 //!
 //! - [`sock`]: socket objects, `close`, `fd`, `errno`, `error`, `__gc`;
@@ -128,6 +130,8 @@ const AI_FLAGS: &[(&CStr, c_int)] = &[
 
 /// `socket.lua`, run once per cord by the loader.
 const CHUNK: &str = include_str!("socket.lua");
+/// `lsocket.lua` (the LuaSocket emulation), which `socket.lua` runs.
+const LSOCKET: &str = include_str!("lsocket.lua");
 
 /// Pushes a table of `names`.
 fn push_consts(s: &mut Stack, names: &[(&CStr, c_int)]) -> LResult<c_int> {
@@ -194,19 +198,20 @@ fn push_internal(s: &mut Stack) -> LResult<c_int> {
 
 lua_fn! {
     /// The `socket` module's loader (`package.preload.socket`): makes the
-    /// metatable and `socket.internal`, and runs `socket.lua` over them,
-    /// which gives the module.
+    /// metatable and `socket.internal`, and runs `socket.lua` over them
+    /// (and `lsocket.lua`, the LuaSocket emulation), which gives the module.
     pub(crate) fn open(s: &mut Stack) {
         s.settop(0);
         s.ensure(8)?;
         let (mt, methods) = sock::init_metatable(s, METHODS)?;
         let internal = push_internal(s)?;
         s.load(CHUNK, c"=socket").map_err(|()| Raise::Top)?;
-        s.ensure(4)?;
+        s.ensure(5)?;
         s.push_value(internal);
         s.push_value(methods);
         s.push_value(mt);
-        s.pcall(3, 1).map_err(|()| Raise::Top)?;
+        s.load(LSOCKET, c"=socket.lsocket").map_err(|()| Raise::Top)?;
+        s.pcall(4, 1).map_err(|()| Raise::Top)?;
         fast::install(s, mt, methods)?;
         Ok(1)
     }

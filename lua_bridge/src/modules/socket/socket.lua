@@ -3,7 +3,7 @@
 -- and Lua 5.4 alike (no FFI). Names become numbers here; the C methods do
 -- the I/O and the waits. Run once per cord by the module's loader, which
 -- passes the internal table, the methods table and the metatable.
-local internal, methods, socket_mt = ...
+local internal, methods, socket_mt, lsocket = ...
 local fiber = require('fiber')
 local errno = require('errno')
 local log = require('log')
@@ -525,4 +525,12 @@ return setmetatable({
     internal = internal,
 }, {
     __call = function(_, ...) return socket_new(...) end,
+    -- LuaSocket emulation (lsocket.lua): socket.tcp, connect, bind.
+    __index = lsocket({
+        socket_new = socket_new,
+        tcp_connect = tcp_connect,
+        tcp_server_bind = tcp_server_bind,
+        getaddrinfo = getaddrinfo,
+        set_errno = set_errno,
+    }),
 })

@@ -53,6 +53,7 @@ use mlua::ffi;
 
 use crate::fiber::check_switch;
 use crate::modules::msgpack::port;
+use crate::modules::serializer::{self, Config, Shape};
 use crate::raw::args::opt_timeout;
 use crate::raw::context::{Part, RegRef};
 use crate::raw::error::{self, ErrorKind};
@@ -111,6 +112,27 @@ lua_fn! {
         match size {
             Some(n) => s.push_int(n as i64),
             None => s.push_nil(),
+        }
+        Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `C.arg_count(args)`: how many values the arguments table `args`
+    /// holds, as `msgpack.encode(args)` counts them (Tarantool sends the
+    /// table as one MsgPack array): the largest integer key, holes
+    /// included, so `{1, nil, 3}` is 3 values (`unpack(args)` would stop
+    /// at the hole). An excessively sparse table (a map for `msgpack`)
+    /// raises `fname: arguments must be an array`.
+    fn th_arg_count(s: &mut Stack) {
+        let fname = String::from_utf8_lossy(s.to_str(2).unwrap_or_default()).into_owned();
+        if s.type_of(1) != ffi::LUA_TTABLE {
+            return Err(Raise::illegal(format!("{fname}: arguments must be an array")));
+        }
+        s.ensure(4)?;
+        match serializer::inspect(s, 1, &Config::default()) {
+            Ok(Shape::Array(n)) => s.push_int(n as i64),
+            _ => return Err(Raise::illegal(format!("{fname}: arguments must be an array"))),
         }
         Ok(1)
     }
@@ -200,7 +222,7 @@ lua_fn! {
         let entry = groups::find(s.to_str(3).unwrap_or_default())
             .ok_or_else(|| Raise::illegal(format!("{fname}: no such thread group")))?;
         let target = s.to_integer(5).unwrap_or(0);
-        let timeout = opt_timeout(s, 6, &format!("{fname}: the timeout must be a number"))?;
+        let timeout = opt_timeout(s, 6, &format!("{fname}: timeout must be a number greater than or equal to 0"))?;
         check_switch(s, fname)?;
         let args = port::encode_array(s, 7, fname, "argument")?;
         let body = Body::new(s.to_str(4).unwrap_or_default(), &args);
@@ -252,6 +274,7 @@ pub(crate) fn open(s: &mut Stack) {
         (c"new_error", th_new_error),
         (c"size", th_size),
         (c"place", th_place),
+        (c"arg_count", th_arg_count),
         (c"groups", th_groups),
         (c"cfg", th_cfg),
         (c"dispatch", th_dispatch),

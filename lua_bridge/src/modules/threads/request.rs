@@ -10,9 +10,10 @@
 
 use std::future::poll_fn;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use luafiber_fiber::FiberId;
 use luafiber_runtime::{block_on_future, block_on_future_timeout, cord, FiberError};
 
 /// What a cord is asked to run.
@@ -128,6 +129,12 @@ struct State {
     rest: Vec<Option<Outcome>>,
     left: usize,
     waiter: Option<Waker>,
+    /// The cord and the Lua fiber running the call (gathers of one, once
+    /// started): what a cancel from the caller reaches.
+    fiber: Option<(usize, FiberId)>,
+    /// The caller went away (a dropped future): the call should not start,
+    /// or be cancelled when it has.
+    abandoned: bool,
 }
 
 impl State {
@@ -174,6 +181,8 @@ impl Gather {
                 rest: (1..n).map(|_| None).collect(),
                 left: n,
                 waiter: None,
+                fiber: None,
+                abandoned: false,
             }),
         })
     }
@@ -206,6 +215,51 @@ impl Gather {
     /// Whether every answer is in.
     pub fn is_done(&self) -> bool {
         self.lock().left == 0
+    }
+
+    /// Polls a gather of one ([`Gather::one`]) as a future would: the
+    /// answer once it is in (`None` when taken already), or `Pending`
+    /// with `cx`'s waker kept for the cord that answers.
+    pub fn poll_one(&self, cx: &mut Context<'_>) -> Poll<Option<Outcome>> {
+        let mut st = self.lock();
+        if st.left == 0 {
+            return Poll::Ready(st.first.take());
+        }
+        if !st.waiter.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            st.waiter = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    }
+
+    /// The caller gives up on the call: it will not start if it has not,
+    /// and the cord and id of its fiber are returned when it runs (the
+    /// caller cancels it there).
+    pub fn abandon(&self) -> Option<(usize, FiberId)> {
+        let mut st = self.lock();
+        st.abandoned = true;
+        st.waiter = None;
+        if st.left == 0 {
+            return None;
+        }
+        st.fiber
+    }
+
+    /// Whether the caller gave up on the call ([`Gather::abandon`]).
+    pub fn is_abandoned(&self) -> bool {
+        self.lock().abandoned
+    }
+
+    /// Records that the call runs on cord `cord` in fiber `id`; `false`
+    /// when the caller gave up on it meanwhile (the cord cancels it then).
+    pub fn started(&self, cord: usize, id: FiberId) -> bool {
+        let mut st = self.lock();
+        st.fiber = Some((cord, id));
+        !st.abandoned || st.left == 0
+    }
+
+    /// The id of the call's fiber, once it started ([`Gather::started`]).
+    pub fn fiber_id(&self) -> Option<FiberId> {
+        self.lock().fiber.map(|(_, id)| id)
     }
 
     /// Waits for every answer (`timeout`: at most that long) and returns
@@ -267,6 +321,11 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
+    /// The gather this slot fills (`None` once filled).
+    pub fn gather(&self) -> Option<&Arc<Gather>> {
+        self.gather.as_ref()
+    }
+
     /// Gives the answer (and wakes the caller when it was the last).
     pub fn fill(mut self, outcome: Outcome) {
         if let Some(g) = self.gather.take() {

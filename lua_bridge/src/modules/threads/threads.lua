@@ -3,7 +3,8 @@
 -- (modules/threads/mod.rs): `C.cfg` starts the groups, `C.size` gives a
 -- group's size, `C.dispatch` sends a call or an eval to a group's cords and
 -- waits for their answers, `C.place` is this thread's group and id,
--- `C.groups` the configured groups, `C.new_error` makes an error object.
+-- `C.groups` the configured groups, `C.new_error` makes an error object,
+-- `C.arg_count` counts the values of an arguments table as msgpack does.
 -- Returns the module and the function a cord runs for `threads.call`.
 local C = ...
 local unpack = unpack or table.unpack
@@ -185,6 +186,8 @@ end
 -- Sends a call or an eval to `group_name` and returns the answers.
 local function dispatch(fname, kind, group_name, what, args, opts)
     local size = group_size(group_name, 3)
+    -- As many values as msgpack.encode(args) holds: `{1, nil, 3}` is 3.
+    local nargs = C.arg_count(args, fname)
     local target = target_of(opts, size, 3)
     if group_name == 'tx' then
         if C.place() ~= 'tx' then
@@ -198,15 +201,15 @@ local function dispatch(fname, kind, group_name, what, args, opts)
             if proc == nil then
                 raise({name = 'PROC_LUA', message = errmsg}, 3)
             end
-            res = call_here(proc, unpack(args))
+            res = call_here(proc, unpack(args, 1, nargs))
         else
-            res = call_here(internal_call, what, unpack(args))
+            res = call_here(internal_call, what, unpack(args, 1, nargs))
         end
         return res
     end
     local ok, res, value, failed = C.dispatch(fname, kind, group_name, what,
                                               target, opts.timeout,
-                                              unpack(args))
+                                              unpack(args, 1, nargs))
     if ok then
         return res
     end

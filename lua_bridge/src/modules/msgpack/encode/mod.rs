@@ -362,7 +362,8 @@ impl<'a> Encoder<'a> {
     }
 
     /// Userdata, light userdata and cdata: encoded through a `__serialize`
-    /// function in their metatable, else unsupported.
+    /// function in their metatable or in its `__index` table, else
+    /// unsupported.
     fn object(
         &mut self,
         s: &mut Stack,
@@ -407,8 +408,22 @@ impl<'a> Encoder<'a> {
         s.push_value(self.key);
         s.rawget(top + 1);
         if s.type_of(top + 2) != ffi::LUA_TFUNCTION {
-            s.settop(top);
-            return self.unsupported(s, idx, top);
+            // Master looks `value.__serialize` up through `__index`
+            // (`lua_field_inspect_ucdata`): an `__index` table's is found
+            // too (a function `__index` is not called).
+            s.settop(top + 1);
+            s.push_cstr(c"__index");
+            s.rawget(top + 1);
+            let found = s.type_of(top + 2) == ffi::LUA_TTABLE && {
+                s.push_value(self.key);
+                s.rawget(top + 2);
+                s.replace(top + 2);
+                s.type_of(top + 2) == ffi::LUA_TFUNCTION
+            };
+            if !found {
+                s.settop(top);
+                return self.unsupported(s, idx, top);
+            }
         }
         self.hand_over(s, idx, top, level, handovers)
     }

@@ -1,0 +1,88 @@
+//! The Lua `http.client` module on both engines, against a server of the
+//! same script on loopback (`socket.tcp_server`): keep-alive reuse, bodies
+//! by length, chunked and to the end of the stream, redirects, master's
+//! statuses for timeouts and refused connections.
+
+#[path = "support/lua_run.rs"]
+mod lua_run;
+
+const PRELUDE: &str = r#"
+local http = require('http.client')
+local socket = require('socket')
+local fiber = require('fiber')
+-- Answers by the request's path: /len, /chunked, /eof, /redirect, /slow,
+-- anything else 404. Counts the connections it accepted.
+local accepted = 0
+local function answer(path)
+    if path == '/len' then
+        return 'HTTP/1.1 200 OK\r\nContent-Length: 5\r\nSet-Cookie: a=1; Path=/\r\n\r\nhello'
+    elseif path == '/chunked' then
+        return 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n' ..
+               '3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n'
+    elseif path == '/redirect' then
+        return 'HTTP/1.1 302 Found\r\nLocation: /len\r\nContent-Length: 0\r\n\r\n'
+    elseif path == '/slow' then
+        fiber.sleep(1)
+    end
+    return 'HTTP/1.1 404 Not Found\r\nContent-Length: 4\r\n\r\nnope'
+end
+local server = socket.tcp_server('127.0.0.1', 0, function(s)
+    accepted = accepted + 1
+    while true do
+        local head = s:read({delimiter = '\r\n\r\n'}, 5)
+        if head == nil or head == '' then return end
+        local path = head:match('^%u+ (%S+)')
+        if path == '/eof' then
+            s:write('HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nto the end')
+            return
+        end
+        if s:write(answer(path)) == nil then return end
+    end
+end)
+local port = server:name().port
+local base = ('http://127.0.0.1:%d'):format(port)
+local keep = {keepalive_idle = 30, keepalive_interval = 30, timeout = 5}
+"#;
+
+fn run(code: &str) {
+    lua_run::run_lua("lua_httpc", &[PRELUDE, code, "server:close()"]);
+}
+
+#[test]
+fn bodies_by_length_chunked_and_to_the_end() {
+    run(r#"
+        local c = http.new()
+        local r = c:get(base .. '/len', keep)
+        eq(r.status, 200, 'status')
+        eq(r.reason, 'Ok', 'reason as master')
+        eq(r.body, 'hello', 'body by length')
+        eq(r.cookies.a[1], '1', 'cookie')
+        eq(c:get(base .. '/chunked', keep).body, 'abcde', 'chunked body')
+        eq(c:get(base .. '/eof', keep).body, 'to the end', 'body to the end')
+        r = c:get(base .. '/none', keep)
+        eq(r.status, 404, '404')
+        eq(r.reason, 'Unknown', 'reason of a 404')
+        eq(c:get(base .. '/redirect', keep).body, 'hello', 'redirect followed')
+        eq(c:get(base .. '/redirect', {follow_location = false}).status, 302, 'not followed')
+    "#);
+}
+
+#[test]
+fn timeouts_and_refused_connections_give_masters_statuses() {
+    run(r#"
+        local c = http.new()
+        local r = c:get(base .. '/slow', {timeout = 0.05})
+        eq(r.status, 408, 'timeout status')
+        eq(r.reason, 'Timeout was reached', 'timeout reason')
+        local s = socket('AF_INET', 'SOCK_STREAM', 'tcp')
+        s:bind('127.0.0.1', 0)
+        local free = s:name().port
+        s:close()
+        r = c:get(('http://127.0.0.1:%d/'):format(free), {timeout = 1})
+        eq(r.status, 595, 'refused status')
+        eq(r.reason, "Couldn't connect to server", 'refused reason')
+        local ok, err = pcall(c.get, c, 'htp://x/')
+        eq(ok, false, 'bad scheme')
+        assert(tostring(err):find('Unsupported protocol'), 'its error')
+    "#);
+}
