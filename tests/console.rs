@@ -264,9 +264,15 @@ fn console_survives_unprintable_values_and_stops_spinning_fibers() {
         "setmetatable({}, {__serialize = function() error('no way', 0) end})",
         "---\n- error: 'console: exception while formatting the output: \"no way\"'\n...\n",
     );
+    // Tarantool 2.6 serialises an error value (a plain table's __tostring
+    // is not used).
     c.line(
         "error(setmetatable({}, {__tostring = function() error('bad text', 0) end}))",
-        "exception while formatting the output: \"bad text\"",
+        "---\n- error: []\n...\n",
+    );
+    c.line(
+        "error(setmetatable({}, {__serialize = function() error('bad', 0) end}))",
+        "exception while formatting the output: \"bad\"",
     );
     c.line("1", "---\n- 1\n...\n");
     c.line("fiber = require('fiber')", "---\n...\n");
@@ -294,5 +300,48 @@ fn console_survives_unprintable_values_and_stops_spinning_fibers() {
     c.expect(PROMPT);
     c.line("g:status()", "---\n- dead\n...\n");
     c.line("2 + 2", "---\n- 4\n...\n");
+    c.end();
+}
+
+/// Issue 29: a decimal is printed as Tarantool prints it (`- 1.10`, a
+/// plain scalar, also inside tables), not "incorrect value to convert to
+/// decimal" (the formatter compared it with `''` and `nil`); uuids and
+/// 64-bit integers too.
+#[test]
+fn console_prints_decimals_uuids_and_int64() {
+    let mut c = Console::start(&home("console-decimal"));
+    c.expect(PROMPT);
+    c.line("require('decimal').new('1.10')", "---\n- 1.10\n...\n");
+    c.line(
+        "{require('decimal').new('-0.5'), {d = require('decimal').new(7)}}",
+        "---\n- - -0.5\n  - d: 7\n...\n",
+    );
+    c.line(
+        "require('uuid').fromstr('4a5b0fd8-0d42-4dd1-b6f4-3e0a83d5d1e4')",
+        "---\n- 4a5b0fd8-0d42-4dd1-b6f4-3e0a83d5d1e4\n...\n",
+    );
+    c.line("{box.NULL}", "---\n- - null\n...\n");
+    if cfg!(feature = "lua54") {
+        println!("skipped: int64 cdata (1LL) needs LuaJIT's ffi");
+    } else {
+        c.line("{1LL, 2ULL, -3LL}", "---\n- - 1\n  - 2\n  - -3\n...\n");
+    }
+    c.end();
+}
+
+/// Issue 29: an error value that is a table is printed as its fields, as
+/// Tarantool 2.6 prints it (`- error:` then the table), not `table: 0x...`;
+/// an error object as its message, a string as itself.
+#[test]
+fn console_prints_a_raised_table_as_its_fields() {
+    let mut c = Console::start(&home("console-error-table"));
+    c.expect(PROMPT);
+    c.line("error({code = 5})", "---\n- error:\n    code: 5\n...\n");
+    c.line("error({{1, 2}})", "---\n- error:\n  - - 1\n    - 2\n...\n");
+    c.line("error('plain', 0)", "---\n- error: plain\n...\n");
+    c.line(
+        "box.error({code = 7, reason = 'why'})",
+        "---\n- error: why\n...\n",
+    );
     c.end();
 }

@@ -97,7 +97,7 @@ fn fiber_creation_past_the_limit_is_a_lua_error() {
 fn small_memory_limit_is_an_error() {
     for limit in [0, 1, 4096, 50_000] {
         match LuaRuntime::builder().memory_limit(limit).build() {
-            Err(luafiber::Error::Lua(e)) => {
+            Err(luafiber::LuaRuntimeError::Lua(e)) => {
                 let msg = e.to_string();
                 assert!(msg.contains(&format!("memory_limit({limit})")), "{msg}");
                 assert!(msg.contains("bytes of Lua heap at start"), "{msg}");
@@ -166,7 +166,7 @@ fn full_heap(limit: usize) -> LuaRuntime {
 
 /// Whether `r` is Ok, or an error saying memory ran out (counted in
 /// `OOMS`).
-fn ok_or_oom<T: std::fmt::Debug>(r: Result<T, luafiber::Error>, what: &str) {
+fn ok_or_oom<T: std::fmt::Debug>(r: Result<T, luafiber::LuaRuntimeError>, what: &str) {
     if let Err(e) = r {
         let msg = e.to_string();
         assert!(msg.contains("not enough memory"), "{what}: {msg}");
@@ -282,7 +282,7 @@ fn calls_that_run_out_of_memory_after_they_start_end_with_that_error() {
 
 /// The body of [`calls_that_run_out_of_memory_after_they_start_end_with_that_error`].
 fn run_out_after_start() {
-    let nem = |r: Result<Vec<Value>, luafiber::Error>, what: &str| {
+    let nem = |r: Result<Vec<Value>, luafiber::LuaRuntimeError>, what: &str| {
         let msg = r.expect_err(what).to_string();
         assert!(msg.contains("not enough memory"), "{what}: {msg}");
         assert!(!msg.contains("error in error handling"), "{what}: {msg}");
@@ -296,7 +296,7 @@ fn run_out_after_start() {
                 rt.spawn_call("grow", vec![])
                     .unwrap()
                     .join()
-                    .map_err(luafiber::Error::Fiber),
+                    .map_err(luafiber::LuaRuntimeError::Fiber),
                 "spawn_call",
             );
             // A fiber made by Lua code, joined by Lua code: its error is the

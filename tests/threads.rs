@@ -168,6 +168,34 @@ fn results_under_all_any_and_n() {
     );
 }
 
+/// Issue 29: the arguments cross as `msgpack.encode(args)` would send
+/// them, holes included (`unpack(args)` stopped at the first nil).
+#[test]
+fn arguments_after_a_nil_are_kept() {
+    check(
+        "holes.lua",
+        &["w=1"],
+        r#"
+        local count = "return select('#', ...), ..."
+        local ret = threads.eval('w', count, {1, nil, 3})
+        eq(json.encode(ret), '[[3,1,null,3]]', 'on w')
+        ret = threads.eval('tx', count, {1, nil, 3})
+        eq(ret[1][1], 3, 'count on tx')
+        eq(ret[1][4], 3, 'third on tx')
+        threads.eval('w', [[
+            require('experimental.threads').export('n', function(...)
+                return select('#', ...)
+            end)
+        ]])
+        eq(threads.call('w', 'n', {nil, nil, 'x'}), {{3}})
+        eq(threads.call('w', 'n', {}), {{0}})
+        illegal('threads.eval: arguments must be an array',
+                threads.eval, 'w', 'return', {[100] = 1})
+        print('ok')
+        "#,
+    );
+}
+
 #[test]
 fn argument_checks_have_masters_messages() {
     check(
@@ -609,5 +637,21 @@ fn work_on_thread_groups_keeps_the_process_alive() {
     assert!(
         stderr.contains("exiting drops the work of thread groups w"),
         "{stderr}"
+    );
+}
+
+/// Issue 29: a negative timeout is refused saying what is wrong with it
+/// (it said "must be a number"), as Tarantool words timeouts.
+#[test]
+fn a_negative_timeout_says_so() {
+    check(
+        "neg_timeout.lua",
+        &["w=1"],
+        r#"
+        illegal('threads.eval: timeout must be a number greater than or equal to 0',
+                threads.eval, 'w', 'return 1', {}, {timeout = -1})
+        eq(threads.eval('w', 'return 1', {}, {timeout = 0.5}), {{1}})
+        print('ok')
+        "#,
     );
 }

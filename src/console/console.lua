@@ -74,12 +74,14 @@ end
 -- `__tostring` raised): printed as an error, and the console goes on.
 local FORMAT_FAILED = 'console: exception while formatting the output: "%s"'
 
+-- An error value is printed as any value (a table as its fields, as
+-- Tarantool 2.6 prints `error({code = 5})`; an error object as its message).
 local function print_error(err)
-    local ok, text = pcall(tostring, err)
+    local ok, text = pcall(C.yaml, { { error = err } }, 1)
     if not ok then
-        text = FORMAT_FAILED:format(tostring(text))
+        text = C.yaml({ { error = FORMAT_FAILED:format(tostring(text)) } }, 1)
     end
-    io.write(C.yaml({ { error = text } }, 1), '\n')
+    io.write(text, '\n')
 end
 
 -- Runs `fn` in a fiber of its own, which Ctrl-C interrupts; returns what

@@ -4,6 +4,22 @@
 -- quoted when YAML would read them as something else.
 
 local ffi_ok, ffi = pcall(require, 'ffi')
+local decimal_ok, decimal = pcall(require, 'decimal')
+local uuid_ok, uuid = pcall(require, 'uuid')
+
+local json_ok, json = pcall(require, 'json')
+local NULL = json_ok and json.NULL or nil
+
+-- Whether `v` is nil or NULL (box.NULL: a NULL cdata on LuaJIT, a NULL
+-- light userdata on Lua 5.4). `==` on a cdata may run its type's __eq
+-- (decimal's raises for a nil operand): only under pcall.
+local function is_null(v)
+    if type(v) ~= 'cdata' then
+        return v == nil or rawequal(v, NULL)
+    end
+    local ok, null = pcall(function() return v == nil end)
+    return ok and null
+end
 
 local RESERVED = {}
 for _, w in ipairs{'null', 'true', 'false', 'yes', 'no', 'on', 'off', 'y', 'n'} do
@@ -114,8 +130,12 @@ end
 
 function scalar(v)
     local t = type(v)
-    if v == nil then
+    if is_null(v) then
         return 'null'
+    elseif decimal_ok and decimal.is_decimal(v) or uuid_ok and uuid.is_uuid(v) then
+        -- A plain scalar, as Tarantool's encoder writes a decimal or a
+        -- uuid (MsgPack extensions).
+        return tostring(v)
     elseif t == 'boolean' then
         return tostring(v)
     elseif t == 'number' then
@@ -156,7 +176,7 @@ local function lines_or_inline(out, v, indent, depth, seq_indent)
     if kind == 'scalar' then
         -- An empty string is an empty plain scalar in block context, as
         -- libyaml writes it for Tarantool (`- `); flow style quotes it.
-        return x == '' and '' or scalar(x)
+        return rawequal(x, '') and '' or scalar(x)
     end
     if is_flow or next(x) == nil or depth > 32 then
         return flow(x, depth)
