@@ -85,8 +85,8 @@ impl Pool {
 /// Runs `f` on a thread of a small shared pool (up to 4 threads, made on
 /// demand, each ending after 10 s idle) and parks the calling fiber until
 /// it returns, or until `timeout` runs out (`None`: no limit); other fibers
-/// run meanwhile. Returns `f`'s value. Outside any fiber, `f` runs on the
-/// caller's thread. A cancellation point: a cancelled or timed-out caller
+/// run meanwhile (it always yields, however quick `f` is). Returns `f`'s
+/// value. Outside any fiber, `f` runs on the caller's thread. A cancellation point: a cancelled or timed-out caller
 /// returns at once, and `f` runs on to its end, its value dropped.
 ///
 /// # Errors
@@ -127,13 +127,22 @@ where
     };
     POOL.get_or_init(Pool::default).submit(Box::new(job))?;
     let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+    // The caller parks before it first looks at the slot, even when the
+    // pool was quicker: the job's wake comes through the event loop, which
+    // turns only once this fiber yields, so it is not missed, and the call
+    // yields every time, as Tarantool's `coio_call` does (others run while
+    // it waits, whatever the timing).
+    let mut parked = false;
     loop {
-        if let Some(r) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            return match r {
-                Ok(v) => Ok(v),
-                Err(payload) => panic::resume_unwind(payload),
-            };
+        if parked {
+            if let Some(r) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                return match r {
+                    Ok(v) => Ok(v),
+                    Err(payload) => panic::resume_unwind(payload),
+                };
+            }
         }
+        parked = true;
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if left == Some(Duration::ZERO) {
             return Err(error::timed_out());
