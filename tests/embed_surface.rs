@@ -164,6 +164,8 @@ fn errors_have_kinds_and_fiber_ids() {
     assert_eq!(e.kind(), ErrorKind::Lua);
     let v: BTreeMap<String, serde_json_like::V> = e.lua_value().expect("the raised table");
     assert_eq!(v["code"], serde_json_like::V::I(7));
+    // A table without `__tostring` shows its fields, not `table: 0x...`.
+    assert!(e.message().contains(r#""code": 7"#), "{e}");
     assert_eq!(
         h.call::<()>("app.nope", ()).unwrap_err().kind(),
         ErrorKind::Lua
@@ -202,7 +204,7 @@ fn errors_have_kinds_and_fiber_ids() {
         .eval("local ok, e = pcall(slow_op) return e.type, e.message", ())
         .unwrap();
     assert_eq!(ty, "TimedOut");
-    assert_eq!(msg, "slow_op: timed out");
+    assert_eq!(msg, "slow_op: took too long", "the host's message is kept");
     // And back: Lua code that raises the TimedOut error object (here the
     // Rust function's) gives ErrorKind::TimedOut.
     let e = h.eval::<()>("slow_op()", ()).unwrap_err();

@@ -54,6 +54,10 @@ pub enum FnError {
     Cancelled,
     /// A wait ran out of time: `TimedOut` ("timed out").
     TimedOut,
+    /// A host's [`crate::embed::host::Error`], message kept: its kind picks the
+    /// type (a cancel `FiberIsCancelled`, a timeout `TimedOut`, the rest
+    /// `IllegalParams`).
+    Host(crate::embed::host::Error),
 }
 
 impl std::fmt::Display for FnError {
@@ -62,6 +66,7 @@ impl std::fmt::Display for FnError {
             FnError::Illegal(m) => f.write_str(m),
             FnError::Cancelled => write!(f, "{}", luafiber_fiber::Error::Cancelled),
             FnError::TimedOut => write!(f, "{}", luafiber_fiber::Error::TimedOut),
+            FnError::Host(e) => write!(f, "{e}"),
         }
     }
 }
@@ -124,6 +129,11 @@ impl FnError {
             FnError::Illegal(_) => ErrorKind::IllegalParams,
             FnError::Cancelled => ErrorKind::FiberIsCancelled,
             FnError::TimedOut => ErrorKind::TimedOut,
+            FnError::Host(ref e) => match e.kind() {
+                crate::embed::host::ErrorKind::Cancelled => ErrorKind::FiberIsCancelled,
+                crate::embed::host::ErrorKind::TimedOut => ErrorKind::TimedOut,
+                _ => ErrorKind::IllegalParams,
+            },
         };
         Raise::Error(kind, format!("{name}: {self}"))
     }

@@ -27,7 +27,8 @@ type StepFn = dyn Fn(&CordLua<'_>, usize) -> Result<(), Error> + Send + Sync;
 /// setters that take and return it, then [`build`](Builder::build).
 ///
 /// ```
-/// use luafiber_lua::host::Builder;
+/// # use luafiber_lua::host as luafiber;
+/// use luafiber::Builder;
 ///
 /// let rt = Builder::new()
 ///     .cords(2)                       // OS threads, each with its own Lua state
@@ -164,7 +165,8 @@ impl Builder {
     /// parks its fiber until the future is ready.
     ///
     /// ```
-    /// use luafiber_lua::host::Builder;
+    /// # use luafiber_lua::host as luafiber;
+    /// use luafiber::Builder;
     ///
     /// let rt = Builder::new()
     ///     .register_async_fn("add_later", |(a, b): (i64, i64)| async move { Ok(a + b) })

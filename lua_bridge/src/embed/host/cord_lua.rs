@@ -88,7 +88,8 @@ impl CordLua<'_> {
     /// `FiberIsCancelled` in Lua.
     ///
     /// ```
-    /// use luafiber_lua::host::Builder;
+    /// # use luafiber_lua::host as luafiber;
+    /// use luafiber::Builder;
     ///
     /// let rt = Builder::new()
     ///     .on_cord_start(|lua, _cord| {

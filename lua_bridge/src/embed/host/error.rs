@@ -54,9 +54,10 @@ pub enum ErrorKind {
 /// [`CordLua::register_fn`](super::CordLua::register_fn)).
 ///
 /// ```
-/// let rt = luafiber_lua::host::Builder::new().build().unwrap();
+/// # use luafiber_lua::host as luafiber;
+/// let rt = luafiber::Builder::new().build().unwrap();
 /// let err = rt.handle().eval::<()>("error('no such user')", ()).unwrap_err();
-/// assert_eq!(err.kind(), luafiber_lua::host::ErrorKind::Lua);
+/// assert_eq!(err.kind(), luafiber::ErrorKind::Lua);
 /// assert!(err.to_string().contains("no such user"));
 /// assert!(err.fiber_id().is_some());
 /// ```
@@ -218,6 +219,7 @@ impl From<FnError> for Error {
         let kind = match e {
             FnError::Cancelled => ErrorKind::Cancelled,
             FnError::TimedOut => ErrorKind::TimedOut,
+            FnError::Host(e) => return e,
             _ => ErrorKind::Lua,
         };
         Error::new(kind, e.to_string())
@@ -227,12 +229,8 @@ impl From<FnError> for Error {
 impl From<Error> for FnError {
     /// What Lua gets raised for a registered function's error: a cancel
     /// is `FiberIsCancelled`, a timeout `TimedOut`, the rest
-    /// `IllegalParams` with the message.
+    /// `IllegalParams`, each with the error's message.
     fn from(e: Error) -> FnError {
-        match e.kind {
-            ErrorKind::Cancelled => FnError::Cancelled,
-            ErrorKind::TimedOut => FnError::TimedOut,
-            _ => FnError::Illegal(e.message),
-        }
+        FnError::Host(e)
     }
 }

@@ -54,7 +54,8 @@ impl Handle {
     /// thread.
     ///
     /// ```
-    /// let rt = luafiber_lua::host::Builder::new()
+    /// # use luafiber_lua::host as luafiber;
+    /// let rt = luafiber::Builder::new()
     ///     .load_module("app", "return { add = function(a, b) return a + b end }")
     ///     .build()
     ///     .unwrap();
@@ -97,7 +98,8 @@ impl Handle {
     /// free first, and returns its results as `R`.
     ///
     /// ```
-    /// let rt = luafiber_lua::host::Builder::new().build().unwrap();
+    /// # use luafiber_lua::host as luafiber;
+    /// let rt = luafiber::Builder::new().build().unwrap();
     /// let (s, n): (String, i64) = rt.handle().eval("return ... , 42", ("x",)).unwrap();
     /// assert_eq!((s.as_str(), n), ("x", 42));
     /// ```
@@ -146,7 +148,8 @@ impl Handle {
     /// cancels the call's Lua fiber (a call not started yet never starts).
     ///
     /// ```
-    /// let rt = luafiber_lua::host::Builder::new()
+    /// # use luafiber_lua::host as luafiber;
+    /// let rt = luafiber::Builder::new()
     ///     .load_module("app", "return { add = function(a, b) return a + b end }")
     ///     .build()
     ///     .unwrap();
@@ -325,7 +328,13 @@ fn failure_to_error(f: Failure) -> Error {
         FailKind::Dropped => ErrorKind::Stopped,
         FailKind::Cancelled => ErrorKind::Cancelled,
     };
-    Error::new(kind, f.message).with_value(f.value)
+    // A table raised without `__tostring` has no text of its own: show
+    // its fields, not `table: 0x...`.
+    let message = match f.value.as_deref() {
+        Some(v) if f.message.starts_with("table: ") => super::text::render(v).unwrap_or(f.message),
+        _ => f.message,
+    };
+    Error::new(kind, message).with_value(f.value)
 }
 
 /// The `type` of an error object raised in Lua (a table with that field),

@@ -3,7 +3,8 @@
 //! without (re-exported at the top of the `luafiber` crate).
 //!
 //! ```
-//! use luafiber_lua::host::{Builder, ErrorKind};
+//! # use luafiber_lua::host as luafiber;
+//! use luafiber::{Builder, ErrorKind};
 //!
 //! let rt = Builder::new()
 //!     .cords(2)
@@ -34,7 +35,8 @@
 //!   functions Lua calls, sync or async;
 //! - `args.rs`: typed values to and from MessagePack arrays;
 //! - `error.rs`: [`Error`] and [`ErrorKind`], and how the older error types
-//!   map to them.
+//!   map to them;
+//! - `text.rs`: the message of a table raised without `__tostring`.
 //!
 //! It is built on the machinery of [`LuaCords`](crate::LuaCords) (the
 //! cords, the serve function, the reply slots) and
@@ -47,6 +49,7 @@ mod cord_lua;
 mod error;
 mod handle;
 mod runtime;
+mod text;
 
 pub use builder::Builder;
 pub use cord_lua::CordLua;

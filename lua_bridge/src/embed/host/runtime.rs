@@ -26,7 +26,8 @@ use crate::modules::threads::groups::Group;
 /// cancelled, and each cord's Lua state is closed once its fibers are done.
 ///
 /// ```
-/// use luafiber_lua::host::Builder;
+/// # use luafiber_lua::host as luafiber;
+/// use luafiber::Builder;
 ///
 /// let rt = Builder::new().cords(2).exec("function square(x) return x * x end").build().unwrap();
 /// let threads: Vec<_> = (1..=4i64)
