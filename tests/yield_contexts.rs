@@ -385,7 +385,7 @@ fn rust_function_blocks_only_its_fiber() {
         r#"
         local fiber = require('fiber')
         local ticks, stop = 0, false
-        fiber.new(function() while not stop do ticks = ticks + 1; fiber.yield() end end)
+        fiber.new(function() while not stop and ticks < 1e7 do ticks = ticks + 1; fiber.yield() end end)
         local workers = {}
         for f = 1, 200 do
             workers[f] = fiber.new(function()
