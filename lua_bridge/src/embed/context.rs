@@ -48,6 +48,8 @@ cord_context! {
         crypto_ctx: crate::modules::crypto::ctx::CtxKind,
         csv_kind: crate::modules::csv::CsvKind,
         popen_kind: crate::modules::popen::PopenKind,
+        fio_handles: crate::modules::fio::handle::Handles,
+        fio_stat: crate::modules::fio::stat::StatMeta,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

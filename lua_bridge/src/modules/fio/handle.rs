@@ -22,17 +22,17 @@ use super::call::{self, blocking, push_bool, push_nil_error};
 use super::stat;
 use super::sys;
 use crate::modules::errno;
+use crate::raw::context::Part;
 use crate::raw::{lua_fn, Kind, LResult, Stack};
 
 /// The payload of a handle: its fd, -1 once closed (shared by the fibers
 /// that hold the handle).
 pub(super) type Fh = Rc<Cell<RawFd>>;
 
-thread_local! {
-    /// The kind of file handles (per-cord state: the cord's Lua state has
-    /// one metatable for them).
-    static HANDLES: Cell<Kind<Fh>> = const { Cell::new(Kind::NONE) };
-}
+/// Per-cord state of `fio`'s file handles (a part of the cord context):
+/// their kind (the cord's Lua state has one metatable for them).
+#[derive(Default)]
+pub(crate) struct Handles(Cell<Kind<Fh>>);
 
 /// Makes the handles' metatable (its `__index`, `__tostring` and
 /// `__serialize` are set by `fio.lua`) and pushes it.
@@ -45,14 +45,13 @@ pub(super) fn init(s: &mut Stack) -> LResult<c_int> {
     s.set_field(mt, c"__gc");
     s.push_cstr(c"fio.handle");
     s.set_field(mt, c"__name");
-    HANDLES.with(|h| h.set(kind));
+    Handles::with(|h| h.0.set(kind));
     Ok(mt)
 }
 
 /// The handle at `idx`, or a usage error naming `what`.
 fn handle(s: &mut Stack, idx: c_int, what: &str) -> LResult<Fh> {
-    HANDLES
-        .with(Cell::get)
+    Handles::with(|h| h.0.get())
         .get(s, idx)
         .ok_or_else(|| call::usage(&format!("Usage: {what}")))
 }
@@ -85,7 +84,7 @@ lua_fn! {
         match r {
             Ok(fd) => {
                 s.ensure(2)?;
-                HANDLES.with(Cell::get).push(s, Rc::new(Cell::new(fd)));
+                Handles::with(|h| h.0.get()).push(s, Rc::new(Cell::new(fd)));
                 Ok(1)
             }
             Err(e) => push_nil_error(s, &e),
@@ -269,7 +268,7 @@ lua_fn! {
 lua_fn! {
     /// `__gc`: closes the fd of a handle still open (no switch).
     fn handle_gc(s: &mut Stack) {
-        if let Some(fh) = HANDLES.with(Cell::get).take(s, 1) {
+        if let Some(fh) = Handles::with(|h| h.0.get()).take(s, 1) {
             let fd = fh.replace(-1);
             if fd >= 0 {
                 let _ = sys::close(fd);

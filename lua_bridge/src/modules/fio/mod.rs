@@ -36,9 +36,9 @@
 //!   with a newline).
 
 mod call;
-mod handle;
+pub(crate) mod handle;
 mod path;
-mod stat;
+pub(crate) mod stat;
 mod sys;
 
 use std::ffi::{c_int, CStr};

@@ -5,21 +5,20 @@
 //! `__index` has `is_reg`, `is_dir`, `is_chr`, `is_blk`, `is_fifo`,
 //! `is_link`, `is_sock`.
 
-use std::cell::Cell;
-use std::ffi::{c_int, CStr};
+use std::ffi::CStr;
 use std::io;
 
 use mlua::ffi;
 
 use super::call::push_nil_error;
 use super::sys::Stat;
+use crate::raw::context::{Part, RegRef};
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
-thread_local! {
-    /// Registry ref of the stat tables' metatable (per-cord state, made by
-    /// [`init`]).
-    static STAT_MT: Cell<c_int> = const { Cell::new(ffi::LUA_NOREF) };
-}
+/// Per-cord state of `fio`'s stat tables (a part of the cord context):
+/// the registry ref of their metatable, made by [`init`].
+#[derive(Default)]
+pub(crate) struct StatMeta(RegRef);
 
 /// Makes the stat tables' metatable (once per cord, by the loader).
 pub(super) fn init(s: &mut Stack) -> LResult<()> {
@@ -39,7 +38,7 @@ pub(super) fn init(s: &mut Stack) -> LResult<()> {
         ],
     );
     s.set_field(mt, c"__index");
-    STAT_MT.with(|m| m.set(s.make_ref()));
+    StatMeta::with(|m| m.0.set(s.make_ref()));
     Ok(())
 }
 
@@ -75,7 +74,7 @@ pub(super) fn push_result(s: &mut Stack, r: io::Result<Stat>) -> LResult {
         s.push_number(v);
         s.set_field(t, name);
     }
-    s.push_ref(STAT_MT.with(Cell::get));
+    s.push_ref(StatMeta::with(|m| m.0.get()));
     s.set_metatable(t);
     Ok(1)
 }
