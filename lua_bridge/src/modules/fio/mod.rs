@@ -35,7 +35,7 @@
 //!   joins them with newlines and splits them again, which breaks names
 //!   with a newline).
 
-mod call;
+pub(crate) mod call;
 mod handle;
 mod path;
 mod stat;
