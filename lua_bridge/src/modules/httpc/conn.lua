@@ -267,21 +267,29 @@ end
 
 -- }}}
 
--- {{{ The pool: per client, idle connections by key, each with the time
--- it was put back and how long it may idle (the `keepalive_idle` the
--- server was told).
+-- {{{ The pool: per client, idle connections by key (a list of streams
+-- and a list of the times each may be taken until: when it was put back
+-- plus the `keepalive_idle` the server was told). A kept connection
+-- stays open until it is taken again, found past its time, or collected
+-- with its client: a peer waiting for its next request (a server fiber
+-- of the same script) waits as long.
 
 -- An idle connection to `key` from the pool (one that idled past its
 -- time is closed), or nil.
 function M.take_idle(self, key)
     local idle = self._pool[key]
-    while idle ~= nil and #idle > 0 do
-        local entry = table.remove(idle)
+    if idle == nil then return nil end
+    local streams, untils = idle[1], idle[2]
+    local n = #streams
+    while n > 0 do
+        local stream, until_ = streams[n], untils[n]
+        streams[n], untils[n] = nil, nil
+        n = n - 1
         self._idle = self._idle - 1
-        if fiber.clock() < entry.until_ then
-            return entry.stream
+        if fiber.clock() < until_ then
+            return stream
         end
-        M.drop(self, entry.stream)
+        M.drop(self, stream)
     end
     return nil
 end
@@ -294,12 +302,13 @@ function M.put_idle(self, key, stream, idle)
         M.drop(self, stream)
         return
     end
-    local list = self._pool[key]
-    if list == nil then
-        list = {}
-        self._pool[key] = list
+    local lists = self._pool[key]
+    if lists == nil then
+        lists = {{}, {}}
+        self._pool[key] = lists
     end
-    list[#list + 1] = {stream = stream, until_ = fiber.clock() + idle}
+    local n = #lists[1] + 1
+    lists[1][n], lists[2][n] = stream, fiber.clock() + idle
     self._idle = self._idle + 1
 end
 
@@ -313,7 +322,8 @@ end
 -- The request head. As master's httpc.c: `Accept: */*` and `Connection:
 -- close` unless the caller sets them; `Connection: Keep-Alive` and
 -- `Keep-Alive: timeout=IDLE` with `keepalive_idle` and
--- `keepalive_interval` both above 0. `extra` lines follow the caller's.
+-- `keepalive_interval` both above 0. `extra` lines (a list, or nil)
+-- follow the caller's unless it set them.
 function M.request_head(method, scheme, host, port, target, headers, keepalive, extra)
     local lines = {method .. ' ' .. target .. ' HTTP/1.1'}
     local have = {}
@@ -321,11 +331,13 @@ function M.request_head(method, scheme, host, port, target, headers, keepalive, 
         have[k:lower()] = true
         lines[#lines + 1] = k .. ': ' .. tostring(v)
     end
-    for _, line in ipairs(extra) do
-        local name = line:match('^([^:]*)'):lower()
-        if not have[name] then
-            have[name] = true
-            lines[#lines + 1] = line
+    if extra ~= nil then
+        for _, line in ipairs(extra) do
+            local name = line:match('^([^:]*)'):lower()
+            if not have[name] then
+                have[name] = true
+                lines[#lines + 1] = line
+            end
         end
     end
     if not have['connection'] then

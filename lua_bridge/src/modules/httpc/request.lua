@@ -101,11 +101,11 @@ local function do_request(self, method, url, body, opts)
     local deadline = fiber.clock() + (opts.timeout or conn.TIMEOUT_INFINITY)
     local idle, interval = tonumber(opts.keepalive_idle), tonumber(opts.keepalive_interval)
     local keepalive = idle and interval and idle > 0 and interval > 0 and idle or nil
-    local extra = {}
+    local extra
     if body ~= nil then
-        extra[1] = 'Content-Length: ' .. #body
         -- curl's type of a body given as bytes.
-        extra[2] = 'Content-Type: application/x-www-form-urlencoded'
+        extra = {'Content-Length: ' .. #body,
+                 'Content-Type: application/x-www-form-urlencoded'}
     end
     local head = conn.request_head(method, scheme, host, port, target, opts.headers,
                                    keepalive, extra)
