@@ -3,7 +3,9 @@
 //! verification off, `ca_file` and `ca_path` pointing at the certificate,
 //! a certificate for another name (`verify_host`), the system store
 //! refusing it (495), an unusable `ca_file`, a client certificate
-//! (`ssl_cert`, `ssl_key`), keep-alive reuse and the chunked io object.
+//! (`ssl_cert`, `ssl_key`), keep-alive reuse and the chunked io object;
+//! and peers that speak no TLS (an error) or say nothing (408, other
+//! fibers running while the handshake waits).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -235,4 +237,55 @@ fn client_certificates_keep_alive_and_chunked_io() {
     );
     assert!(accepted.load(Ordering::SeqCst) >= 2);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Starts a loopback server that answers each connection with `reply`
+/// (not TLS) and holds it `hold` before closing: its port.
+fn start_plain(reply: &'static [u8], hold: Duration) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut tcp in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = tcp.write_all(reply);
+                std::thread::sleep(hold);
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn a_peer_that_speaks_no_tls_or_nothing() {
+    let http = start_plain(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi",
+        Duration::ZERO,
+    );
+    let silent = start_plain(b"", Duration::from_secs(2));
+    let code = format!(
+        r#"
+        local http = require('http.client')
+        local c = http.new()
+        local ok, err = pcall(c.get, c, 'https://127.0.0.1:{http}/', {{verify_peer = false, timeout = 5}})
+        eq(ok, false, 'plain HTTP on an https URL raises')
+        assert(tostring(err):find('curl: SSL connect error', 1, true), tostring(err))
+        eq(err.type, 'SystemError', 'its type')
+        -- Only the calling fiber waits: another one ticks meanwhile.
+        local fiber = require('fiber')
+        local ticks = 0
+        local ticker = fiber.new(function()
+            while true do
+                ticks = ticks + 1
+                fiber.sleep(0.01)
+            end
+        end)
+        local r = c:get('https://127.0.0.1:{silent}/', {{verify_peer = false, timeout = 0.2}})
+        ticker:cancel()
+        assert(ticks >= 2, 'the ticker ran while the handshake waited: ' .. ticks)
+        eq(r.status, 408, 'a handshake with no answer times out')
+        eq(r.reason, 'Timeout was reached', 'its reason')
+        eq(c:stat().active_requests, 0, 'no request left active')
+    "#
+    );
+    lua_run::run_lua("lua_httpc_tls", &[&code]);
 }
