@@ -69,6 +69,15 @@ local function ensure_head(self, timeout)
     return true
 end
 
+-- What a failed read of the connection gives the body's stream: nil and
+-- the error for a timeout (the read may be tried again), else the end of
+-- the body (the request failed: status 595).
+local function broken(self, err)
+    if tostring(err):lower():find('timed out') then return nil, err end
+    fail(self, 595, err)
+    return ''
+end
+
 -- The next piece of the response body: bytes, '' at its end, nil and an
 -- error (the fill of the body's buffered stream).
 local function body_fill(self, max, timeout)
@@ -88,7 +97,7 @@ local function body_fill(self, max, timeout)
     end
     if how == 'chunked' and st.chunk_left == 0 then
         local line = s:read({delimiter = '\r\n'}, deadline_left(deadline))
-        if line == nil then return nil, s:error() end
+        if line == nil then return broken(self, s:error()) end
         local size = tonumber(line:match('^%s*(%x+)') or '', 16)
         if size == nil then
             fail(self, 595, 'Invalid chunk size')
@@ -107,7 +116,7 @@ local function body_fill(self, max, timeout)
     if how == 'chunked' then want = math.min(want, st.chunk_left) end
     if how == 'length' then want = math.min(want, st.left) end
     local data, err = s:some(want, deadline_left(deadline))
-    if data == nil then return nil, err end
+    if data == nil then return broken(self, err) end
     if data == '' then
         st.body_done = true
         return ''
