@@ -50,6 +50,7 @@ cord_context! {
         popen_kind: crate::modules::popen::PopenKind,
         fio_handles: crate::modules::fio::handle::Handles,
         fio_stat: crate::modules::fio::stat::StatMeta,
+        httpc_tls: crate::modules::httpc::TlsState,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

@@ -26,7 +26,7 @@ use crate::raw::{LResult, Raise, Stack};
 /// on to its end; what it returns is dropped). `f` owns what it works on
 /// (a copy of the bytes to write, the buffer it reads into), so nothing it
 /// touches is freed under it.
-pub(super) fn blocking<T, F>(s: &mut Stack, f: F) -> LResult<io::Result<T>>
+pub(crate) fn blocking<T, F>(s: &mut Stack, f: F) -> LResult<io::Result<T>>
 where
     F: FnOnce() -> io::Result<T> + Send + 'static,
     T: Send + 'static,

@@ -35,7 +35,7 @@
 //!   joins them with newlines and splits them again, which breaks names
 //!   with a newline).
 
-mod call;
+pub(crate) mod call;
 pub(crate) mod handle;
 mod path;
 pub(crate) mod stat;

@@ -1,26 +1,16 @@
 -- http.client: Tarantool master's src/lua/httpc.lua API, with HTTP/1.1
--- spoken here over luafiber's `socket` module instead of libcurl.
+-- spoken here over luafiber's `socket` module (and rustls for https)
+-- instead of libcurl.
 --
 -- The header, cookie and body-coding functions are master's
 -- (Copyright (C) 2016-2017 Tarantool AUTHORS, BSD-2-Clause).
 --
--- Called with `internal` (`parse_head`, the httparse-based head parser of
--- lua_bridge/src/modules/httpc/mod.rs); returns the module.
-local internal = ...
+-- Called with `internal` (mod.rs's C functions), `conn` (conn.lua),
+-- `request` (request.lua) and `chunked_io` (io.lua); returns the module.
+local internal, conn, request, chunked_io = ...
 
-local socket = require('socket')
-local fiber = require('fiber')
 local json = require('json')
 local msgpack = require('msgpack')
-
-local parse_head = internal.parse_head
-
-local IO_TIMEOUT_DEFAULT = 10
--- curl's default: no limit (about 100 years).
-local TIMEOUT_INFINITY = 100 * 365 * 86400
-local MAX_REDIRECTS = 20
--- curl's message for a connection closed before a response.
-local NOTHING = 'Server returned nothing (no headers, no data)'
 
 local default_content_type = 'application/json'
 
@@ -217,372 +207,26 @@ local function encode_url_params(params, http_method)
     return res
 end
 
--- {{{ The connection pool and the protocol
-
--- scheme, host, port, target ('/path?query') of an absolute URL; nil and
--- curl's message when it is not one.
-local function split_url(url)
-    local scheme, rest = url:match('^(%a[%w+.-]*)://(.*)$')
-    if scheme == nil then
-        scheme, rest = 'http', url
+-- The headers of a response as master gives them, and its cookies:
+-- names over curl's max_header_name_length (32) cut to it, repeated
+-- headers joined.
+local function take_headers(headers, opts)
+    local max_name = opts.max_header_name_length or 32
+    local long = {}
+    for name in pairs(headers) do
+        if #name > max_name then long[#long + 1] = name end
     end
-    scheme = scheme:lower()
-    local authority, target = rest:match('^([^/?#]*)(.*)$')
-    target = target:gsub('#.*$', '')
-    if target == '' then
-        target = '/'
-    elseif target:sub(1, 1) == '?' then
-        target = '/' .. target
+    for _, name in ipairs(long) do
+        local v = headers[name]
+        headers[name] = nil
+        headers[name:sub(1, max_name)] = v
     end
-    authority = authority:gsub('^.*@', '')
-    local host, port = authority:match('^%[(.*)%]:?(%d*)$')
-    if host == nil then
-        host, port = authority:match('^([^:]*):?(%d*)$')
+    local cookies
+    if headers['set-cookie'] ~= nil then
+        cookies = process_cookies(headers['set-cookie'])
     end
-    if host == nil or host == '' then
-        return nil, 'URL using bad/illegal format or missing URL'
-    end
-    if port == '' then
-        port = scheme == 'https' and 443 or 80
-    end
-    return scheme, host, tonumber(port), target
+    return process_headers(headers), cookies
 end
-
--- A response that did not come (master's curl errors): status 595 or
--- 408, reason the message.
-local function failure(status, reason)
-    return {status = status, reason = reason, headers = {}}
-end
-
-local function deadline_left(deadline)
-    local left = deadline - fiber.clock()
-    return left > 0 and left or 0
-end
-
--- An idle connection to `key` from the pool, or a new one.
-local function take_conn(self, key, host, port, deadline)
-    local idle = self._pool[key]
-    if idle ~= nil and #idle > 0 then
-        -- One the server closed meanwhile fails at once: the request
-        -- then goes once more on a new connection (do_request).
-        local s = table.remove(idle)
-        self._idle = self._idle - 1
-        return s, true
-    end
-    local s, err = socket.tcp_connect(host, port, deadline_left(deadline))
-    if s == nil then
-        return nil, false, err
-    end
-    s:setsockopt('SOL_SOCKET', 'SO_KEEPALIVE', true)
-    s:nonblock(true)
-    self._stat.sockets_added = self._stat.sockets_added + 1
-    return s, false
-end
-
-local function put_conn(self, key, s)
-    local limit = self._max_connections
-    if limit >= 0 and self._idle >= limit then
-        s:close()
-        self._stat.sockets_deleted = self._stat.sockets_deleted + 1
-        return
-    end
-    local idle = self._pool[key]
-    if idle == nil then
-        idle = {}
-        self._pool[key] = idle
-    end
-    idle[#idle + 1] = s
-    self._idle = self._idle + 1
-end
-
-local function drop_conn(self, s)
-    s:close()
-    self._stat.sockets_deleted = self._stat.sockets_deleted + 1
-end
-
--- The request head. As master's httpc.c: `Accept: */*` and `Connection:
--- close` unless the caller sets them; `Connection: Keep-Alive` and
--- `Keep-Alive: timeout=IDLE` with `keepalive_idle` and
--- `keepalive_interval` both above 0.
-local function request_head(method, host, port, target, headers, body, keepalive)
-    local lines = {method .. ' ' .. target .. ' HTTP/1.1'}
-    local have = {}
-    for k, v in pairs(headers) do
-        have[k:lower()] = true
-        lines[#lines + 1] = k .. ': ' .. tostring(v)
-    end
-    if not have['connection'] then
-        lines[#lines + 1] = keepalive and 'Connection: Keep-Alive' or 'Connection: close'
-    end
-    if keepalive and not have['keep-alive'] then
-        lines[#lines + 1] = 'Keep-Alive: timeout=' .. math.floor(keepalive)
-    end
-    if not have['host'] then
-        local h = host:find(':', 1, true) and '[' .. host .. ']' or host
-        if port ~= 80 then h = h .. ':' .. port end
-        lines[#lines + 1] = 'Host: ' .. h
-    end
-    if not have['accept'] then
-        lines[#lines + 1] = 'Accept: */*'
-    end
-    if body ~= nil and not have['content-length'] then
-        lines[#lines + 1] = 'Content-Length: ' .. #body
-    end
-    -- curl's type of a body given as bytes.
-    if body ~= nil and not have['content-type'] then
-        lines[#lines + 1] = 'Content-Type: application/x-www-form-urlencoded'
-    end
-    lines[#lines + 1] = '\r\n'
-    return table.concat(lines, '\r\n')
-end
-
--- Reads a chunked body; nil and an error on failure.
-local function read_chunked(s, deadline)
-    local parts = {}
-    while true do
-        local line = s:read({delimiter = '\r\n'}, deadline_left(deadline))
-        if line == nil or line == '' then return nil, s:error() end
-        local size = tonumber(line:match('^%s*(%x+)'), 16)
-        if size == nil then return nil, 'Invalid chunk size' end
-        if size == 0 then
-            -- Trailers, up to the empty line.
-            repeat
-                line = s:read({delimiter = '\r\n'}, deadline_left(deadline))
-                if line == nil or line == '' then return nil, s:error() end
-            until line == '\r\n'
-            return table.concat(parts)
-        end
-        local data = s:read(size + 2, deadline_left(deadline))
-        if data == nil or #data < size + 2 then return nil, s:error() end
-        parts[#parts + 1] = data:sub(1, size)
-    end
-end
-
--- One exchange on `s`: the response, whether `s` may be kept, or nil and
--- an error.
-local function exchange(s, method, head, body, deadline)
-    local msg = body ~= nil and body ~= '' and head .. body or head
-    if s:write(msg, deadline_left(deadline)) == nil then
-        return nil, false, s:error()
-    end
-    local raw = s:read({delimiter = '\r\n\r\n'}, deadline_left(deadline))
-    if raw == nil or raw == '' then
-        return nil, false, s:error() or NOTHING
-    end
-    local status, reason, headers, minor = parse_head(raw)
-    if not status then
-        return nil, false, reason or 'Invalid HTTP response'
-    end
-    local keep = minor == 1
-    local conn = headers['connection']
-    if type(conn) == 'string' then
-        conn = conn:lower()
-        if conn:find('close', 1, true) then keep = false end
-        if conn:find('keep-alive', 1, true) then keep = true end
-    end
-    -- Master's reason: "Ok" for 1xx-3xx, "Unknown" otherwise (not the
-    -- server's phrase).
-    local resp = {status = status, headers = headers, proto = {1, minor},
-                  reason = (status >= 100 and status < 400) and 'Ok' or 'Unknown'}
-    local te = headers['transfer-encoding']
-    local cl = headers['content-length']
-    if type(cl) == 'table' then cl = cl[1] end
-    if method == 'HEAD' or status == 204 or status == 304 or
-       (status >= 100 and status < 200) then
-        resp.body = ''
-    elseif type(te) == 'string' and te:lower():find('chunked', 1, true) then
-        local b, err = read_chunked(s, deadline)
-        if b == nil then return nil, false, err end
-        resp.body = b
-    elseif cl ~= nil then
-        local n = tonumber(cl)
-        if n == nil or n < 0 then return nil, false, 'Invalid Content-Length' end
-        local b = n > 0 and s:read(n, deadline_left(deadline)) or ''
-        if b == nil or #b < n then return nil, false, s:error() or 'Transferred a partial file' end
-        resp.body = b
-    else
-        -- To the end of the stream.
-        local parts = {}
-        while true do
-            local b = s:read({chunk = 65536}, deadline_left(deadline))
-            if b == nil then return nil, false, s:error() end
-            if b == '' then break end
-            parts[#parts + 1] = b
-        end
-        resp.body = table.concat(parts)
-        keep = false
-    end
-    return resp, keep
-end
-
--- The message and status of a failed exchange.
-local function failed(err, deadline)
-    local e = tostring(err):lower()
-    if deadline_left(deadline) == 0 or e:find('timed out') or e:find('cancel') then
-        return failure(408, 'Timeout was reached')
-    elseif err == NOTHING or err == nil then
-        return failure(444, NOTHING)
-    end
-    return failure(595, tostring(err))
-end
-
-local function do_request(self, method, url, body, opts)
-    local scheme, host, port, target = split_url(url)
-    if scheme == nil then
-        return failure(595, host)
-    end
-    if scheme == 'https' then
-        error('Unsupported protocol: https (luafiber\'s http.client has no TLS yet)')
-    elseif scheme ~= 'http' then
-        error(('Unsupported protocol: %s'):format(scheme))
-    end
-    local deadline = fiber.clock() + (opts.timeout or TIMEOUT_INFINITY)
-    local idle, interval = tonumber(opts.keepalive_idle), tonumber(opts.keepalive_interval)
-    local keepalive = idle and interval and idle > 0 and interval > 0 and idle or nil
-    local head = request_head(method, host, port, target, opts.headers, body, keepalive)
-    local key = host .. ':' .. port
-    for _ = 1, 2 do
-        local s, reused, err = take_conn(self, key, host, port, deadline)
-        if s == nil then
-            if deadline_left(deadline) == 0 then return failed(err, deadline) end
-            return failure(595, "Couldn't connect to server")
-        end
-        local resp, keep, xerr = exchange(s, method, head, body, deadline)
-        if resp ~= nil then
-            -- A connection asked to close is not kept.
-            if keep and keepalive then
-                put_conn(self, key, s)
-            else
-                drop_conn(self, s)
-            end
-            return resp
-        end
-        drop_conn(self, s)
-        -- A kept connection the server closed under us: once more on a
-        -- new one.
-        if not reused then
-            return failed(xerr, deadline)
-        end
-    end
-    return failure(444, NOTHING)
-end
-
-local redirect_codes = {[301] = true, [302] = true, [303] = true, [307] = true, [308] = true}
-
--- A Location relative to `url`, made absolute.
-local function resolve(url, location)
-    if location:find('^%a[%w+.-]*://') then return location end
-    local base = url:match('^(%a[%w+.-]*://[^/?#]*)') or ''
-    if location:sub(1, 1) == '/' then return base .. location end
-    local dir = url:match('^(%a[%w+.-]*://[^?#]*/)') or (base .. '/')
-    return dir .. location
-end
-
-local function driver_request(self, method, url, body, opts)
-    self._stat.active_requests = self._stat.active_requests + 1
-    self._stat.total_requests = self._stat.total_requests + 1
-    local follow = opts.follow_location ~= false
-    local resp
-    for _ = 0, MAX_REDIRECTS do
-        local ok, res = pcall(do_request, self, method, url, body, opts)
-        if not ok then
-            -- A cancel of the fiber (or another error raised by a socket
-            -- call): master's curl wait ends with a timeout then. The
-            -- socket it used is dropped (the GC closes it).
-            if not (type(res) == 'table' and res.type == 'FiberIsCancelled') then
-                self._stat.active_requests = self._stat.active_requests - 1
-                error(res, 0)
-            end
-            res = failure(408, 'Timeout was reached')
-        end
-        resp = res
-        local location = resp.headers and resp.headers['location']
-        if not (follow and redirect_codes[resp.status] and type(location) == 'string') then
-            break
-        end
-        url = resolve(url, location)
-        if resp.status == 303 or ((resp.status == 301 or resp.status == 302)
-                                  and method == 'POST') then
-            method, body = 'GET', nil
-        end
-    end
-    self._stat.active_requests = self._stat.active_requests - 1
-    if resp.status == 200 then
-        self._stat.http_200_responses = self._stat.http_200_responses + 1
-    else
-        self._stat.http_other_responses = self._stat.http_other_responses + 1
-    end
-    if resp.status >= 400 then
-        self._stat.failed_requests = self._stat.failed_requests + 1
-    end
-    return resp
-end
-
--- }}}
-
--- {{{ The chunked io object: the request body written piece by piece,
--- the response body read piece by piece.
-
-local function io_write(self, data, timeout)
-    local s = self._internal.s
-    if s == nil then error('io:write(): the request is finished') end
-    timeout = timeout or IO_TIMEOUT_DEFAULT
-    if #data == 0 then return 0 end
-    local n = s:write(('%x\r\n'):format(#data) .. data .. '\r\n', timeout)
-    return n and #data or nil
-end
-
-local function io_finish(self, timeout)
-    local st = self._internal
-    if st.resp ~= nil then return end
-    timeout = timeout or IO_TIMEOUT_DEFAULT
-    local deadline = fiber.clock() + timeout
-    local s = st.s
-    s:write('0\r\n\r\n', timeout)
-    local raw = s:read({delimiter = '\r\n\r\n'}, deadline_left(deadline))
-    local status, reason, headers = nil, 'Server returned nothing', {}
-    if raw ~= nil and raw ~= '' then
-        status, reason, headers = parse_head(raw)
-    end
-    st.resp = {status = status or 595, reason = reason, headers = headers or {}}
-    self.status, self.reason = st.resp.status, st.resp.reason
-    self.headers = process_headers(st.resp.headers)
-end
-
-local function io_read(self, opts, timeout)
-    local st = self._internal
-    if st.resp == nil then io_finish(self, timeout) end
-    timeout = timeout or IO_TIMEOUT_DEFAULT
-    local s = st.s
-    if type(opts) == 'number' then
-        if opts < 0 then error('io:read(): chunk size can not be negative') end
-        return s:read(opts, timeout)
-    elseif type(opts) == 'string' then
-        return s:read({delimiter = opts}, timeout)
-    elseif type(opts) == 'table' then
-        return s:read(opts, timeout)
-    end
-    error('Usage: io:read(delimiter|chunk|{delimiter = x, chunk = x}, timeout)')
-end
-
-local function start_chunked(self, method, url, opts)
-    local scheme, host, port, target = split_url(url)
-    if scheme ~= 'http' then
-        error('http.client: chunked io needs an http:// URL')
-    end
-    local headers = table.copy(opts.headers)
-    headers['Transfer-Encoding'] = 'chunked'
-    headers['Connection'] = 'close'
-    local timeout = opts.timeout or IO_TIMEOUT_DEFAULT
-    local s, err = socket.tcp_connect(host, port, timeout)
-    if s == nil then
-        error(('http.client: cannot connect: %s'):format(err))
-    end
-    s:write(request_head(method, host, port, target, headers, nil, nil), timeout)
-    return {_internal = {s = s}}
-end
-
--- }}}
 
 local curl_mt
 
@@ -633,6 +277,9 @@ curl_mt = {
                     error('opts.headers values should be strings')
                 elseif type(k) ~= 'string' then
                     error('opts.headers keys should be strings')
+                elseif #k + 2 + #v > conn.MAX_HEADER_LEN then
+                    -- Master's httpc_set_header: "name: value" over 8 KiB.
+                    internal.illegal('header is too large')
                 end
             end
             local cl = get_icase(opts.headers, 'content-length')
@@ -666,29 +313,14 @@ curl_mt = {
                 body = encode_body(body, content_type, self.encoders)
             end
             if opts.chunked then
-                local io = start_chunked(self, method, url_with_params, opts)
-                return setmetatable(io, {
-                    __index = {read = io_read, write = io_write, finish = io_finish},
-                })
+                self._stat.total_requests = self._stat.total_requests + 1
+                return chunked_io.start(method, url_with_params, body, opts, function(o, headers)
+                    o.headers, o.cookies = take_headers(headers, opts)
+                end)
             end
-            local resp = driver_request(self, method, url_with_params, body, opts)
+            local resp = request.driver_request(self, method, url_with_params, body, opts)
             if resp.headers then
-                -- curl's max_header_name_length (32): longer names are
-                -- cut to it.
-                local max_name = opts.max_header_name_length or 32
-                local long = {}
-                for name in pairs(resp.headers) do
-                    if #name > max_name then long[#long + 1] = name end
-                end
-                for _, name in ipairs(long) do
-                    local v = resp.headers[name]
-                    resp.headers[name] = nil
-                    resp.headers[name:sub(1, max_name)] = v
-                end
-                if resp.headers['set-cookie'] ~= nil then
-                    resp.cookies = process_cookies(resp.headers['set-cookie'])
-                end
-                resp.headers = process_headers(resp.headers)
+                resp.headers, resp.cookies = take_headers(resp.headers, opts)
             end
             -- No body is nil, as master's driver gives it.
             if resp.body == '' then resp.body = nil end

@@ -1,26 +1,42 @@
 //! The Lua `http.client` module: Tarantool master's `src/lua/httpc.lua`
 //! API (`new`, `request`, `get`, `post`, `put`, `patch`, `delete`,
 //! `head`, `options`, `trace`, `connect`, `stat`; responses with
-//! `status`, `reason`, `headers`, `cookies`, `body`, `decode()`), with
-//! HTTP/1.1 spoken here instead of through libcurl.
+//! `status`, `reason`, `headers`, `cookies`, `body`, `decode()`; the
+//! chunked io object), with HTTP/1.1 spoken here instead of through
+//! libcurl, and TLS through rustls.
 //!
-//! Two halves: `httpc.lua` (the requests: a per-client pool of keep-alive
-//! connections on luafiber's `socket` module, so a request parks only the
-//! calling fiber; request heads, bodies by `Content-Length`, chunked or
-//! to the end of the stream; redirects; master's header and cookie
-//! handling) and this file, which parses a response head with the
-//! `httparse` crate (a well-kept, fuzzed parser: an HTTP head is not
-//! ours to get wrong). `require('http.client')` loads it
-//! (`package.preload`).
+//! Lua chunks on luafiber's `socket` module, so a request parks only the
+//! calling fiber: `conn.lua` (URLs, streams, the per-client pool of
+//! kept connections, request heads, response heads and framing),
+//! `request.lua` (one exchange, redirects, master's failure statuses),
+//! `io.lua` (the chunked io object) and `httpc.lua` (master's API, header
+//! and cookie handling). In Rust: this face, which parses a response head
+//! with the `httparse` crate (a well-kept, fuzzed parser: an HTTP head is
+//! not ours to get wrong), [`tls`] (sessions over a socket's fd) and
+//! [`config`] (rustls configurations from master's TLS options).
+//! `require('http.client')` loads it (`package.preload`).
 
-use std::ffi::c_int;
+mod config;
+mod tls;
+
+use std::ffi::{c_int, CStr};
 
 use mlua::ffi;
 
+use crate::raw::error::ErrorKind;
 use crate::raw::{lua_fn, LResult, Raise, Stack};
 
-/// `httpc.lua`, run once per cord by the loader.
-const CHUNK: &str = include_str!("httpc.lua");
+/// The module's part of the cord context.
+pub(crate) use tls::TlsState;
+
+/// The Lua chunks, in the order the loader runs them, each given the
+/// results of those before it (after `internal`).
+const CHUNKS: &[(&str, &CStr)] = &[
+    (include_str!("conn.lua"), c"@builtin/httpc/conn.lua"),
+    (include_str!("request.lua"), c"@builtin/httpc/request.lua"),
+    (include_str!("io.lua"), c"@builtin/httpc/io.lua"),
+    (include_str!("httpc.lua"), c"@builtin/httpc.lua"),
+];
 
 /// The most headers a response may have (curl has no limit; 100 is
 /// httparse's common choice, and the head is refused beyond it).
@@ -105,16 +121,45 @@ fn push_header(s: &mut Stack, t: c_int, name: &str, value: &[u8]) -> LResult<()>
 }
 
 lua_fn! {
+    /// `illegal(message)`: raises an `IllegalParams` error object (master's
+    /// `diag_set(IllegalParams, ...)` in `httpc.c`).
+    fn illegal(s: &mut Stack) {
+        let msg = String::from_utf8_lossy(s.to_str(1).unwrap_or(b"")).into_owned();
+        Err(Raise::illegal(msg))
+    }
+}
+
+lua_fn! {
+    /// `timed_out()`: raises master's `TimedOut` error object ("timed
+    /// out"), as a wait of the io object that ran out does.
+    fn timed_out(_s: &mut Stack) {
+        Err(Raise::Error(ErrorKind::TimedOut, "timed out".into()))
+    }
+}
+
+lua_fn! {
     /// The `http.client` module's loader (`package.preload['http.client']`):
-    /// runs `httpc.lua` with the parser, which gives the module.
+    /// runs the chunks ([`CHUNKS`]) with `internal` (the C functions) and
+    /// the results of those before; the last gives the module.
     pub(crate) fn open(s: &mut Stack) {
         s.settop(0);
-        s.ensure(4)?;
-        s.load(CHUNK, c"@builtin/httpc.lua").map_err(|()| Raise::Top)?;
-        let internal = s.new_table(0, 1);
+        s.ensure(CHUNKS.len() as c_int + 8)?;
+        let internal = s.new_table(0, 4);
         s.push_cfunction(parse_head);
         s.set_field(internal, c"parse_head");
-        s.pcall(1, 1).map_err(|()| Raise::Top)?;
+        s.push_cfunction(illegal);
+        s.set_field(internal, c"illegal");
+        s.push_cfunction(timed_out);
+        s.set_field(internal, c"timed_out");
+        tls::init(s, internal);
+        // Stack: internal, then one result per chunk run.
+        for (i, (chunk, name)) in CHUNKS.iter().enumerate() {
+            s.load(chunk, name).map_err(|()| Raise::Top)?;
+            for arg in 1..=(i as c_int + 1) {
+                s.push_value(arg);
+            }
+            s.pcall(i as c_int + 1, 1).map_err(|()| Raise::Top)?;
+        }
         Ok(1)
     }
 }

@@ -42,8 +42,17 @@ mod sock;
 mod wait;
 mod write;
 
+/// What `http.client`'s TLS sessions drive a socket object's fd with.
+pub(crate) use sock::Sock;
 /// The module's part of the cord context.
 pub(crate) use sock::SockKind;
+pub(crate) use wait::{park, Deadline};
+
+/// The open socket object at `idx` (Tarantool's `check_socket`: its
+/// usage errors), for a module that works on a socket's fd.
+pub(crate) fn arg(s: &mut Stack, idx: c_int) -> LResult<std::rc::Rc<Sock>> {
+    sock::this(s, idx)
+}
 
 use std::ffi::{c_int, CStr};
 

@@ -29,7 +29,7 @@ pub(super) fn opt_timeout(s: &Stack, idx: c_int, usage: &str) -> LResult<Option<
 }
 
 /// When a method's timeout runs out: set at its first wait.
-pub(super) struct Deadline {
+pub(crate) struct Deadline {
     timeout: Option<Duration>,
     at: Option<Option<Instant>>,
 }
@@ -73,7 +73,7 @@ pub(super) fn after_switch(s: &mut Stack) {
 /// for the method to fail with (`ETIMEDOUT`, `EBADF` when the socket was
 /// closed meanwhile), `Err` to raise (a cancel, a switch refused). The
 /// stack handle is told of the switch ([`after_switch`]).
-pub(super) fn park(
+pub(crate) fn park(
     s: &mut Stack,
     sock: &Sock,
     interest: Interest,
