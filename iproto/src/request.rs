@@ -236,7 +236,10 @@ pub enum Request<'a> {
     Other(u32),
 }
 
-/// Decodes a request's body by the type in its header.
+/// Decodes a request's body by the type in its header, checking it in the
+/// same pass: the body must be empty or exactly one well-formed value (as
+/// [`crate::decode_header`] checks), so the body [`crate::split_header`]
+/// gives needs no other check.
 ///
 /// Unknown body keys are skipped; the known ones must have their types
 /// (names and expressions strings, tuples, keys and arguments arrays,
@@ -244,8 +247,8 @@ pub enum Request<'a> {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidMsgpack`]`("packet body")` for a body that is not a map
-/// or a value of the wrong type; [`Error::MissingField`] for a request
+/// [`Error::InvalidMsgpack`]`("packet body")` for a body that is not one
+/// well-formed value, not a map, or has a value of the wrong type; [`Error::MissingField`] for a request
 /// without a field it needs (CALL's FUNCTION_NAME, EVAL's EXPR, AUTH's
 /// USER_NAME and TUPLE, SELECT's SPACE_ID, DML's SPACE_ID, TUPLE, KEY, OPS
 /// by type, as Tarantool's key maps).
@@ -260,7 +263,10 @@ pub enum Request<'a> {
 /// ```
 pub fn decode_request<'a>(header: &Header, body: &'a [u8]) -> Result<Request<'a>, Error> {
     Ok(match header.kind {
-        kind::PING => Request::Ping,
+        kind::PING => {
+            whole_value(body)?;
+            Request::Ping
+        }
         kind::CALL | kind::CALL_16 | kind::EVAL => decode_call(header.kind, body)?,
         kind::AUTH => decode_auth(body)?,
         kind::SELECT => decode_select(body)?,
@@ -275,8 +281,30 @@ pub fn decode_request<'a>(header: &Header, body: &'a [u8]) -> Result<Request<'a>
             }
         }
         kind::ID => decode_id(body)?,
-        other => Request::Other(other),
+        other => {
+            whole_value(body)?;
+            Request::Other(other)
+        }
     })
+}
+
+/// Checks a body that is not decoded: empty or one well-formed value.
+fn whole_value(body: &[u8]) -> Result<(), Error> {
+    if body.is_empty() || crate::mp::is_one_value(body) {
+        Ok(())
+    } else {
+        Err(BAD_BODY)
+    }
+}
+
+/// Checks that the body map just read was the whole body.
+#[inline]
+fn at_end(r: &Reader<'_>) -> Result<(), Error> {
+    if r.is_empty() {
+        Ok(())
+    } else {
+        Err(BAD_BODY)
+    }
 }
 
 fn decode_call(k: u32, body: &[u8]) -> Result<Request<'_>, Error> {
@@ -291,6 +319,7 @@ fn decode_call(k: u32, body: &[u8]) -> Result<Request<'_>, Error> {
             _ => r.skip().ok_or(BAD_BODY)?,
         }
     }
+    at_end(&r)?;
     Ok(match k {
         kind::EVAL => Request::Eval(Eval {
             expr: expr.ok_or(Error::MissingField(key::EXPR))?,
@@ -321,6 +350,7 @@ fn decode_auth(body: &[u8]) -> Result<Request<'_>, Error> {
             _ => r.skip().ok_or(BAD_BODY)?,
         }
     }
+    at_end(&r)?;
     Ok(Request::Auth(Auth {
         user: user.ok_or(Error::MissingField(key::USER_NAME))?,
         tuple: tuple.ok_or(Error::MissingField(key::TUPLE))?,
@@ -362,6 +392,7 @@ fn dml_fields(body: &[u8]) -> Result<DmlFields<'_>, Error> {
             _ => r.skip().ok_or(BAD_BODY)?,
         }
     }
+    at_end(&r)?;
     Ok(f)
 }
 
@@ -424,6 +455,7 @@ fn decode_id(body: &[u8]) -> Result<Request<'_>, Error> {
             _ => r.skip().ok_or(BAD_BODY)?,
         }
     }
+    at_end(&r)?;
     Ok(Request::Id(id))
 }
 

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use luafiber_fiber::{Builder, Cond};
 use luafiber_iproto::encode::{self, ErrorInfo};
-use luafiber_iproto::{decode_header, decode_request, errcode, frame, Frame, Request, SALT_SIZE};
+use luafiber_iproto::{decode_request, errcode, frame, split_header, Frame, Request, SALT_SIZE};
 use luafiber_runtime::ibuf::Ibuf;
 use luafiber_runtime::io::{Fd, Interest};
 use luafiber_runtime::net::sys;
@@ -406,7 +406,8 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
 
 /// Serves one packet (the bytes after its size prefix).
 fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
-    let (header, body) = match decode_header(packet) {
+    // One pass: `decode_request` checks the body as it decodes it.
+    let (header, body) = match split_header(packet) {
         Ok(hb) => hb,
         Err(e) => {
             let msg = e.to_string();
