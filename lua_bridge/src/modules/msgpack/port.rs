@@ -155,14 +155,11 @@ pub(crate) fn push_array(s: &mut Stack, data: &[u8], name: &str) -> LResult<c_in
     let st = state()?;
     let mut rest = data;
     let n = rmp::decode::read_array_len(&mut rest).map_err(|_| not_array(name))?;
-    let mut pos = data.len() - rest.len();
+    let pos = data.len() - rest.len();
     if n > MAX_VALUES || s.ensure(n as c_int + 4).is_err() {
         return Err(Raise::illegal(format!("{name}: too many values")));
     }
-    let decoder = Decoder::new(&st);
-    for _ in 0..n {
-        pos += decoder.decode(s, &data[pos..])?;
-    }
+    Decoder::new(&st).decode_items(s, &data[pos..], n)?;
     Ok(n as c_int)
 }
 
@@ -178,11 +175,7 @@ pub(crate) fn push_items(s: &mut Stack, items: &[u8], n: u32) -> LResult<c_int> 
     if n > MAX_VALUES || s.ensure(n as c_int + 4).is_err() {
         return Err(Raise::illegal("too many values"));
     }
-    let decoder = Decoder::new(&st);
-    let mut pos = 0;
-    for _ in 0..n {
-        pos += decoder.decode(s, &items[pos..])?;
-    }
+    Decoder::new(&st).decode_items(s, items, n)?;
     Ok(n as c_int)
 }
 
