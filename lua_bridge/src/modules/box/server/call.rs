@@ -111,7 +111,10 @@ fn spawn(
         return Err("not enough memory".into());
     }
     s.push_ref(handler_ref(handler));
-    s.push_bytes(name);
+    // Taken out while it pushes: an allocation may run a finalizer.
+    let mut names = ServerState::with(|st| st.names.take());
+    names.push(s, name);
+    ServerState::with(|st| st.names.set(names));
     if let Err(e) = port::push_items(s, args.items_raw(), args.len()) {
         s.settop(top);
         return Err(raise_text(e));

@@ -18,6 +18,7 @@
 mod call;
 mod conn;
 mod listen;
+mod names;
 mod schema;
 mod shutdown;
 pub(crate) mod users;
@@ -110,6 +111,8 @@ pub(crate) struct ServerState {
     next_session: Cell<u64>,
     /// Reply buffers for reuse.
     spares: RefCell<Vec<Ibuf>>,
+    /// The Lua strings of recent function names and expressions.
+    names: Cell<names::Names>,
     /// The instance's UUID (made on first use).
     uuid: RefCell<String>,
     /// Connection limits.
