@@ -406,7 +406,8 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
 
 /// Serves one packet (the bytes after its size prefix).
 fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
-    // One pass: `decode_request` checks the body as it decodes it.
+    // One pass: `decode_request` checks the body as it decodes it (the
+    // arguments as the fiber decodes them).
     let (header, body) = match split_header(packet) {
         Ok(hb) => hb,
         Err(e) => {
@@ -418,11 +419,7 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
     let sync = header.sync;
     let req = match decode_request(&header, body) {
         Ok(r) => r,
-        Err(e) => {
-            let msg = e.to_string();
-            conn.send_error(sync, &ErrorInfo::client(e.code(), msg.as_bytes()));
-            return;
-        }
+        Err(e) => return bad_request(conn, sync, e),
     };
     match req {
         Request::Ping => conn.send_with(|out| encode::encode_ok(out, sync, SCHEMA)),
@@ -433,6 +430,12 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
                 st.users.borrow().may_call(user, universe, c.name)
             });
             if !allowed {
+                // A malformed body is reported first, as when it was
+                // checked before the request was looked at.
+                if let Err(e) = c.args.check() {
+                    bad_request(conn, sync, e);
+                    return;
+                }
                 access_denied(conn, sync, "function", c.name);
                 return;
             }
@@ -440,6 +443,10 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
         }
         Request::Eval(e) => {
             if !ServerState::with(|st| Users::may_eval(conn.universe_bits(st))) {
+                if let Err(e) = e.args.check() {
+                    bad_request(conn, sync, e);
+                    return;
+                }
                 access_denied(conn, sync, "universe", b"");
                 return;
             }
@@ -494,6 +501,12 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
             );
         }
     }
+}
+
+/// The error reply to a request that could not be decoded.
+fn bad_request(conn: &Conn, sync: u64, e: luafiber_iproto::Error) {
+    let msg = e.to_string();
+    conn.send_error(sync, &ErrorInfo::client(e.code(), msg.as_bytes()));
 }
 
 /// Error 42 for the session's user on `object` (`function 'f'` or
