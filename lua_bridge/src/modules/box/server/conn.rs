@@ -127,6 +127,29 @@ impl Conn {
         }
     }
 
+    /// Encodes a reply straight into the output with `f`, which must not
+    /// switch fibers (nor run Lua code, which could); waking the writer
+    /// when it is the first. An error of `f` leaves the output as it was
+    /// and is returned. Once closed, the reply is dropped (and counted).
+    pub fn try_send_with<E>(&self, f: impl FnOnce(&mut Ibuf) -> Result<(), E>) -> Result<(), E> {
+        if self.closed.get() {
+            self.dropped.set(self.dropped.get() + 1);
+            return Ok(());
+        }
+        let mut out = self.out.borrow_mut();
+        let was_empty = out.is_empty();
+        let at = out.used();
+        let r = f(&mut out);
+        if r.is_err() {
+            out.truncate(at);
+        }
+        drop(out);
+        if r.is_ok() && was_empty {
+            self.writer.signal();
+        }
+        r
+    }
+
     /// An error reply.
     pub fn send_error(&self, sync: u64, e: &ErrorInfo<'_>) {
         self.send_with(|out| encode::encode_error(out, sync, SCHEMA, e));
