@@ -51,7 +51,7 @@ impl<'a> Array<'a> {
 
     /// [`Array::new`] of `raw` that is known to be one whole array (a
     /// value [`Reader::value`] took): reads only its header.
-    fn of_value(raw: &'a [u8]) -> Option<Array<'a>> {
+    pub(crate) fn of_value(raw: &'a [u8]) -> Option<Array<'a>> {
         let mut r = Reader::new(raw);
         let len = r.array()?;
         Some(Array {
