@@ -3,7 +3,8 @@
 //! `box.schema.user`, the guest's password, `box.cfg`'s ranges and unit
 //! strings, `box.session.push` outside a request and after the peer left,
 //! error types of values a CALL cannot return, a name that is no function,
-//! the error reply to a bad size prefix, `conn:eval(5)`, `net.box.self`.
+//! the error reply to a bad size prefix, `conn:eval(5)`, `net.box.self`,
+//! the reply to malformed CALL arguments.
 //! Each expectation was checked against master's source (named at each)
 //! and, where 2.6 agrees, against a running Tarantool. Runs on the engine
 //! the tests are built for (LuaJIT or Lua 5.4).
@@ -211,6 +212,60 @@ fn net_box_return_raw_gives_msgpack_objects() {
         assert(msgpack.is_object(r) and r:decode()[2] == 'two')
         assert(c:call('three', {}, {return_raw = false}) == 1)
         c:close()
+        print('done') os.exit(0)
+        "#,
+    );
+}
+
+#[test]
+fn malformed_call_arguments_are_an_invalid_msgpack_reply() {
+    // The arguments that end a CALL's body are checked as the fiber
+    // decodes them; the replies stay those of a body checked first (2.6
+    // and master: ER_INVALID_MSGPACK "packet body", before any access
+    // check), and the connection goes on.
+    run_ok(
+        r#"
+        local msgpack = require('msgpack')
+        box.cfg{listen = '127.0.0.1:0'}
+        function echo(...) return ... end
+        local host, port = box.info.listen:match('^(.*):(%d+)$')
+        local s = require('socket').tcp_connect(host, tonumber(port))
+        assert(#s:read(128) == 128)
+        -- CALL 'echo' with the argument bytes `args`; returns the reply's
+        -- code (0 for OK), its body and the sync.
+        local sync = 0
+        local function call(args)
+            sync = sync + 1
+            local p = '\x82\x00\x0a\x01' .. string.char(sync) .. '\x82\x22\xa4echo\x21' .. args
+            s:write('\xce' .. string.char(0, 0, 0, #p) .. p)
+            local n = msgpack.decode(s:read(5, 10))
+            local reply = s:read(n, 10)
+            local h, at = msgpack.decode(reply)
+            assert(h[1] == sync, 'the sync')
+            return h[0] % 0x8000, at <= #reply and msgpack.decode(reply, at) or {}
+        end
+        local function bad(args, label)
+            local code, body = call(args)
+            assert(code == 20 and body[0x31] == 'Invalid MsgPack - packet body',
+                   label .. ': ' .. code .. ' ' .. tostring(body[0x31]))
+        end
+        -- guest has no grant: the body is reported first
+        bad('\x92\x01', 'truncated, no grant')
+        local code = call('\x91\x01')
+        assert(code == 42, 'no grant: ' .. code)
+        box.schema.user.grant('guest', 'execute', 'universe')
+        bad('\x92\x01', 'truncated')
+        bad('\x91\x01\xc0', 'junk after')
+        bad('\x92\x91\xa3ab', 'truncated inside a table')
+        bad('\xdd\x00\x00\x00\x05\x01', 'count past the bytes')
+        local code, body = call('\x93\x01\x92\xa1x\xc3\xcb\x3f\xf8\x00\x00\x00\x00\x00\x00')
+        assert(code == 0, 'good: ' .. code)
+        local d = body[0x30]
+        assert(#d == 3 and d[1] == 1 and d[2][1] == 'x' and d[2][2] == true and d[3] == 1.5)
+        -- An extension Lua has no value for is no malformed body.
+        code, body = call('\x91\xd4\x7f\x00')
+        assert(code == 32 and body[0x31]:find('extension'), code .. ' ' .. tostring(body[0x31]))
+        s:close()
         print('done') os.exit(0)
         "#,
     );

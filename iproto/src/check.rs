@@ -2,7 +2,7 @@
 //! (`iproto/fuzz/`) and the bounded mutation test (`tests/decode_fuzz.rs`)
 //! drive.
 
-use crate::frame::{decode_header, frame, Frame};
+use crate::frame::{decode_header, frame, split_header, Frame};
 use crate::greeting::decode_greeting;
 use crate::request::{decode_request, Array, Request};
 use crate::response::{decode_id_reply, decode_response, ErrorStack, Response};
@@ -15,8 +15,9 @@ use crate::response::{decode_id_reply, decode_response, ErrorStack, Response};
 /// # Panics
 ///
 /// Panics only when a decoder breaks its own contract (a frame past the
-/// buffer's end, an item count that disagrees with the items): the
-/// invariants the fuzzers check.
+/// buffer's end, an item count that disagrees with the items, the one-pass
+/// request decode disagreeing with the checked one): the invariants the
+/// fuzzers check.
 pub fn decode_everything(bytes: &[u8]) -> usize {
     let _ = decode_greeting(bytes);
     let _ = ErrorStack::new(bytes).map(|s| s.errors().map(|it| it.count()));
@@ -29,7 +30,15 @@ pub fn decode_everything(bytes: &[u8]) -> usize {
             "a frame inside its buffer"
         );
         packets += 1;
-        if let Ok((h, body)) = decode_header(&rest[header_at..end]) {
+        let packet = &rest[header_at..end];
+        // The one-pass path (a server's) answers as the checked one does,
+        // once the arguments it left unchecked are checked.
+        let checked = decode_header(packet).and_then(|(h, b)| decode_request(&h, b));
+        let one_pass = split_header(packet)
+            .and_then(|(h, b)| decode_request(&h, b))
+            .and_then(|r| check_args(&r).map(|()| r));
+        assert_eq!(checked, one_pass, "split_header + decode_request agree");
+        if let Ok((h, body)) = decode_header(packet) {
             match decode_request(&h, body) {
                 Ok(Request::Call(c) | Request::Call16(c)) => check_array(&c.args),
                 Ok(Request::Eval(e)) => check_array(&e.args),
@@ -59,7 +68,20 @@ pub fn decode_everything(bytes: &[u8]) -> usize {
     packets
 }
 
+/// A request's arguments checked when they were left unchecked.
+fn check_args(r: &Request<'_>) -> Result<(), crate::Error> {
+    match r {
+        Request::Call(c) | Request::Call16(c) => c.args.check(),
+        Request::Eval(e) => e.args.check(),
+        _ => Ok(()),
+    }
+}
+
 fn check_array(a: &Array<'_>) {
+    if a.check().is_err() {
+        assert!(!a.is_checked(), "a checked array checks");
+        return;
+    }
     assert_eq!(
         a.iter().count(),
         a.len() as usize,

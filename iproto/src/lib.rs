@@ -92,7 +92,7 @@ pub use consts::{
     REPLY_DATA_HEADER_LEN, REPLY_HEADER_LEN, SALT_SIZE, SCHEMA_VERSION, SCRAMBLE_SIZE,
 };
 pub use error::{key_name, Error};
-pub use frame::{decode_header, frame, Frame, Header};
+pub use frame::{decode_header, frame, split_header, Frame, Header};
 pub use greeting::{decode_greeting, encode_greeting, version_id, Greeting};
 pub use request::{decode_request, Array, Auth, AuthMethod, Call, Dml, Eval, Id, Request, Select};
 pub use response::{

@@ -40,6 +40,7 @@ pub enum Type {
 
 /// The type a value starting with `marker` has; `None` for 0xc1, which
 /// MessagePack never uses.
+#[inline]
 pub fn type_of(marker: u8) -> Option<Type> {
     Some(match marker {
         0x00..=0x7f | 0xcc..=0xcf => Type::Uint,
@@ -68,36 +69,43 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// A reader at the start of `data`.
+    #[inline]
     pub fn new(data: &'a [u8]) -> Reader<'a> {
         Reader { data, pos: 0 }
     }
 
     /// Bytes read so far.
+    #[inline]
     pub fn pos(&self) -> usize {
         self.pos
     }
 
     /// The bytes not read yet.
+    #[inline]
     pub fn rest(&self) -> &'a [u8] {
         &self.data[self.pos..]
     }
 
     /// Whether every byte was read.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.pos >= self.data.len()
     }
 
     /// The type of the next value, without reading it.
+    #[inline]
     pub fn peek(&self) -> Option<Type> {
         self.data.get(self.pos).copied().and_then(type_of)
     }
 
+    #[inline]
     fn byte(&mut self) -> Option<u8> {
         let b = *self.data.get(self.pos)?;
         self.pos += 1;
         Some(b)
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.pos.checked_add(n)?;
         let s = self.data.get(self.pos..end)?;
@@ -105,6 +113,7 @@ impl<'a> Reader<'a> {
         Some(s)
     }
 
+    #[inline]
     fn be(&mut self, n: usize) -> Option<u64> {
         Some(
             self.take(n)?
@@ -114,6 +123,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A non-negative integer (`MP_UINT` only, as Tarantool's keys and ids).
+    #[inline]
     pub fn uint(&mut self) -> Option<u64> {
         match self.byte()? {
             m @ 0x00..=0x7f => Some(u64::from(m)),
@@ -126,6 +136,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A non-negative integer that fits in `u32`.
+    #[inline]
     pub fn uint32(&mut self) -> Option<u32> {
         u32::try_from(self.uint()?).ok()
     }
@@ -156,6 +167,7 @@ impl<'a> Reader<'a> {
 
     /// A string's bytes (not checked for UTF-8: Tarantool's strings are
     /// bytes, and net.box sends a scramble as a string).
+    #[inline]
     pub fn str(&mut self) -> Option<&'a [u8]> {
         let n = match self.byte()? {
             m @ 0xa0..=0xbf => usize::from(m & 0x1f),
@@ -181,6 +193,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An array's length (its items follow).
+    #[inline]
     pub fn array(&mut self) -> Option<u32> {
         match self.byte()? {
             m @ 0x90..=0x9f => Some(u32::from(m & 0x0f)),
@@ -191,6 +204,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A map's number of pairs (its keys and values follow).
+    #[inline]
     pub fn map(&mut self) -> Option<u32> {
         match self.byte()? {
             m @ 0x80..=0x8f => Some(u32::from(m & 0x0f)),
@@ -248,6 +262,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The bytes of one whole value, checked as [`Reader::skip`] does.
+    #[inline]
     pub fn value(&mut self) -> Option<&'a [u8]> {
         let start = self.pos;
         self.skip()?;

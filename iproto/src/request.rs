@@ -11,11 +11,17 @@ const BAD_BODY: Error = Error::InvalidMsgpack("packet body");
 
 /// A MessagePack array kept as its bytes (header included): CALL and EVAL
 /// arguments, a response's DATA, a key or a tuple.
+///
+/// Every array is checked whole when it is made, except the arguments of a
+/// CALL or EVAL that end the request's body (what every client sends):
+/// those are left for the consumer, who decodes them anyway, to check in
+/// the same pass ([`Array::is_checked`], [`Array::check`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Array<'a> {
     raw: &'a [u8],
     len: u32,
     items_at: usize,
+    checked: bool,
 }
 
 impl<'a> Array<'a> {
@@ -24,6 +30,7 @@ impl<'a> Array<'a> {
         raw: &[0x90],
         len: 0,
         items_at: 1,
+        checked: true,
     };
 
     /// Reads `raw` as one whole array; `None` when it is not exactly that.
@@ -34,19 +41,62 @@ impl<'a> Array<'a> {
         for _ in 0..len {
             r.skip()?;
         }
-        r.is_empty().then_some(Array { raw, len, items_at })
+        r.is_empty().then_some(Array {
+            raw,
+            len,
+            items_at,
+            checked: true,
+        })
     }
 
     /// [`Array::new`] of `raw` that is known to be one whole array (a
     /// value [`Reader::value`] took): reads only its header.
-    fn of_value(raw: &'a [u8]) -> Option<Array<'a>> {
+    pub(crate) fn of_value(raw: &'a [u8]) -> Option<Array<'a>> {
         let mut r = Reader::new(raw);
         let len = r.array()?;
         Some(Array {
             raw,
             len,
             items_at: r.pos(),
+            checked: true,
         })
+    }
+
+    /// The array that starts `raw` and is all of it, its header read but
+    /// its items not checked: `None` when `raw` starts with no array header
+    /// or holds fewer bytes than it has items.
+    fn unchecked(raw: &'a [u8]) -> Option<Array<'a>> {
+        let mut r = Reader::new(raw);
+        let len = r.array()?;
+        let items_at = r.pos();
+        (len as usize <= raw.len() - items_at).then_some(Array {
+            raw,
+            len,
+            items_at,
+            checked: false,
+        })
+    }
+
+    /// Whether its items were checked when it was made (see [`Array`]).
+    pub fn is_checked(&self) -> bool {
+        self.checked
+    }
+
+    /// Checks an array made unchecked as [`Array::new`] would: its `len()`
+    /// items are whole and nothing follows them. A consumer that decodes
+    /// the items itself need not call it when its decode took every byte
+    /// of [`Array::items_raw`] without finding them malformed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidMsgpack`]`("packet body")`, what
+    /// [`decode_request`] answers for a malformed body.
+    pub fn check(&self) -> Result<(), Error> {
+        if self.checked || Array::new(self.raw).is_some() {
+            Ok(())
+        } else {
+            Err(BAD_BODY)
+        }
     }
 
     /// The array's bytes, header included.
@@ -70,11 +120,12 @@ impl<'a> Array<'a> {
         self.len == 0
     }
 
-    /// The items' bytes, one value each.
+    /// The items' bytes, one value each (of an array not checked, those
+    /// before the first malformed one).
     pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
         let mut r = Reader::new(self.items_raw());
         // Checked in `new`: every item is whole.
-        (0..self.len).filter_map(move |_| r.value())
+        (0..self.len).map_while(move |_| r.value())
     }
 }
 
@@ -236,7 +287,10 @@ pub enum Request<'a> {
     Other(u32),
 }
 
-/// Decodes a request's body by the type in its header.
+/// Decodes a request's body by the type in its header, checking it in the
+/// same pass: the body must be empty or exactly one well-formed value (as
+/// [`crate::decode_header`] checks), so the body [`crate::split_header`]
+/// gives needs no other check.
 ///
 /// Unknown body keys are skipped; the known ones must have their types
 /// (names and expressions strings, tuples, keys and arguments arrays,
@@ -244,8 +298,8 @@ pub enum Request<'a> {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidMsgpack`]`("packet body")` for a body that is not a map
-/// or a value of the wrong type; [`Error::MissingField`] for a request
+/// [`Error::InvalidMsgpack`]`("packet body")` for a body that is not one
+/// well-formed value, not a map, or has a value of the wrong type; [`Error::MissingField`] for a request
 /// without a field it needs (CALL's FUNCTION_NAME, EVAL's EXPR, AUTH's
 /// USER_NAME and TUPLE, SELECT's SPACE_ID, DML's SPACE_ID, TUPLE, KEY, OPS
 /// by type, as Tarantool's key maps).
@@ -260,7 +314,10 @@ pub enum Request<'a> {
 /// ```
 pub fn decode_request<'a>(header: &Header, body: &'a [u8]) -> Result<Request<'a>, Error> {
     Ok(match header.kind {
-        kind::PING => Request::Ping,
+        kind::PING => {
+            whole_value(body)?;
+            Request::Ping
+        }
         kind::CALL | kind::CALL_16 | kind::EVAL => decode_call(header.kind, body)?,
         kind::AUTH => decode_auth(body)?,
         kind::SELECT => decode_select(body)?,
@@ -275,30 +332,62 @@ pub fn decode_request<'a>(header: &Header, body: &'a [u8]) -> Result<Request<'a>
             }
         }
         kind::ID => decode_id(body)?,
-        other => Request::Other(other),
+        other => {
+            whole_value(body)?;
+            Request::Other(other)
+        }
     })
+}
+
+/// Checks a body that is not decoded: empty or one well-formed value.
+fn whole_value(body: &[u8]) -> Result<(), Error> {
+    if body.is_empty() || crate::mp::is_one_value(body) {
+        Ok(())
+    } else {
+        Err(BAD_BODY)
+    }
+}
+
+/// Checks that the body map just read was the whole body.
+#[inline]
+fn at_end(r: &Reader<'_>) -> Result<(), Error> {
+    if r.is_empty() {
+        Ok(())
+    } else {
+        Err(BAD_BODY)
+    }
 }
 
 fn decode_call(k: u32, body: &[u8]) -> Result<Request<'_>, Error> {
     let (mut r, n) = body_map(body)?;
     let (mut name, mut expr, mut args) = (None, None, Array::EMPTY);
-    for _ in 0..n {
+    for i in 0..n {
         let key = r.uint().ok_or(BAD_BODY)?;
         match u8::try_from(key) {
             Ok(key::FUNCTION_NAME) => name = Some(r.str().ok_or(BAD_BODY)?),
             Ok(key::EXPR) => expr = Some(r.str().ok_or(BAD_BODY)?),
+            // The arguments that end the body are checked by whoever
+            // decodes them (one pass over them, not two).
+            Ok(key::TUPLE) if i + 1 == n && r.peek() == Some(Type::Array) => {
+                args = Array::unchecked(r.rest()).ok_or(BAD_BODY)?;
+                r = Reader::new(&[]);
+            }
             Ok(key::TUPLE) => args = array_value(&mut r)?,
             _ => r.skip().ok_or(BAD_BODY)?,
         }
     }
+    at_end(&r)?;
+    // A missing field is reported after a malformed body, as when the
+    // body was checked first.
+    let missing = |f| args.check().and(Err(Error::MissingField(f)));
     Ok(match k {
         kind::EVAL => Request::Eval(Eval {
-            expr: expr.ok_or(Error::MissingField(key::EXPR))?,
+            expr: expr.map_or_else(|| missing(key::EXPR), Ok)?,
             args,
         }),
         _ => {
             let call = Call {
-                name: name.ok_or(Error::MissingField(key::FUNCTION_NAME))?,
+                name: name.map_or_else(|| missing(key::FUNCTION_NAME), Ok)?,
                 args,
             };
             if k == kind::CALL {
@@ -321,6 +410,7 @@ fn decode_auth(body: &[u8]) -> Result<Request<'_>, Error> {
             _ => r.skip().ok_or(BAD_BODY)?,
         }
     }
+    at_end(&r)?;
     Ok(Request::Auth(Auth {
         user: user.ok_or(Error::MissingField(key::USER_NAME))?,
         tuple: tuple.ok_or(Error::MissingField(key::TUPLE))?,
@@ -362,6 +452,7 @@ fn dml_fields(body: &[u8]) -> Result<DmlFields<'_>, Error> {
             _ => r.skip().ok_or(BAD_BODY)?,
         }
     }
+    at_end(&r)?;
     Ok(f)
 }
 
@@ -424,6 +515,7 @@ fn decode_id(body: &[u8]) -> Result<Request<'_>, Error> {
             _ => r.skip().ok_or(BAD_BODY)?,
         }
     }
+    at_end(&r)?;
     Ok(Request::Id(id))
 }
 

@@ -219,7 +219,8 @@ pub fn decode_response<'a>(header: &Header, body: &'a [u8]) -> Result<Response<'
                 if r.peek() != Some(Type::Array) {
                     return Err(BAD_BODY);
                 }
-                data = Some(Array::new(r.value().ok_or(BAD_BODY)?).ok_or(BAD_BODY)?);
+                // `value` checked the whole array: only its header is read.
+                data = Some(Array::of_value(r.value().ok_or(BAD_BODY)?).ok_or(BAD_BODY)?);
             }
             Ok(key::ERROR_24) if is_error => message = Some(r.str().ok_or(BAD_BODY)?),
             Ok(key::ERROR) if is_error => {

@@ -167,8 +167,13 @@ unsafe extern "C-unwind" fn call_handler(l: *mut ffi::lua_State) -> c_int {
             if (t != ffi::LUA_TTABLE && t != ffi::LUA_TUSERDATA) || end == start {
                 raise(l, &[b"Procedure '", name, b"' is not defined"]);
             }
-            let part = &name[start..end];
-            ffi::lua_pushlstring(l, part.as_ptr().cast(), part.len());
+            if end - start == name.len() {
+                // A plain name: the string at 1 is the key (no new string).
+                ffi::lua_pushvalue(l, 1);
+            } else {
+                let part = &name[start..end];
+                ffi::lua_pushlstring(l, part.as_ptr().cast(), part.len());
+            }
             ffi::lua_gettable(l, -2);
             if end == name.len() {
                 break;

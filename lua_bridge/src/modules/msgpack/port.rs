@@ -155,35 +155,29 @@ pub(crate) fn push_array(s: &mut Stack, data: &[u8], name: &str) -> LResult<c_in
     let st = state()?;
     let mut rest = data;
     let n = rmp::decode::read_array_len(&mut rest).map_err(|_| not_array(name))?;
-    let mut pos = data.len() - rest.len();
+    let pos = data.len() - rest.len();
     if n > MAX_VALUES || s.ensure(n as c_int + 4).is_err() {
         return Err(Raise::illegal(format!("{name}: too many values")));
     }
-    let decoder = Decoder::new(&st);
-    for _ in 0..n {
-        pos += decoder.decode(s, &data[pos..])?;
-    }
+    Decoder::new(&st).decode_items(s, &data[pos..], n)?;
     Ok(n as c_int)
 }
 
 /// Pushes the `n` MsgPack values `items` holds one after another (the
 /// items of an array whose header was read already: a request's
-/// arguments, checked whole by the protocol layer).
+/// arguments, which the protocol layer may have left unchecked) and
+/// returns the bytes they took: fewer than `items` has when something
+/// follows them.
 ///
 /// # Errors
 ///
 /// As [`push_array`].
-pub(crate) fn push_items(s: &mut Stack, items: &[u8], n: u32) -> LResult<c_int> {
+pub(crate) fn push_items(s: &mut Stack, items: &[u8], n: u32) -> LResult<usize> {
     let st = state()?;
     if n > MAX_VALUES || s.ensure(n as c_int + 4).is_err() {
         return Err(Raise::illegal("too many values"));
     }
-    let decoder = Decoder::new(&st);
-    let mut pos = 0;
-    for _ in 0..n {
-        pos += decoder.decode(s, &items[pos..])?;
-    }
-    Ok(n as c_int)
+    Decoder::new(&st).decode_items(s, items, n)
 }
 
 /// Pushes the one MsgPack value `data` holds (an array becomes a table).

@@ -512,11 +512,8 @@ pub(super) fn push_result(
             if n > 1_000_000 || s.ensure(n as c_int + 4).is_err() {
                 return Err(Raise::illegal("net.box: too many results"));
             }
-            let items = data.items_raw();
-            let mut at = 0;
-            for _ in 0..n {
-                at += port::decode_value(s, &items[at..])?;
-            }
+            // Scalars pushed as they are read (the decoder's fast path).
+            port::push_items(s, data.items_raw(), n)?;
             Ok(n as c_int)
         }
         Decode::First => {

@@ -47,10 +47,28 @@ pub(super) fn start(conn: &Rc<Conn>, sync: u64, kind: u32, name: &[u8], args: Ar
     let done = move |ok: bool, t: &mut Stack| finish(&c, sync, kind, ok, t);
     match spawn(conn, sync, handler, name, args, done) {
         Ok(()) => request_started(conn),
-        Err(msg) => {
+        Err(Refused::Body(e)) => {
+            let msg = e.to_string();
+            conn.send_error(sync, &ErrorInfo::client(e.code(), msg.as_bytes()));
+        }
+        Err(Refused::Other(msg)) => {
             conn.send_error(sync, &ErrorInfo::client(errcode::PROC_LUA, msg.as_bytes()));
         }
     }
+}
+
+/// Why a request's fiber did not start.
+enum Refused {
+    /// The arguments are malformed (what the protocol layer left for the
+    /// decode to check): the error `decode_request` gives such a body.
+    Body(luafiber_iproto::Error),
+    /// No fiber, no memory, arguments Lua cannot hold: `ER_PROC_LUA`.
+    Other(String),
+}
+
+/// [`Refused::Other`] with `m`.
+fn other(m: impl Into<String>) -> Refused {
+    Refused::Other(m.into())
 }
 
 /// Runs the session triggers of `kind` (`connect`, `disconnect`, `auth`)
@@ -87,6 +105,10 @@ pub(super) fn run_triggers(
         args,
         on_end,
     )
+    .map_err(|e| match e {
+        Refused::Body(e) => e.to_string(),
+        Refused::Other(m) => m,
+    })
 }
 
 /// Starts a fiber running `handler` with `name` and `args`, in `conn`'s
@@ -98,9 +120,9 @@ fn spawn(
     name: &[u8],
     args: Array<'_>,
     done: impl FnOnce(bool, &mut Stack) + 'static,
-) -> Result<(), String> {
+) -> Result<(), Refused> {
     let Some(main) = cord::try_with(|c| c.main) else {
-        return Err("no Lua runtime".into());
+        return Err(other("no Lua runtime"));
     };
     // SAFETY: the reader is a Rust fiber: nothing else runs on the main
     // thread while this code does (no switch until `settop` below), and
@@ -108,17 +130,31 @@ fn spawn(
     let s = &mut unsafe { Stack::outside(main) };
     let top = s.top();
     if s.ensure(8).is_err() {
-        return Err("not enough memory".into());
+        return Err(other("not enough memory"));
     }
     s.push_ref(handler_ref(handler));
-    s.push_bytes(name);
-    if let Err(e) = port::push_items(s, args.items_raw(), args.len()) {
-        s.settop(top);
-        return Err(raise_text(e));
+    // Taken out while it pushes: an allocation may run a finalizer.
+    let mut names = ServerState::with(|st| st.names.take());
+    names.push(s, name);
+    ServerState::with(|st| st.names.set(names));
+    // The decode checks arguments the protocol layer left unchecked: it
+    // takes them all, or they are malformed (or Lua cannot hold them).
+    match port::push_items(s, args.items_raw(), args.len()) {
+        Ok(used) if used == args.items_raw().len() => {}
+        Ok(_) => {
+            s.settop(top);
+            args.check().map_err(Refused::Body)?;
+            return Err(other("bytes after the arguments"));
+        }
+        Err(e) => {
+            s.settop(top);
+            args.check().map_err(Refused::Body)?;
+            return Err(other(raise_text(e)));
+        }
     }
     if s.over_limit() {
         s.settop(top);
-        return Err("not enough memory".into());
+        return Err(other("not enough memory"));
     }
     let wrapped = move |ok: bool, t: &mut Stack| {
         if let Some(me) = luafiber_fiber::current() {
@@ -128,7 +164,7 @@ fn spawn(
     };
     let r = spawn_request(s, top + 1, Builder::new().name("iproto"), wrapped);
     s.settop(top);
-    let id = r.map_err(raise_text)?;
+    let id = r.map_err(|e| other(raise_text(e)))?;
     ServerState::with(|st| {
         st.running.borrow_mut().insert(
             id,

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use luafiber_fiber::{Builder, Cond};
 use luafiber_iproto::encode::{self, ErrorInfo};
-use luafiber_iproto::{decode_header, decode_request, errcode, frame, Frame, Request, SALT_SIZE};
+use luafiber_iproto::{decode_request, errcode, frame, split_header, Frame, Request, SALT_SIZE};
 use luafiber_runtime::ibuf::Ibuf;
 use luafiber_runtime::io::{Fd, Interest};
 use luafiber_runtime::net::sys;
@@ -125,6 +125,29 @@ impl Conn {
         if was_empty {
             self.writer.signal();
         }
+    }
+
+    /// Encodes a reply straight into the output with `f`, which must not
+    /// switch fibers (nor run Lua code, which could); waking the writer
+    /// when it is the first. An error of `f` leaves the output as it was
+    /// and is returned. Once closed, the reply is dropped (and counted).
+    pub fn try_send_with<E>(&self, f: impl FnOnce(&mut Ibuf) -> Result<(), E>) -> Result<(), E> {
+        if self.closed.get() {
+            self.dropped.set(self.dropped.get() + 1);
+            return Ok(());
+        }
+        let mut out = self.out.borrow_mut();
+        let was_empty = out.is_empty();
+        let at = out.used();
+        let r = f(&mut out);
+        if r.is_err() {
+            out.truncate(at);
+        }
+        drop(out);
+        if r.is_ok() && was_empty {
+            self.writer.signal();
+        }
+        r
     }
 
     /// An error reply.
@@ -406,7 +429,9 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
 
 /// Serves one packet (the bytes after its size prefix).
 fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
-    let (header, body) = match decode_header(packet) {
+    // One pass: `decode_request` checks the body as it decodes it (the
+    // arguments as the fiber decodes them).
+    let (header, body) = match split_header(packet) {
         Ok(hb) => hb,
         Err(e) => {
             let msg = e.to_string();
@@ -417,11 +442,7 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
     let sync = header.sync;
     let req = match decode_request(&header, body) {
         Ok(r) => r,
-        Err(e) => {
-            let msg = e.to_string();
-            conn.send_error(sync, &ErrorInfo::client(e.code(), msg.as_bytes()));
-            return;
-        }
+        Err(e) => return bad_request(conn, sync, e),
     };
     match req {
         Request::Ping => conn.send_with(|out| encode::encode_ok(out, sync, SCHEMA)),
@@ -432,6 +453,12 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
                 st.users.borrow().may_call(user, universe, c.name)
             });
             if !allowed {
+                // A malformed body is reported first, as when it was
+                // checked before the request was looked at.
+                if let Err(e) = c.args.check() {
+                    bad_request(conn, sync, e);
+                    return;
+                }
                 access_denied(conn, sync, "function", c.name);
                 return;
             }
@@ -439,6 +466,10 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
         }
         Request::Eval(e) => {
             if !ServerState::with(|st| Users::may_eval(conn.universe_bits(st))) {
+                if let Err(e) = e.args.check() {
+                    bad_request(conn, sync, e);
+                    return;
+                }
                 access_denied(conn, sync, "universe", b"");
                 return;
             }
@@ -493,6 +524,12 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
             );
         }
     }
+}
+
+/// The error reply to a request that could not be decoded.
+fn bad_request(conn: &Conn, sync: u64, e: luafiber_iproto::Error) {
+    let msg = e.to_string();
+    conn.send_error(sync, &ErrorInfo::client(e.code(), msg.as_bytes()));
 }
 
 /// Error 42 for the session's user on `object` (`function 'f'` or

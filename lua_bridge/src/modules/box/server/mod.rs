@@ -18,6 +18,7 @@
 mod call;
 mod conn;
 mod listen;
+mod names;
 mod schema;
 mod shutdown;
 pub(crate) mod users;
@@ -110,6 +111,8 @@ pub(crate) struct ServerState {
     next_session: Cell<u64>,
     /// Reply buffers for reuse.
     spares: RefCell<Vec<Ibuf>>,
+    /// The Lua strings of recent function names and expressions.
+    names: Cell<names::Names>,
     /// The instance's UUID (made on first use).
     uuid: RefCell<String>,
     /// Connection limits.
@@ -404,19 +407,28 @@ lua_fn! {
         let Some((conn, sync)) = target else {
             return Ok(0);
         };
-        let mut out = ServerState::with(|st| st.take_buffer());
-        let r = (|| -> LResult<()> {
-            let mark = encode::begin_data_reply(&mut out)
-                .map_err(|_| Raise::illegal("not enough memory"))?;
-            port::encode_value(s, 1, &mut out)?;
-            encode::finish_data_reply(&mut out, mark, kind::CHUNK, sync, SCHEMA, 1);
+        let chunk = |s: &mut Stack, out: &mut Ibuf| -> LResult<()> {
+            let mark =
+                encode::begin_data_reply(out).map_err(|_| Raise::illegal("not enough memory"))?;
+            port::encode_value(s, 1, out)?;
+            encode::finish_data_reply(out, mark, kind::CHUNK, sync, SCHEMA, 1);
             Ok(())
-        })();
-        if r.is_ok() {
-            conn.send(out.data());
+        };
+        let t = s.type_of(1);
+        if matches!(t, ffi::LUA_TSTRING | ffi::LUA_TNUMBER | ffi::LUA_TBOOLEAN | ffi::LUA_TNIL) {
+            // A scalar's encoding runs no Lua code: straight into the
+            // connection's output.
+            conn.try_send_with(|out| chunk(s, out))?;
+        } else {
+            // A `__serialize` may yield: encoded aside, then appended.
+            let mut out = ServerState::with(|st| st.take_buffer());
+            let r = chunk(s, &mut out);
+            if r.is_ok() {
+                conn.send(out.data());
+            }
+            ServerState::with(|st| st.put_buffer(out));
+            r?;
         }
-        ServerState::with(|st| st.put_buffer(out));
-        r?;
         s.push_bool(true);
         Ok(1)
     }

@@ -159,6 +159,34 @@ impl Decoder {
         }
     }
 
+    /// Pushes the `n` values that `data` holds one after another (an
+    /// array's items: a request's arguments) and returns the bytes they
+    /// took. A scalar is pushed as it is read (no open-container stack, no
+    /// `lua_checkstack` per value: the hot path of a CALL's arguments);
+    /// containers and extensions go through [`Decoder::decode`]. On error,
+    /// the stack holds partial results (the caller raises).
+    pub(crate) fn decode_items(&self, s: &mut Stack, data: &[u8], n: u32) -> LResult<usize> {
+        s.ensure(n as c_int + 4)?;
+        let mut r = Reader { data, pos: 0 };
+        for left in (1..=n).rev() {
+            let at = r.pos;
+            let head = r.head().map_err(|b| b.raise())?;
+            if let Head::Array(_) | Head::Map(_) | Head::Ext(..) = head {
+                r.pos = at + self.decode(s, &data[at..])?;
+                // The decode left less room than the handle had.
+                s.ensure(left as c_int + 4)?;
+                continue;
+            }
+            // SAFETY: room for `left` values was ensured above (this one
+            // included); a scalar at the top level has no container.
+            unsafe {
+                self.push_scalar(s.as_ptr(), self.st.fill, head, &[], &r)?;
+                s.assume_pushed(1);
+            }
+        }
+        Ok(r.pos)
+    }
+
     /// The one body of the entries above, so that [`Decoder::run`] is
     /// inlined into it once.
     #[inline(never)]
