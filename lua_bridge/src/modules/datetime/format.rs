@@ -300,8 +300,17 @@ pub(crate) fn strptime(s: &[u8], fmt: &[u8]) -> Option<(Datetime, usize)> {
         (None, None, Some(yy)) => yy + if yy < 69 { 2000 } else { 1900 },
         _ => 1970,
     };
-    let rd = match (p.mon, p.yday) {
-        (None, Some(yd)) => civil::rd_from_yd(year, yd)?,
+    let rd = match (p.mon, p.yday, p.mday) {
+        (None, Some(yd), _) => civil::rd_from_yd(year, yd)?,
+        (Some(m), Some(yd), None) => {
+            // The day of the month from the day of the year, which must
+            // fall in the month's first 31 days.
+            let mday = yd - (civil::rd_from_ymd(year, m, 1) - civil::rd_from_ymd(year, 1, 1));
+            if !(1..=31).contains(&mday) {
+                return None;
+            }
+            civil::rd_checked(year, m, mday)?
+        }
         _ => civil::rd_checked(year, p.mon.unwrap_or(1), p.mday.unwrap_or(1))?,
     };
     let mut hour = p.hour;
@@ -345,6 +354,11 @@ fn scan(s: &[u8], fmt: &[u8], mut i: usize, p: &mut Parts) -> Option<usize> {
             conv = *fmt.get(f)?;
             f += 1;
         }
+        // `%Nf`: the width is read and ignored (all digits are taken).
+        while conv.is_ascii_digit() {
+            conv = *fmt.get(f)?;
+            f += 1;
+        }
         if !matches!(conv, b'n' | b't' | b'%' | b'Z' | b'z' | b'f') {
             while s.get(i).is_some_and(u8::is_ascii_whitespace) {
                 i += 1;
@@ -364,6 +378,7 @@ fn scan(s: &[u8], fmt: &[u8], mut i: usize, p: &mut Parts) -> Option<usize> {
             b'r' => i = scan(s, b"%I:%M:%S %p", i, p)?,
             b'T' | b'X' => i = scan(s, b"%H:%M:%S", i, p)?,
             b'v' => i = scan(s, b"%e-%b-%Y", i, p)?,
+            b'+' => i = scan(s, b"%a %b %e %H:%M:%S %Z %Y", i, p)?,
             b'A' | b'a' => {
                 name(s, &mut i, &WEEKDAY, &WDAY)?;
             }

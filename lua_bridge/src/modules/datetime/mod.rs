@@ -39,6 +39,24 @@ use value::{Datetime, Interval, DT_DECL, IV_DECL};
 
 const CHUNK: &str = include_str!("datetime.lua");
 
+/// `d` formatted by `fmt` (for the C export `tnt_datetime_strftime`).
+pub(crate) fn strftime(d: &Datetime, fmt: &[u8]) -> Vec<u8> {
+    format::strftime(d, fmt)
+}
+
+/// Declares the exported functions to the FFI, as Tarantool's
+/// `datetime.lua` does (after the struct, which `ValueType::new` declares);
+/// nothing without the FFI.
+const CDEF: &str = r#"
+local ok, ffi = pcall(require, 'ffi')
+if not ok or type(ffi) ~= 'table' or not ffi.cdef then return end
+pcall(ffi.cdef, [[
+size_t tnt_datetime_to_string(const struct datetime *date, char *buf, ssize_t len);
+size_t tnt_datetime_strftime(const struct datetime *date, char *buf, uint32_t len,
+                             const char *fmt);
+]])
+"#;
+
 /// Forgets the value types (a new Lua state on this thread).
 pub(crate) fn reset() {
     DT_SLOT.reset();
@@ -98,6 +116,8 @@ lua_fn! {
         let iv = ValueType::<Interval>::new(s, IV_DECL, c"struct interval", iv_mt)?;
         DT_SLOT.install(dt);
         IV_SLOT.install(iv);
+        s.load(CDEF, c"=datetime.cdef").map_err(|()| Raise::Top)?;
+        s.pcall(0, 0).map_err(|()| Raise::Top)?;
         Ok(1)
     }
 }
