@@ -10,7 +10,7 @@ local I, dt_mt, iv_mt, TZ = ...
 local dt_new, dt_get, dt_set = I.dt_new, I.dt_get, I.dt_set
 local iv_new, iv_get = I.iv_new, I.iv_get
 local is_datetime, is_interval = I.is_dt, I.is_iv
-local floor, modf = math.floor, math.modf
+local floor, math_modf = math.floor, math.modf
 
 local EPOCH_RD = 719163
 local SECS_PER_DAY = 86400
@@ -274,7 +274,7 @@ local function obj_epoch(obj, ymd, hms, nsec, from_set)
     if (not from_set or compat_check) and type(ts) ~= 'number' then
         error(("bad timestamp ('number' expected, got '%s')"):format(type(ts)))
     end
-    local epoch, frac = modf(ts)
+    local epoch, frac = math_modf(ts)
     if frac < 0 then
         epoch, frac = epoch - 1, frac + 1
     end

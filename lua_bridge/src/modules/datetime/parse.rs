@@ -106,37 +106,43 @@ pub(crate) fn time(s: &[u8]) -> Option<(i64, i32, usize)> {
         return None;
     }
     let h = num(&s[..2]);
-    let (mut m, mut sec, mut i) = (0, 0, 2);
+    // How many of hh, mm, ss were read: a fraction is one of the last.
+    let (mut m, mut sec, mut i, mut parts) = (0, 0, 2, 1);
     if s.get(2) == Some(&b':') {
         if digits(&s[3..]) != 2 {
             return None;
         }
         m = num(&s[3..5]);
-        i = 5;
+        (i, parts) = (5, 2);
         if s.get(5) == Some(&b':') {
             if digits(&s[6..]) != 2 {
                 return None;
             }
             sec = num(&s[6..8]);
-            i = 8;
+            (i, parts) = (8, 3);
         }
     } else {
         match digits(s) {
             2 => {}
-            4 => (m, i) = (num(&s[2..4]), 4),
-            6 => (m, sec, i) = (num(&s[2..4]), num(&s[4..6]), 6),
+            4 => (m, i, parts) = (num(&s[2..4]), 4, 2),
+            6 => (m, sec, i, parts) = (num(&s[2..4]), num(&s[4..6]), 6, 3),
             _ => return None,
         }
+    }
+    if h > 23 || m > 59 || sec > 59 {
+        return None;
     }
     let mut nsec = 0i64;
     if matches!(s.get(i), Some(b'.' | b',')) && digit_at(s, i + 1) {
         let n = digits(&s[i + 1..]);
         let frac = &s[i + 1..i + 1 + n.min(9)];
-        nsec = num(frac) * 10i64.pow(9 - frac.len() as u32);
+        // The fraction of the last unit read, in nanoseconds.
+        let unit: i64 = [3600, 60, 1][parts - 1];
+        let ns = num(frac) * 10i64.pow(9 - frac.len() as u32) * unit;
+        let extra = ns / 1_000_000_000;
+        nsec = ns % 1_000_000_000;
+        sec += extra;
         i += 1 + n;
-    }
-    if h > 23 || m > 59 || sec > 59 {
-        return None;
     }
     Some((h * 3600 + m * 60 + sec, nsec as i32, i))
 }
