@@ -63,6 +63,13 @@ local function check_integer(v, what, up)
     end
 end
 
+-- What '%d' writes of v on LuaJIT (truncated), which Lua 5.4's '%d'
+-- refuses for a number with a fraction.
+local function trunc(v)
+    if v ~= v or v == math.huge or v == -math.huge then return v end
+    return v >= 0 and floor(v) or -floor(-v)
+end
+
 local function check_range(v, from, to, what, extra, up)
     up = up or 0
     if type(v) ~= 'number' then
@@ -71,10 +78,10 @@ local function check_range(v, from, to, what, extra, up)
     if extra == v or (v >= from and v <= to) then return end
     if extra == nil then
         error(('value %d of %s is out of allowed range [%d, %d]'):
-              format(v, what, from, to), 3 + up)
+              format(trunc(v), what, from, to), 3 + up)
     end
     error(('value %d of %s is out of allowed range [%d, %d..%d]'):
-          format(v, what, extra, from, to), 3 + up)
+          format(trunc(v), what, extra, from, to), 3 + up)
 end
 
 local function checked_max(v, what, def)

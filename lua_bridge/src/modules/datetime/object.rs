@@ -65,6 +65,16 @@ fn num(s: &Stack, idx: c_int) -> f64 {
     s.to_number(idx).unwrap_or(0.0)
 }
 
+/// Pushes `n` as an integer when it is one (Lua 5.4 then prints no `.0`,
+/// as LuaJIT prints none).
+fn push_num(s: &mut Stack, n: f64) {
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        s.push_int(n as i64);
+    } else {
+        s.push_number(n);
+    }
+}
+
 fn push_dt(s: &mut Stack, d: Datetime) -> LResult<()> {
     DT_SLOT.push(s, d)
 }
@@ -88,7 +98,7 @@ lua_fn! {
     /// value that is no datetime.
     fn dt_get(s: &mut Stack) {
         let Some(d) = get_dt(s, 1) else { return Ok(0) };
-        s.push_number(d.epoch);
+        push_num(s, d.epoch);
         s.push_int(d.nsec.into());
         s.push_int(d.tzoffset.into());
         s.push_int(d.tzindex.into());
@@ -144,7 +154,7 @@ lua_fn! {
         let Some(iv) = get_iv(s, 1) else { return Ok(0) };
         for n in [iv.year.into(), iv.month.into(), iv.week.into(), iv.day, iv.hour, iv.min,
                   iv.sec, iv.nsec.into(), iv.adjust.into()] {
-            s.push_number(n);
+            push_num(s, n);
         }
         Ok(9)
     }
