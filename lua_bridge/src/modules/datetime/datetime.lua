@@ -32,14 +32,8 @@ local TZ_AMBIGUOUS, TZ_NYI = 8, 16
 local ADJUST = {none = 1, last = 2, excess = 0}
 local ADJUST_NAME = {[0] = 'excess', [1] = 'none', [2] = 'last'}
 
-local function fail(fmt, ...)
-    return fmt:format(...)
-end
-
 local function check(ok, level, fmt, ...)
-    if not ok then
-        error(fail(fmt, ...), level + 1)
-    end
+    if not ok then error(fmt:format(...), level + 1) end
 end
 
 local function is_table(o) return type(o) == 'table' end
@@ -57,10 +51,8 @@ local function check_str(o, what)
 end
 
 local function check_integer(v, what, up)
-    if v ~= nil and (type(v) ~= 'number' or v % 1 ~= 0) then
-        error(('%s: integer value expected, but received %s'):format(what, type(v)),
-              4 + (up or 0))
-    end
+    check(v == nil or (type(v) == 'number' and v % 1 == 0), 4 + (up or 0),
+          '%s: integer value expected, but received %s', what, type(v))
 end
 
 -- What '%d' writes of v on LuaJIT (truncated), which Lua 5.4's '%d'
@@ -175,7 +167,7 @@ end
 
 -- Datetimes.
 
-local function tostring_dt(self) return I.dt_text(self) end
+local tostring_dt = I.dt_text
 
 local function parse_tzoffset(str, up)
     local off, len = I.parse_offset(str)
