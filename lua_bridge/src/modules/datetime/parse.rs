@@ -53,7 +53,7 @@ pub(crate) fn date(s: &[u8]) -> Option<(i64, usize)> {
         };
         return in_range(rd, len);
     }
-    if !(3..=7).contains(&n) || (!signed && n < 4) {
+    if !(3..=7).contains(&n) || (!signed && n < 4) || s.get(after) != Some(&b'-') {
         return None;
     }
     let year = if s[0] == b'-' {
