@@ -125,3 +125,30 @@ fn datetime_msgpack_json_yaml() {
         assert(not ok and tostring(err):find('invalid extension'), tostring(err))
     "#);
 }
+
+#[test]
+fn datetime_bad_input_is_an_error_not_a_panic() {
+    run(r#"
+        local dt, msgpack = require('datetime'), require('msgpack')
+        math.randomseed(7)
+        local alphabet = '0123456789-+:.,TWQZ zMSKEurope/Moscow%YmdHMSfzZjGgab'
+        local function check(ok, err)
+            assert(ok or not tostring(err):find('panic'), tostring(err))
+        end
+        for i = 1, 20000 do
+            local t = {}
+            for j = 1, math.random(0, 20) do
+                local k = math.random(#alphabet)
+                t[j] = alphabet:sub(k, k)
+            end
+            local s = table.concat(t)
+            check(pcall(dt.parse, s))
+            check(pcall(dt.parse_date, s))
+            check(pcall(dt.parse, s, {format = s}))
+            check(pcall(dt.new, {tz = s}))
+            check(pcall(function() return dt.new():format(s) end))
+            check(pcall(msgpack.decode, string.char(0xc7, #s, 4) .. s))
+            check(pcall(msgpack.decode, string.char(0xc7, #s, 6) .. s))
+        end
+    "#);
+}

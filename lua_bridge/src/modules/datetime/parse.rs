@@ -268,6 +268,8 @@ mod tests {
             assert_eq!(date(s.as_bytes()), None, "{s}");
         }
         assert_eq!(date(b"-5879610-06-22"), Some((MIN_RD, 14)));
+        assert_eq!(date(b"-2000"), None);
+        assert_eq!(date(b"+12345"), None);
     }
 
     #[test]
