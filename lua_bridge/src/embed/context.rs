@@ -48,6 +48,7 @@ cord_context! {
         crypto_ctx: crate::modules::crypto::ctx::CtxKind,
         csv_kind: crate::modules::csv::CsvKind,
         popen_kind: crate::modules::popen::PopenKind,
+        datetime_types: crate::modules::datetime::DatetimeTypes,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

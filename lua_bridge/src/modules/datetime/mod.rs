@@ -31,7 +31,7 @@ mod parse;
 pub(crate) mod value;
 mod zones;
 
-pub(crate) use object::{get_dt, get_iv, DT_SLOT, IV_SLOT};
+pub(crate) use object::{get_dt, get_iv, DatetimeTypes, DT_SLOT, IV_SLOT};
 
 use crate::modules::ctype::ValueType;
 use crate::raw::{lua_fn, LResult, Raise, Stack};

@@ -3,8 +3,8 @@
 //! calendar, text, parsing and zone work, in Rust; the argument checks and
 //! the module's shape are in the Lua chunk.
 //!
-//! Per-cord state: the two value types, made when the module is first
-//! loaded and cleared for a new Lua state ([`super::reset`]).
+//! Per-cord state: the two value types ([`DatetimeTypes`], a part of the
+//! cord context), made when the module is first loaded.
 
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -13,19 +13,35 @@ use super::civil::{self, Adjust};
 use super::value::{Datetime, Interval};
 use super::{format, parse, zones};
 use crate::modules::ctype::{Slot, ValueType};
+use crate::raw::context::Part;
 use crate::raw::{lua_fn, LResult, Raise, Reg, Stack};
 
-thread_local! {
-    /// This cord's datetime type, once `datetime` was loaded.
-    static DT_TYPE: Cell<Option<ValueType<Datetime>>> = const { Cell::new(None) };
-    /// This cord's interval type, once `datetime` was loaded.
-    static IV_TYPE: Cell<Option<ValueType<Interval>>> = const { Cell::new(None) };
+/// Per-cord state of `datetime` (a part of the cord context): its value
+/// types, once the module was loaded.
+#[derive(Default)]
+pub(crate) struct DatetimeTypes {
+    /// The datetime type.
+    dt: Cell<Option<ValueType<Datetime>>>,
+    /// The interval type.
+    iv: Cell<Option<ValueType<Interval>>>,
 }
 
 /// This cord's datetime type.
-pub(crate) static DT_SLOT: Slot<Datetime> = Slot::new(&DT_TYPE, "datetime");
+pub(crate) static DT_SLOT: Slot<Datetime> = Slot::in_context(
+    || DatetimeTypes::try_with(|t| t.dt.get()).flatten(),
+    |v| {
+        DatetimeTypes::try_with(|t| t.dt.set(v));
+    },
+    "datetime",
+);
 /// This cord's interval type.
-pub(crate) static IV_SLOT: Slot<Interval> = Slot::new(&IV_TYPE, "datetime");
+pub(crate) static IV_SLOT: Slot<Interval> = Slot::in_context(
+    || DatetimeTypes::try_with(|t| t.iv.get()).flatten(),
+    |v| {
+        DatetimeTypes::try_with(|t| t.iv.set(v));
+    },
+    "datetime",
+);
 
 /// The datetime at `idx`, if the value there is one.
 pub(crate) fn get_dt(s: &mut Stack, idx: c_int) -> Option<Datetime> {
