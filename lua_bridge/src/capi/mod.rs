@@ -41,6 +41,7 @@ mod entry;
 mod clock;
 mod coio;
 mod cond;
+mod datetime;
 mod diag;
 mod fiber;
 mod handle;
@@ -215,6 +216,8 @@ exports![
     lua::luaT_cpcall,
     lua::luaT_error,
     lua::luaT_tolstring,
+    datetime::tnt_datetime_to_string,
+    datetime::tnt_datetime_strftime,
 ];
 
 /// Keeps the C module API in the calling binary's link: the `luafiber`

@@ -51,6 +51,7 @@ cord_context! {
         fio_handles: crate::modules::fio::handle::Handles,
         fio_stat: crate::modules::fio::stat::StatMeta,
         httpc_tls: crate::modules::httpc::TlsState,
+        datetime_types: crate::modules::datetime::DatetimeTypes,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

@@ -216,10 +216,18 @@ fn cdata_repr<T>(s: &mut Stack, decl: &str, name: &CStr, mt: c_int) -> Option<Re
     })
 }
 
+/// Where a [`Slot`] keeps its type.
+enum Key<T: 'static> {
+    /// A thread-local of the module.
+    Local(&'static LocalKey<Cell<Option<ValueType<T>>>>),
+    /// A part of the cord context, through its getter and setter.
+    Context(fn() -> Option<ValueType<T>>, fn(Option<ValueType<T>>)),
+}
+
 /// A module's per-cord value type: set when the module is loaded, cleared
 /// for a new Lua state.
 pub(crate) struct Slot<T: 'static> {
-    key: &'static LocalKey<Cell<Option<ValueType<T>>>>,
+    key: Key<T>,
     /// The module's name, for the error of a value pushed before it loaded.
     name: &'static str,
 }
@@ -230,22 +238,47 @@ impl<T: Copy + 'static> Slot<T> {
         key: &'static LocalKey<Cell<Option<ValueType<T>>>>,
         name: &'static str,
     ) -> Slot<T> {
-        Slot { key, name }
+        Slot {
+            key: Key::Local(key),
+            name,
+        }
+    }
+
+    /// The slot kept in a part of the cord context, read by `get` and
+    /// written by `set`, of the module `name`.
+    pub(crate) const fn in_context(
+        get: fn() -> Option<ValueType<T>>,
+        set: fn(Option<ValueType<T>>),
+        name: &'static str,
+    ) -> Slot<T> {
+        Slot {
+            key: Key::Context(get, set),
+            name,
+        }
     }
 
     /// This cord's type, if the module was loaded.
     pub(crate) fn get(&self) -> Option<ValueType<T>> {
-        self.key.with(Cell::get)
+        match self.key {
+            Key::Local(k) => k.with(Cell::get),
+            Key::Context(get, _) => get(),
+        }
     }
 
     /// Makes `t` this cord's type.
     pub(crate) fn install(&self, t: ValueType<T>) {
-        self.key.with(|c| c.set(Some(t)));
+        match self.key {
+            Key::Local(k) => k.with(|c| c.set(Some(t))),
+            Key::Context(_, set) => set(Some(t)),
+        }
     }
 
     /// Forgets the type (a new Lua state on this thread).
     pub(crate) fn reset(&self) {
-        self.key.with(|c| c.set(None));
+        match self.key {
+            Key::Local(k) => k.with(|c| c.set(None)),
+            Key::Context(_, set) => set(None),
+        }
     }
 
     /// The `T` of the value at `idx`, if it is one of the type.

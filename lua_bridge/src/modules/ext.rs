@@ -5,6 +5,8 @@
 //! |---|---|---|
 //! | 1 `MP_DECIMAL` | `decimal` | the scale, then packed BCD digits |
 //! | 2 `MP_UUID` | `uuid` | the 16 RFC 4122 bytes |
+//! | 4 `MP_DATETIME` | `datetime` | seconds, then nsec, tzoffset, tzindex |
+//! | 6 `MP_INTERVAL` | `datetime.interval` | a count, then numbered fields |
 //!
 //! [`read`] tells whether a Lua value is one of them (by its ctype id or
 //! metatable, [`ValueType`](super::ctype::ValueType)), [`read_payload`]
@@ -19,6 +21,7 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
+use super::datetime::{self, value::Datetime, value::Interval};
 use super::decimal::{self, value::Dec};
 use super::uuid;
 use super::uuid::value::TtUuid;
@@ -29,6 +32,10 @@ use crate::raw::{LResult, Raise, Stack};
 pub(crate) const MP_DECIMAL: i8 = 1;
 /// `MP_UUID`.
 pub(crate) const MP_UUID: i8 = 2;
+/// `MP_DATETIME`.
+pub(crate) const MP_DATETIME: i8 = 4;
+/// `MP_INTERVAL`.
+pub(crate) const MP_INTERVAL: i8 = 6;
 
 /// A value of one of the library's value types.
 #[derive(Clone, Copy)]
@@ -37,6 +44,10 @@ pub(crate) enum Ext {
     Decimal(Dec),
     /// A `uuid`.
     Uuid(TtUuid),
+    /// A `datetime`.
+    Datetime(Datetime),
+    /// A `datetime.interval`.
+    Interval(Interval),
 }
 
 /// The value at `idx`, when it is one of the value types (cdata or
@@ -52,6 +63,12 @@ pub(crate) fn read(s: &mut Stack, idx: c_int) -> Option<Ext> {
     }
     if let Some(d) = decimal::get(s, idx) {
         return Some(Ext::Decimal(d));
+    }
+    if let Some(d) = datetime::get_dt(s, idx) {
+        return Some(Ext::Datetime(d));
+    }
+    if let Some(iv) = datetime::get_iv(s, idx) {
+        return Some(Ext::Interval(iv));
     }
     None
 }
@@ -73,6 +90,18 @@ pub(crate) unsafe fn read_payload(id: u16, payload: *const u8) -> Option<Ext> {
         // SAFETY: caller's contract.
         if let Some(d) = unsafe { t.read_payload(id, payload) } {
             return Some(Ext::Decimal(d));
+        }
+    }
+    if let Some(t) = datetime::DT_SLOT.get() {
+        // SAFETY: caller's contract.
+        if let Some(d) = unsafe { t.read_payload(id, payload) } {
+            return Some(Ext::Datetime(d));
+        }
+    }
+    if let Some(t) = datetime::IV_SLOT.get() {
+        // SAFETY: caller's contract.
+        if let Some(iv) = unsafe { t.read_payload(id, payload) } {
+            return Some(Ext::Interval(iv));
         }
     }
     None
@@ -132,6 +161,18 @@ impl Ext {
                 p.put(&[0xd8, MP_UUID as u8]);
                 p.put(&u.rfc_bytes());
             }
+            Ext::Datetime(d) => {
+                let mut body = Vec::with_capacity(16);
+                d.pack(&mut body);
+                p.ext_head(MP_DATETIME, body.len());
+                p.put(&body);
+            }
+            Ext::Interval(iv) => {
+                let mut body = Vec::with_capacity(64);
+                iv.pack(&mut body);
+                p.ext_head(MP_INTERVAL, body.len());
+                p.put(&body);
+            }
         }
         p
     }
@@ -142,6 +183,8 @@ impl Ext {
         match self {
             Ext::Decimal(d) => decimal::value::to_text(d).into_bytes(),
             Ext::Uuid(u) => u.text().to_vec(),
+            Ext::Datetime(d) => d.text().into_bytes(),
+            Ext::Interval(iv) => iv.text().into_bytes(),
         }
     }
 }
@@ -158,7 +201,7 @@ pub(crate) fn invalid() -> Raise {
 
 /// Whether the extension type `t` is one [`push`] decodes.
 pub(crate) fn known(t: i8) -> bool {
-    matches!(t, MP_DECIMAL | MP_UUID)
+    matches!(t, MP_DECIMAL | MP_UUID | MP_DATETIME | MP_INTERVAL)
 }
 
 /// Pushes the Lua value of the extension of type `t` with body `body`.
@@ -186,6 +229,20 @@ pub(crate) fn push(s: &mut Stack, t: i8, body: &[u8]) -> LResult<()> {
                 require(s, c"uuid")?;
             }
             uuid::push(s, u)
+        }
+        MP_DATETIME => {
+            let d = Datetime::unpack(body).ok_or_else(invalid)?;
+            if datetime::DT_SLOT.get().is_none() {
+                require(s, c"datetime")?;
+            }
+            datetime::push_dt(s, d)
+        }
+        MP_INTERVAL => {
+            let iv = Interval::unpack(body).ok_or_else(invalid)?;
+            if datetime::IV_SLOT.get().is_none() {
+                require(s, c"datetime")?;
+            }
+            datetime::push_iv(s, iv)
         }
         _ => panic!("MsgPack extension {t} is not decoded here"),
     }

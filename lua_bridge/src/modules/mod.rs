@@ -1,6 +1,6 @@
 //! The Lua modules, as Tarantool offers them: `fiber` (with channels and
 //! conds), `clock`, `buffer`, `msgpack` (and `msgpackffi` over it), `json`,
-//! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal`, `fio`, `net.box`,
+//! `log`, `socket`, `errno`, `uri`, `uuid`, `decimal`, `datetime`, `fio`, `net.box`,
 //! `crypto`, `digest`, `strict`, `utf8`, `csv`, `pickle`, `yaml`, `popen`, `http.client`,
 //! the global `tonumber64` and the global `box`. Each is a folder or file of its own, put
 //! into `package.loaded` or `package.preload` by [`register`];
@@ -14,6 +14,7 @@ pub(crate) mod clock;
 pub(crate) mod crypto;
 pub(crate) mod csv;
 pub(crate) mod ctype;
+pub(crate) mod datetime;
 pub(crate) mod decimal;
 pub(crate) mod digest;
 pub(crate) mod errno;
@@ -50,6 +51,7 @@ pub(crate) fn init(s: &mut Stack) {
     // state they were made in.
     uuid::SLOT.reset();
     decimal::SLOT.reset();
+    datetime::reset();
 }
 
 /// Puts the modules into `package.loaded` (at setup: this runs Lua code
@@ -100,6 +102,8 @@ pub(crate) fn register(s: &mut Stack) {
         s.set_field(-2, c"uuid");
         s.push_cfunction(decimal::open);
         s.set_field(-2, c"decimal");
+        s.push_cfunction(datetime::open);
+        s.set_field(-2, c"datetime");
         s.push_cfunction(fio::open);
         s.set_field(-2, c"fio");
         s.push_cfunction(netbox::open);

@@ -62,6 +62,14 @@ function t.skip_if(cond, msg)
     if cond then t.skip(msg) end
 end
 
+function t.fail(msg)
+    fail(msg, 2)
+end
+
+function t.fail_if(cond, msg)
+    if cond then fail(msg, 2) end
+end
+
 local function show(v)
     if type(v) == 'string' then return string.format('%q', v) end
     if type(v) ~= 'table' then return tostring(v) end
