@@ -62,6 +62,14 @@ function t.skip_if(cond, msg)
     if cond then t.skip(msg) end
 end
 
+-- `t.tarantool.skip_if_not_debug()`: luafiber has no debug build's error
+-- injection (box.error.injection), so such a test skips.
+t.tarantool = {
+    skip_if_not_debug = function()
+        t.skip('luafiber has no error injection (a debug build\'s)')
+    end,
+}
+
 local function show(v)
     if type(v) == 'string' then return string.format('%q', v) end
     if type(v) ~= 'table' then return tostring(v) end

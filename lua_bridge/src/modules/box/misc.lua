@@ -268,11 +268,14 @@ end
 
 --- box.internal.shutdown(): what SIGTERM and SIGINT do (Tarantool's
 --- on_shutdown_f and box_shutdown): the on_shutdown triggers, then the
---- server stops listening, lets the running requests finish and their
+--- box.shutdown event, then the server stops listening, lets the running requests finish and their
 --- replies go out (at most the on_shutdown timeout), and closes the
 --- connections. The caller then exits.
 function internal.shutdown()
     pcall(internal.run_on_shutdown)
+    -- Clients watching box.shutdown (master's net.box does) finish their
+    -- requests and close (master's iproto_shutdown).
+    pcall(internal.broadcast, 'box.shutdown', true)
     local deadline = clock.monotonic() + on_shutdown_timeout
     -- bounded: each round sleeps, the deadline ends it
     while internal.server_drain(false) > 0 do
