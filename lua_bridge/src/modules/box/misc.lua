@@ -324,3 +324,14 @@ ctl.wait_rw = wait_mode(false)
 ctl.wait_ro = wait_mode(true)
 ctl.promote = needs_storage('box.ctl.promote')
 ctl.demote = needs_storage('box.ctl.demote')
+
+--- dostring(code, ...): runs `code` with the arguments, returns what it
+--- returns; code that does not compile is error 32 (master's global of
+--- src/lua/init.lua, which Tarantool's tests call through net.box).
+function _G.dostring(s, ...)
+    local chunk, message = (loadstring or load)(s)
+    if chunk == nil then
+        error(box.error.new(box.error.PROC_LUA, message), 2)
+    end
+    return chunk(...)
+end

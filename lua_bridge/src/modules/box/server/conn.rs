@@ -424,10 +424,13 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
 
 /// Serves one packet (the bytes after its size prefix).
 fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
+    // A malformed packet: an error reply and a log line (master logs the
+    // diag), the connection goes on.
     let (header, body) = match decode_header(packet) {
         Ok(hb) => hb,
         Err(e) => {
             let msg = e.to_string();
+            tracing::error!(target: "iproto", "{msg}, from {}", conn.peer);
             conn.send_error(0, &ErrorInfo::client(e.code(), msg.as_bytes()));
             return;
         }
@@ -437,6 +440,7 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
         Ok(r) => r,
         Err(e) => {
             let msg = e.to_string();
+            tracing::error!(target: "iproto", "{msg}, from {}", conn.peer);
             conn.send_error(sync, &ErrorInfo::client(e.code(), msg.as_bytes()));
             return;
         }
