@@ -171,9 +171,9 @@ fn server_answers_id_and_sends_events_only_after_an_ack() {
         box.broadcast('key', 'v3')
         assert(recv(0.1) == nil, 'unwatched')
         -- a WATCH without a key: an error reply, the connection lives
-        send({[0] = 74, [1] = 12}, {})
+        send({[0] = 74, [1] = 12}, {[0x58] = 1})
         h, b = recv()
-        assert(h[0] == 0x8000 + 41 and h[1] == 12, tostring(h[0]))
+        assert(h[0] == 0x8000 + 69 and h[1] == 12, tostring(h[0])) -- MISSING_REQUEST_FIELD
         s:close()
         "#,
     );
