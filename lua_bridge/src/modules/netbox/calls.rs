@@ -61,10 +61,28 @@ pub(super) fn after_switch(s: &mut Stack) {
 
 /// Pushes the error object of `f`.
 pub(super) fn push_failure(s: &mut Stack, f: &Failure) {
+    let top = s.top();
     match f {
         Failure::Remote(code, body) => {
             let ty = body.ty.as_deref().unwrap_or(b"ClientError");
             error::push_coded(s, ty, *code, &body.message);
+            // The stack's causes as the `prev` chain (master's
+            // error_unpack of the MP_ERROR stack).
+            let mut last = s.top();
+            for (ty, code, message) in &body.causes {
+                if s.ensure(4).is_err() {
+                    break;
+                }
+                error::push_coded(s, ty, *code, message);
+                let cause = s.top();
+                s.push_cstr(c"prev");
+                s.push_value(cause);
+                if s.rawset(last).is_err() {
+                    break;
+                }
+                last = cause;
+            }
+            s.settop(top + 1);
         }
         Failure::Local(code, msg) => error::push_coded(s, b"ClientError", *code, msg.as_bytes()),
     }

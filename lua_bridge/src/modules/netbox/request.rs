@@ -32,6 +32,9 @@ pub(crate) struct ErrorBody {
     pub message: Vec<u8>,
     /// The error stack's top error type (`ClientError`, ...), when given.
     pub ty: Option<Vec<u8>>,
+    /// The stack's errors after the top (its `prev` chain): type, code,
+    /// message each.
+    pub causes: Vec<(Vec<u8>, u32, Vec<u8>)>,
 }
 
 /// Why a request failed.

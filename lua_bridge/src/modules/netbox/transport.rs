@@ -449,12 +449,26 @@ impl Transport {
                 Ok(Response::Error(e)) => ErrorBody {
                     message: e.message.to_vec(),
                     ty: e.stack.and_then(|s| s.top()).map(|t| t.type_name.to_vec()),
+                    causes: e
+                        .stack
+                        .and_then(|s| s.errors().ok())
+                        .map(|errors| {
+                            errors
+                                .skip(1)
+                                .map_while(Result::ok)
+                                .map(|c| {
+                                    let code = u32::try_from(c.code).unwrap_or(0);
+                                    (c.type_name.to_vec(), code, c.message.to_vec())
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                 },
                 Ok(_) => ErrorBody::default(),
                 // A body that does not decode: the code, and why.
                 Err(e) => ErrorBody {
                     message: e.to_string().into_bytes(),
-                    ty: None,
+                    ..ErrorBody::default()
                 },
             };
             Err(Failure::Remote(code, e))
