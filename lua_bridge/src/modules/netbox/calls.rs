@@ -18,8 +18,9 @@ use mlua::ffi;
 
 use super::connect;
 use super::future::{self, Fut};
+pub(super) use super::request::{push_failure, raise_failure, timed_out};
 use super::request::{Decode, Failure, Request};
-use super::transport::{State, Transport, ER_NO_CONNECTION, ER_PROC_LUA, ER_TIMEOUT};
+use super::transport::{State, Transport, ER_NO_CONNECTION, ER_PROC_LUA};
 use crate::modules::buffer::{self, LuaIbuf};
 use crate::modules::msgpack::port;
 use crate::raw::error::{self, ErrorKind};
@@ -57,47 +58,6 @@ pub(super) fn after_switch(s: &mut Stack) {
     // SAFETY: a switch runs other fibers on their own Lua threads; nothing
     // wrote to this one but through the C API.
     unsafe { s.sync() };
-}
-
-/// Pushes the error object of `f`.
-pub(super) fn push_failure(s: &mut Stack, f: &Failure) {
-    let top = s.top();
-    match f {
-        Failure::Remote(code, body) => {
-            let ty = body.ty.as_deref().unwrap_or(b"ClientError");
-            error::push_coded(s, ty, *code, &body.message);
-            // The stack's causes as the `prev` chain (master's
-            // error_unpack of the MP_ERROR stack).
-            let mut last = s.top();
-            for (ty, code, message) in &body.causes {
-                if s.ensure(4).is_err() {
-                    break;
-                }
-                error::push_coded(s, ty, *code, message);
-                let cause = s.top();
-                s.push_cstr(c"prev");
-                s.push_value(cause);
-                if s.rawset(last).is_err() {
-                    break;
-                }
-                last = cause;
-            }
-            s.settop(top + 1);
-        }
-        Failure::Local(code, msg) => error::push_coded(s, b"ClientError", *code, msg.as_bytes()),
-    }
-}
-
-/// A timeout error (Tarantool's `box.error.new(box.error.TIMEOUT)`).
-pub(super) fn timed_out() -> Failure {
-    Failure::Local(ER_TIMEOUT, "Timeout exceeded".into())
-}
-
-/// Raises the error object of `f`.
-pub(super) fn raise_failure(s: &mut Stack, f: &Failure) -> LResult {
-    s.ensure(4)?;
-    push_failure(s, f);
-    Err(Raise::Top)
 }
 
 /// Waits on `req`'s cond until woken or `deadline`; `false` when the
