@@ -291,12 +291,14 @@ t.helpers = {
         local clock, fiber = require('clock'), require('fiber')
         local deadline = clock.monotonic() + (opts.timeout or 5)
         while true do
-            local res = {pcall(fn, ...)}
+            local res = (function(...)
+                return {n = select('#', ...), ...}
+            end)(pcall(fn, ...))
             local e = res[2]
             if res[1] or (type(e) == 'table' and e[SKIP]) or
                clock.monotonic() > deadline then
                 if not res[1] then error(e, 0) end
-                return unpack(res, 2, table.maxn(res))
+                return unpack(res, 2, res.n)
             end
             fiber.sleep(opts.delay or 0.1)
         end
