@@ -264,3 +264,54 @@ fn net_box_watchers_subscribe_again_after_a_reconnect() {
         "#,
     );
 }
+
+#[test]
+fn a_shutting_down_server_broadcasts_box_shutdown_first() {
+    // master's iproto_shutdown: the box.shutdown event turns true before
+    // the server stops listening (net.box clients then close).
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut server = Command::new(env!("CARGO_BIN_EXE_luafiber"))
+        .arg("-e")
+        .arg(
+            "box.cfg{listen = '127.0.0.1:0'} \
+             print('LISTEN ' .. box.info.listen) io.stdout:flush() \
+             require('fiber').sleep(60)",
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let uri = line.trim().strip_prefix("LISTEN ").unwrap().to_string();
+    let pid = server.id().to_string();
+    let code = r#"
+        local net = require('net.box')
+        local c = net.connect(os.getenv('URI'))
+        local values = {}
+        c:watch('box.shutdown', function(_, v) values[#values + 1] = tostring(v) end)
+        retry(function() return #values == 1 end)
+        os.execute('kill -TERM ' .. os.getenv('SERVER_PID'))
+        retry(function() return values[#values] == 'true' end)
+        assert(values[1] == 'nil')
+        c:close()
+    "#;
+    let out = Command::new(env!("CARGO_BIN_EXE_luafiber"))
+        .arg("-e")
+        .arg(format!("{PRELUDE}\n{code}\nprint('done') os.exit(0)"))
+        .env("URI", &uri)
+        .env("SERVER_PID", &pid)
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.ends_with("done\n"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
