@@ -248,11 +248,51 @@ fn a_connect_that_fails_early_reports_the_error() {
         print('ok')
         os.exit(0)
     "#;
+    run_e_ok(code, "");
+}
+
+/// Against Tarantool 2.6 (greeting below 2.10.0) net.box sends no ID: the
+/// peer has protocol version 0 and no features, `conn:watch` registers a
+/// watcher that never runs (nothing is sent, as master's), and
+/// `watch_once` gets 2.6's error 48.
+#[test]
+fn watchers_against_tarantool_26_stay_quiet() {
+    if !have_tarantool() {
+        skip::skipped("tarantool is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let server = Server::start(free_port(), &workdir("watch26"));
+    let code = r#"
+        local net = require('net.box')
+        local fiber = require('fiber')
+        local c = net.connect(os.getenv('URI'))
+        assert(c.state == 'active', tostring(c.error))
+        assert(c.peer_protocol_version == 0)
+        assert(c.peer_protocol_features.watchers == false)
+        local ran = 0
+        local w = c:watch('k', function() ran = ran + 1 end)
+        fiber.sleep(0.1)
+        assert(ran == 0 and c.state == 'active')
+        local ok, e = pcall(c.watch_once, c, 'k')
+        assert(not ok and e.code == 48, tostring(e))
+        w:unregister()
+        assert(c:ping())
+        c:close()
+        print('ok')
+        os.exit(0)
+    "#;
+    run_e_ok(code, &server.uri());
+}
+
+/// Runs `luafiber -e code` (at most 120 s) with `URI` set to `uri` in its
+/// environment; it must exit 0 having printed `ok`.
+fn run_e_ok(code: &str, uri: &str) {
     let out = Command::new("timeout")
         .arg("120")
         .arg(EXE)
         .arg("-e")
         .arg(code)
+        .env("URI", uri)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

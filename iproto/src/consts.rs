@@ -49,6 +49,10 @@ pub mod key {
     pub const FEATURES: u8 = 0x55;
     /// ID: authentication method name.
     pub const AUTH_TYPE: u8 = 0x5b;
+    /// WATCH, UNWATCH, WATCH_ONCE, EVENT: the notification key (string).
+    pub const EVENT_KEY: u8 = 0x57;
+    /// EVENT: the key's value (any MessagePack; absent for none).
+    pub const EVENT_DATA: u8 = 0x58;
 }
 
 /// Request types and response statuses (`enum iproto_type`).
@@ -87,6 +91,8 @@ pub mod kind {
     pub const UNWATCH: u32 = 75;
     /// EVENT, sent by a server for a watched key (master).
     pub const EVENT: u32 = 76;
+    /// WATCH_ONCE: a key's value, answered like a SELECT (master).
+    pub const WATCH_ONCE: u32 = 77;
     /// Response: a push (`box.session.push`), not the final answer.
     pub const CHUNK: u32 = 128;
     /// Response: this bit plus an error code ([`crate::errcode`]).
@@ -113,6 +119,7 @@ pub mod kind {
             WATCH => "WATCH",
             UNWATCH => "UNWATCH",
             EVENT => "EVENT",
+            WATCH_ONCE => "WATCH_ONCE",
             CHUNK => "CHUNK",
             _ => return None,
         })

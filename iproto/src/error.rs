@@ -59,6 +59,8 @@ pub fn key_name(key: u8) -> &'static str {
         VERSION => "VERSION",
         FEATURES => "FEATURES",
         AUTH_TYPE => "AUTH_TYPE",
+        EVENT_KEY => "EVENT_KEY",
+        EVENT_DATA => "EVENT_DATA",
         _ => "?",
     }
 }

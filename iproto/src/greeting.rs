@@ -3,7 +3,9 @@
 //! `Tarantool <version> (Binary) <instance uuid>` and the base64 of the
 //! salt, each padded with spaces and ended by `\n`.
 //!
-//! Clients branch on the version: 2.6.0 makes every client skip ID
+//! Clients branch on the version: below 2.10.0 every client skips ID;
+//! from 2.10.0 net.box (master), tarantool-python and asynctnt send it,
+//! and asynctnt fails to connect unless it is answered
 //! (`notes/iproto-netbox.md`, section 3).
 
 use base64::Engine;

@@ -85,6 +85,7 @@ mod greeting;
 pub mod mp;
 mod request;
 mod response;
+mod watch;
 
 pub use check::decode_everything;
 pub use consts::{
@@ -99,3 +100,4 @@ pub use response::{
     decode_id_reply, decode_response, mp_error_key, ErrorStack, IdReply, MpError, RemoteError,
     Response, MP_ERROR_STACK,
 };
+pub use watch::{decode_watch, encode_event, encode_watch, Watch};

@@ -282,6 +282,12 @@ pub enum Request<'a> {
     Delete(Dml<'a>),
     /// ID.
     Id(Id<'a>),
+    /// WATCH: subscribe to a key, or acknowledge its last EVENT.
+    Watch(&'a [u8]),
+    /// UNWATCH: unsubscribe from a key.
+    Unwatch(&'a [u8]),
+    /// WATCH_ONCE: a key's value now.
+    WatchOnce(&'a [u8]),
     /// Any other type, not decoded (a server answers
     /// `ER_UNKNOWN_REQUEST_TYPE`).
     Other(u32),
@@ -332,6 +338,9 @@ pub fn decode_request<'a>(header: &Header, body: &'a [u8]) -> Result<Request<'a>
             }
         }
         kind::ID => decode_id(body)?,
+        kind::WATCH => Request::Watch(crate::watch::decode_watch(body)?.key),
+        kind::UNWATCH => Request::Unwatch(crate::watch::decode_watch(body)?.key),
+        kind::WATCH_ONCE => Request::WatchOnce(crate::watch::decode_watch(body)?.key),
         other => {
             whole_value(body)?;
             Request::Other(other)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs Tarantool's own tests, ported verbatim into this folder (app-tap/,
-# app-luatest/, app/ and box-luatest/, from Tarantool master's test/app-tap,
-# test/app-luatest, test/app (console tests with their .result files) and
-# the test/box-luatest files that need no storage);
+# app-luatest/, app/, box-luatest/ and box/, from Tarantool master's
+# test/app-tap, test/app-luatest, test/app (console tests with their .result
+# files), the test/box-luatest files that need no storage and the test/box
+# console tests of net.box that need none, run on an instance listening on a
+# Unix socket, as test-run's box/box.lua);
 # lib/ holds the tap, luatest and console shims), on an interpreter:
 #
 #   tests/tarantool/run.sh INTERPRETER        every *.test.lua
@@ -56,7 +58,7 @@ mkdir -p "$scratch/src" && ln -s "$here" "$scratch/src/test"
 
 total_pass=0 total_fail=0 total_skip=0
 for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua "$here"/app/*.test.lua \
-        "$here"/box-luatest/*_test.lua; do
+        "$here"/box-luatest/*_test.lua "$here"/box/*.test.lua; do
     [ -e "$path" ] || continue
     file=${path#"$here"/}
     if [ -n "${ONLY:-}" ] && ! [[ $file =~ $ONLY ]]; then continue; fi
@@ -77,10 +79,15 @@ for path in "$here"/app-tap/*.test.lua "$here"/app-luatest/*_test.lua "$here"/ap
     # through lib/console_run.lua, a tap one as a script.
     case $file in
         app-luatest/* | box-luatest/*) set -- "$here/lib/run_luatest.lua" "$(basename "$file")" ;;
-        app/*) set -- "$here/lib/console_run.lua" "$(basename "$file")" ;;
+        app/* | box/*) set -- "$here/lib/console_run.lua" "$(basename "$file")" ;;
         *) set -- "$(basename "$file")" ;;
     esac
+    # test/box's console tests run on an instance that box.cfg{listen}
+    # configured (test-run's box/box.lua): console_run.lua does it first.
+    box_listen=
+    case $file in box/*) box_listen="unix/:$work/box.iproto" ;; esac
     (cd "$work" && LUA_PATH="$here/lib/?.lua;;" LUAFIBER_TAP_LOG="$log" \
+        LUAFIBER_BOX_LISTEN="$box_listen" \
         LUAFIBER_TEST_OUT="$scratch/out" TARANTOOL_SRC_DIR="$scratch/src" \
         LUAFIBER_CONSOLE_YAML="$here/../../src/console/yaml.lua" \
         timeout 120 "$interp" -e "require('compat')" "$@" \

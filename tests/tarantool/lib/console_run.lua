@@ -12,8 +12,8 @@
 -- Each answer is recorded in LUAFIBER_TAP_LOG as "ok<TAB>N: STATEMENT" or
 -- "not ok<TAB>N: STATEMENT" (N: the statement's line), a mismatch printed
 -- with both answers. `test_run` has `new()`, `cmd('setopt delimiter ...')`
--- `cmd('push filter ...')`, `cmd('clear filter')` and `wait_cond(fn [,
--- timeout])`.
+-- `cmd('push filter ...')`, `cmd('clear filter')`, `wait_cond(fn [,
+-- timeout])`, `grep_log` and `wait_log` (over this process's output).
 
 local fiber = require('fiber')
 local loadstring = loadstring or load
@@ -48,11 +48,39 @@ function test_run:cmd(c)
         filters[#filters + 1] = {from, (to:gsub('\\(%d)', '%%%1'))}
         return true
     end
+    -- test-run's `create server NAME with script = ...` only records
+    -- the server (starting it is not supported here).
+    if c:match('^create server [%w_]+ with script = ') then
+        return true
+    end
     if c == 'clear filter' then
         filters = {}
         return true
     end
     error('test_run:cmd: not supported here: ' .. c)
+end
+-- `grep_log(server, pattern[, bytes])` searches what this process wrote
+-- (run.sh names the file in LUAFIBER_TEST_OUT; the last `bytes` of it);
+-- `wait_log(server, pattern, _, timeout)` until it is there.
+function test_run:grep_log(_, pattern, bytes)
+    io.stderr:flush()
+    io.stdout:flush()
+    local path = os.getenv('LUAFIBER_TEST_OUT')
+    local f = path and io.open(path)
+    if f == nil then return nil end
+    local text = f:read('*a')
+    f:close()
+    if bytes and #text > bytes then text = text:sub(-bytes) end
+    return text:match(pattern)
+end
+function test_run:wait_log(server, pattern, bytes, timeout)
+    local deadline = fiber.clock() + (timeout or 60)
+    while fiber.clock() < deadline do
+        local r = self:grep_log(server, pattern, bytes)
+        if r then return r end
+        fiber.sleep(0.01)
+    end
+    return nil
 end
 function test_run:wait_cond(cond, timeout)
     local deadline = fiber.clock() + (timeout or 60)
@@ -94,6 +122,13 @@ local function read(path)
 end
 
 local expected = blocks(read((file:gsub('%.test%.lua$', '.result'))))
+
+-- test/box's tests run on test-run's box/box.lua instance, which
+-- box.cfg{listen}s first (run.sh gives the URI).
+local box_listen = os.getenv('LUAFIBER_BOX_LISTEN')
+if box_listen and box_listen ~= '' then
+    box.cfg{listen = box_listen}
+end
 
 -- The console's answer to `stmt`.
 local function eval(stmt)

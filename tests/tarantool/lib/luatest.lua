@@ -70,6 +70,14 @@ function t.fail_if(cond, msg)
     if cond then fail(msg, 2) end
 end
 
+-- `t.tarantool.skip_if_not_debug()`: luafiber has no debug build's error
+-- injection (box.error.injection), so such a test skips.
+t.tarantool = {
+    skip_if_not_debug = function()
+        t.skip('luafiber has no error injection (a debug build\'s)')
+    end,
+}
+
 local function show(v)
     if type(v) == 'string' then return string.format('%q', v) end
     if type(v) ~= 'table' then return tostring(v) end
@@ -291,12 +299,14 @@ t.helpers = {
         local clock, fiber = require('clock'), require('fiber')
         local deadline = clock.monotonic() + (opts.timeout or 5)
         while true do
-            local res = {pcall(fn, ...)}
+            local res = (function(...)
+                return {n = select('#', ...), ...}
+            end)(pcall(fn, ...))
             local e = res[2]
             if res[1] or (type(e) == 'table' and e[SKIP]) or
                clock.monotonic() > deadline then
                 if not res[1] then error(e, 0) end
-                return unpack(res, 2, table.maxn(res))
+                return unpack(res, 2, res.n)
             end
             fiber.sleep(opts.delay or 0.1)
         end

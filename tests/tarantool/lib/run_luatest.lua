@@ -9,3 +9,8 @@ pcall(function() require('fiber').self():name('luatest') end)
 local chunk = assert(loadfile(file))
 chunk()
 require('luatest').run()
+-- A listening server keeps the process running (as Tarantool's instance):
+-- the "server" of luatest.server is this process, so stop here.
+if type(box) == 'table' and type(box.cfg) == 'table' and box.cfg.listen ~= nil then
+    os.exit(0)
+end

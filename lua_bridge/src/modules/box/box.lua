@@ -98,6 +98,10 @@ do
                 list[#list + 1] = new
             end
             internal.session_trigger_count(kind, #list)
+            -- master's lbox_trigger_reset: nothing when one was deleted
+            if new == nil then
+                return
+            end
             return new
         end
     end

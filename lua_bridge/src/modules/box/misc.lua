@@ -268,11 +268,14 @@ end
 
 --- box.internal.shutdown(): what SIGTERM and SIGINT do (Tarantool's
 --- on_shutdown_f and box_shutdown): the on_shutdown triggers, then the
---- server stops listening, lets the running requests finish and their
+--- box.shutdown event, then the server stops listening, lets the running requests finish and their
 --- replies go out (at most the on_shutdown timeout), and closes the
 --- connections. The caller then exits.
 function internal.shutdown()
     pcall(internal.run_on_shutdown)
+    -- Clients watching box.shutdown (master's net.box does) finish their
+    -- requests and close (master's iproto_shutdown).
+    pcall(internal.broadcast, 'box.shutdown', true)
     local deadline = clock.monotonic() + on_shutdown_timeout
     -- bounded: each round sleeps, the deadline ends it
     while internal.server_drain(false) > 0 do
@@ -321,3 +324,14 @@ ctl.wait_rw = wait_mode(false)
 ctl.wait_ro = wait_mode(true)
 ctl.promote = needs_storage('box.ctl.promote')
 ctl.demote = needs_storage('box.ctl.demote')
+
+--- dostring(code, ...): runs `code` with the arguments, returns what it
+--- returns; code that does not compile is error 32 (master's global of
+--- src/lua/init.lua, which Tarantool's tests call through net.box).
+function _G.dostring(s, ...)
+    local chunk, message = (loadstring or load)(s)
+    if chunk == nil then
+        error(box.error.new(box.error.PROC_LUA, message), 2)
+    end
+    return chunk(...)
+end

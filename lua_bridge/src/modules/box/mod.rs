@@ -12,7 +12,9 @@
 //! - the Lua parts of box that are not the server ([`PARTS`], run after
 //!   `box.lua` with `box` and `box.internal`): `error.lua` (`box.error`,
 //!   `box.NULL`), `misc.lua` (`box.info`, `box.once`, `box.ctl`,
-//!   `box.schema`'s storage stubs, transactions), `cfg_guard.lua` (last: it
+//!   `box.schema`'s storage stubs, transactions), `watcher.lua`
+//!   (`box.broadcast`, `box.watch`, `box.watch_once`), `iproto.lua`
+//!   (`box.iproto`'s constants), `cfg_guard.lua` (last: it
 //!   hides what needs `box.cfg{}` until it is called, and loads `cfg.lua`,
 //!   master's `load_cfg.lua` without storage, at the first `box.cfg` call);
 //! - `tarantool.lua`: `require('tarantool')` and the global `_TARANTOOL`.
@@ -37,6 +39,8 @@ const CHUNK: &str = include_str!("box.lua");
 const PARTS: &[(&str, &CStr)] = &[
     (include_str!("error.lua"), c"=box/error.lua"),
     (include_str!("misc.lua"), c"=box/misc.lua"),
+    (include_str!("watcher.lua"), c"=box/watcher.lua"),
+    (include_str!("iproto.lua"), c"=box/iproto.lua"),
     (include_str!("cfg_guard.lua"), c"=box/cfg_guard.lua"),
 ];
 

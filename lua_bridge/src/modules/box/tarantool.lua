@@ -1,10 +1,10 @@
 -- require('tarantool') and the global _TARANTOOL (master's
 -- src/lua/init.c, luaopen_tarantool). Called with `box.internal`.
 --
--- The version: luafiber speaks Tarantool 2.6's protocol (its IPROTO
--- greeting says 2.6.0) and offers no feature a client or library turns on
--- for a later version (net.box's return_raw, IPROTO_ID features, watchers,
--- box.info.replicaset), so it names itself 2.6.0: vshard 0.1.42 then
+-- The version: luafiber's Lua API offers no feature a library turns on
+-- for a later version (box.info.replicaset, ...), so it names itself 2.6.0
+-- here (its IPROTO greeting says 2.10.0, for the clients' ID and
+-- watchers, which the server answers): vshard 0.1.42 then
 -- takes its >= 1.10.1 / >= 2.1.0 / >= 2.4.0 paths and none of its 2.10+
 -- ones (docs/lua/tarantool.md).
 local internal = ...

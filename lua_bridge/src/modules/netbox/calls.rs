@@ -18,8 +18,9 @@ use mlua::ffi;
 
 use super::connect;
 use super::future::{self, Fut};
+pub(super) use super::request::{push_failure, raise_failure, timed_out};
 use super::request::{Decode, Failure, Request};
-use super::transport::{State, Transport, ER_NO_CONNECTION, ER_PROC_LUA, ER_TIMEOUT};
+use super::transport::{State, Transport, ER_NO_CONNECTION, ER_PROC_LUA};
 use crate::modules::buffer::{self, LuaIbuf};
 use crate::modules::msgpack::port;
 use crate::raw::error::{self, ErrorKind};
@@ -57,29 +58,6 @@ pub(super) fn after_switch(s: &mut Stack) {
     // SAFETY: a switch runs other fibers on their own Lua threads; nothing
     // wrote to this one but through the C API.
     unsafe { s.sync() };
-}
-
-/// Pushes the error object of `f`.
-pub(super) fn push_failure(s: &mut Stack, f: &Failure) {
-    match f {
-        Failure::Remote(code, body) => {
-            let ty = body.ty.as_deref().unwrap_or(b"ClientError");
-            error::push_coded(s, ty, *code, &body.message);
-        }
-        Failure::Local(code, msg) => error::push_coded(s, b"ClientError", *code, msg.as_bytes()),
-    }
-}
-
-/// A timeout error (Tarantool's `box.error.new(box.error.TIMEOUT)`).
-pub(super) fn timed_out() -> Failure {
-    Failure::Local(ER_TIMEOUT, "Timeout exceeded".into())
-}
-
-/// Raises the error object of `f`.
-pub(super) fn raise_failure(s: &mut Stack, f: &Failure) -> LResult {
-    s.ensure(4)?;
-    push_failure(s, f);
-    Err(Raise::Top)
 }
 
 /// Waits on `req`'s cond until woken or `deadline`; `false` when the
@@ -207,7 +185,8 @@ fn encode_request(
         | kind::REPLACE
         | kind::UPDATE
         | kind::DELETE
-        | kind::UPSERT => encode::begin_request(out, ty, sync).map_err(no_room)?,
+        | kind::UPSERT
+        | kind::WATCH_ONCE => encode::begin_request(out, ty, sync).map_err(no_room)?,
         _ => {
             return Err(Raise::illegal(format!(
                 "net.box: unknown request type {ty}"
@@ -217,6 +196,12 @@ fn encode_request(
     match ty {
         kind::CALL | kind::CALL_16 | kind::EVAL => value_or_empty(s, first + 1, out)?,
         kind::PING => write_map(out, 0).map_err(no_room)?,
+        kind::WATCH_ONCE => {
+            let k = s.to_str(first).unwrap_or(b"");
+            write_map(out, 1).map_err(no_room)?;
+            write_uint(out, key::EVENT_KEY.into()).map_err(no_room)?;
+            luafiber_iproto::mp::write_str(out, k).map_err(no_room)?;
+        }
         kind::SELECT => {
             write_map(out, 6).map_err(no_room)?;
             let fields = [
@@ -347,12 +332,17 @@ lua_fn! {
             let mut out = t.send.borrow_mut();
             let was_empty = out.is_empty();
             let at = out.used();
-            match encode_request(s, ty, sync, 5, &mut out) {
-                Ok(mark) => encode::finish_request(&mut out, mark),
-                Err(e) => {
-                    out.truncate(at);
-                    return Err(e);
-                }
+            let encoded = if ty == INJECT {
+                // the bytes as they are (master's netbox_encode_inject)
+                let bytes = s.to_str(5).unwrap_or(b"");
+                out.extend_from_slice(bytes).map_err(no_room)
+            } else {
+                encode_request(s, ty, sync, 5, &mut out)
+                    .map(|mark| encode::finish_request(&mut out, mark))
+            };
+            if let Err(e) = encoded {
+                out.truncate(at);
+                return Err(e);
             }
             drop(out);
             t.sent(was_empty);
@@ -411,6 +401,11 @@ lua_fn! {
         }
     }
 }
+
+/// The request type `perform` takes for `INJECT`: the argument's bytes go
+/// out as they are, and the answer with the request's sync (the one
+/// `lib.next_sync` told) completes it.
+const INJECT: u32 = u32::MAX;
 
 /// The [`Decode`] numbered `n` (the order of `net_box.lua`'s `DECODE`).
 fn decode_arg(n: i64) -> Decode {
@@ -571,6 +566,9 @@ pub(super) const LIB: &[crate::raw::Reg] = &[
     (c"writer", connect::writer),
     (c"close", connect::close),
     (c"auth", connect::auth),
+    (c"id", super::watch::id),
+    (c"watch", super::watch::watch),
+    (c"next_sync", super::watch::next_sync),
     (c"set_schema_version", connect::set_schema_version),
     (c"perform", perform),
     (c"in_flight", in_flight),

@@ -121,8 +121,9 @@ lua_fn! {
 
 lua_fn! {
     /// `lib.run(t)`: the reader, on the calling fiber, until the
-    /// connection fails (`'error', message`) or a response shows another
-    /// schema version (`'schema', version`).
+    /// connection fails (`'error', message`), a response shows another
+    /// schema version (`'schema', version`) or an EVENT comes (`'event',
+    /// key, value` with the value as a MessagePack string, or nil).
     pub(super) fn run(s: &mut Stack) {
         let t = transport(s, 1)?;
         crate::fiber::check_switch(s, "net.box")?;
@@ -137,6 +138,16 @@ lua_fn! {
             ReadEnd::Failed(m) => {
                 s.push_cstr(c"error");
                 s.push_str(&m);
+            }
+            ReadEnd::Event(key, data) => {
+                s.ensure(3)?;
+                s.push_cstr(c"event");
+                s.push_bytes(&key);
+                match data {
+                    Some(d) => s.push_bytes(&d),
+                    None => s.push_nil(),
+                }
+                return Ok(3);
             }
         }
         Ok(2)

@@ -13,6 +13,9 @@
 //! - [`calls`]: `net.box.lib`'s `perform`, the request path of every
 //!   method, and the function table;
 //! - [`future`]: futures and the `pairs()` iterator;
+//! - [`watch`]: `net.box.lib`'s ID, WATCH/UNWATCH, the next sync;
+//! - `watch.lua`: `conn:watch`, `conn:watch_once`, the watchers and
+//!   the EVENTs they get;
 //! - `net_box.lua`: the module's face: `connect`, the connection object
 //!   and its state machine, triggers, spaces and indexes;
 //! - `self.lua`: `net.box.self`, calls into this instance.
@@ -26,6 +29,7 @@ mod connect;
 mod future;
 mod request;
 mod transport;
+mod watch;
 
 use crate::raw::{lua_fn, Raise};
 
@@ -36,6 +40,10 @@ const CHUNK: &str = include_str!("net_box.lua");
 /// `lib.make_self`.
 const SELF: &str = include_str!("self.lua");
 
+/// `watch.lua`: the watchers, made by `net_box.lua` through
+/// `lib.make_watch`.
+const WATCH: &str = include_str!("watch.lua");
+
 lua_fn! {
     /// The `net.box` module's loader (`package.preload['net.box']`): makes
     /// the kinds of transports and futures and `net.box.lib`, and runs
@@ -45,10 +53,12 @@ lua_fn! {
         s.ensure(8)?;
         calls::init(s);
         future::init(s);
-        let lib = s.new_table(0, calls::LIB.len() as i32 + 1);
+        let lib = s.new_table(0, calls::LIB.len() as i32 + 2);
         s.set_funcs(lib, calls::LIB);
         s.load(SELF, c"=net.box.self").map_err(|()| Raise::Top)?;
         s.set_field(lib, c"make_self");
+        s.load(WATCH, c"=net.box.watch").map_err(|()| Raise::Top)?;
+        s.set_field(lib, c"make_watch");
         s.load(CHUNK, c"=net.box").map_err(|()| Raise::Top)?;
         s.push_value(lib);
         s.pcall(1, 1).map_err(|()| Raise::Top)?;

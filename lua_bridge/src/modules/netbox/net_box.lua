@@ -387,18 +387,30 @@ local function reload_schema_fiber(conn)
     set_state(conn, 'active')
 end
 
+-- watch.lua's functions (made below, once check_remote_arg is).
+local watch
+
 local function reader_loop(conn, session)
     local t = conn._transport
     while true do
-        local what, v = lib.run(t)
-        if what ~= 'schema' then
+        local what, v, data = lib.run(t)
+        if what == 'event' then
+            local ok, err = pcall(watch.on_event, conn, v, data)
+            if not ok then
+                what = 'error'
+                v = type(err) == 'table' and err.message or tostring(err)
+                lib.close(t)
+            end
+        end
+        if what == 'schema' then
+            if conn.opts.fetch_schema ~= false then
+                fiber.new(reload_schema_fiber, conn)
+            end
+        elseif what ~= 'event' then
             session.error = v
             session.done = true
             session.cond:broadcast()
             return
-        end
-        if conn.opts.fetch_schema ~= false then
-            fiber.new(reload_schema_fiber, conn)
         end
     end
 end
@@ -437,6 +449,13 @@ local function session(conn, user, password)
     fiber.new(reader_loop, conn, s)
     fiber.new(lib.writer, t)
     set_state(conn, 'auth')
+    local ok_id, e_id = watch.identify(conn, greeting.version_id,
+                                       opts.connect_timeout or
+                                       DEFAULT_CONNECT_TIMEOUT)
+    if not ok_id then
+        lib.close(t)
+        return E_NO_CONNECTION, e_id.message
+    end
     if user then
         local ok, e = lib.auth(t, user, password, greeting.salt)
         if not ok then
@@ -538,6 +557,8 @@ local function check_remote_arg(remote, method)
             'Use remote:%s(...) instead of remote.%s(...):', method, method))
     end
 end
+
+watch = lib.make_watch(lib, remote_methods, box_error, check_remote_arg)
 
 function remote_methods:close()
     check_remote_arg(self, 'close')

@@ -1,10 +1,15 @@
 //! A request in flight: what the reader fiber fills in and the waiting
-//! fibers read. No Lua here: bodies are kept as bytes and decoded by the
-//! fiber that asks for them ([`super::lib`]).
+//! fibers read. Bodies are kept as bytes and decoded by the fiber that
+//! asks for them ([`super::lib`]); a failure becomes an error object
+//! only there ([`push_failure`]).
 
 use std::cell::{Cell, RefCell};
 
 use luafiber_fiber::Cond;
+
+use super::transport::ER_TIMEOUT;
+use crate::raw::error;
+use crate::raw::{LResult, Raise, Stack};
 
 /// How a request's answer becomes Lua values (Tarantool's
 /// `method_decoder`).
@@ -32,6 +37,9 @@ pub(crate) struct ErrorBody {
     pub message: Vec<u8>,
     /// The error stack's top error type (`ClientError`, ...), when given.
     pub ty: Option<Vec<u8>>,
+    /// The stack's errors after the top (its `prev` chain): type, code,
+    /// message each.
+    pub causes: Vec<(Vec<u8>, u32, Vec<u8>)>,
 }
 
 /// Why a request failed.
@@ -93,4 +101,45 @@ impl Request {
         self.pushes.borrow_mut().push(body);
         self.cond.broadcast();
     }
+}
+
+/// Pushes the error object of `f`.
+pub(super) fn push_failure(s: &mut Stack, f: &Failure) {
+    let top = s.top();
+    match f {
+        Failure::Remote(code, body) => {
+            let ty = body.ty.as_deref().unwrap_or(b"ClientError");
+            error::push_coded(s, ty, *code, &body.message);
+            // The stack's causes as the `prev` chain (master's
+            // error_unpack of the MP_ERROR stack).
+            let mut last = s.top();
+            for (ty, code, message) in &body.causes {
+                if s.ensure(4).is_err() {
+                    break;
+                }
+                error::push_coded(s, ty, *code, message);
+                let cause = s.top();
+                s.push_cstr(c"prev");
+                s.push_value(cause);
+                if s.rawset(last).is_err() {
+                    break;
+                }
+                last = cause;
+            }
+            s.settop(top + 1);
+        }
+        Failure::Local(code, msg) => error::push_coded(s, b"ClientError", *code, msg.as_bytes()),
+    }
+}
+
+/// A timeout error (Tarantool's `box.error.new(box.error.TIMEOUT)`).
+pub(super) fn timed_out() -> Failure {
+    Failure::Local(ER_TIMEOUT, "Timeout exceeded".into())
+}
+
+/// Raises the error object of `f`.
+pub(super) fn raise_failure(s: &mut Stack, f: &Failure) -> LResult {
+    s.ensure(4)?;
+    push_failure(s, f);
+    Err(Raise::Top)
 }

@@ -130,6 +130,9 @@ pub(crate) enum ReadEnd {
     Schema(u64),
     /// The connection failed (or was closed): a message.
     Failed(String),
+    /// An EVENT came for a watched key: the key and its value (one
+    /// MessagePack value), if it has one; the reader can go on after.
+    Event(Vec<u8>, Option<Vec<u8>>),
 }
 
 /// A connection's transport; see the module doc.
@@ -210,6 +213,11 @@ impl Transport {
         let s = self.sync.get().wrapping_add(1) & 0x7FFF_FFFF_FFFF_FFFF;
         self.sync.set(s);
         s
+    }
+
+    /// The sync [`Transport::next_sync`] gives next.
+    pub fn peek_sync(&self) -> u64 {
+        self.sync.get().wrapping_add(1) & 0x7FFF_FFFF_FFFF_FFFF
     }
 
     /// Whether a connection is up (requests can be sent).
@@ -387,6 +395,11 @@ impl Transport {
                     Err(e) => return ReadEnd::Failed(e.to_string()),
                 };
                 let v = match iproto::decode_header(&buf.data()[header_at..end]) {
+                    Ok((h, body)) if h.kind == iproto::kind::EVENT => {
+                        let event = event_of(body);
+                        buf.consume(end);
+                        return event;
+                    }
                     Ok((h, body)) => {
                         self.dispatch(&h, body);
                         h.schema_version.unwrap_or(0)
@@ -436,12 +449,26 @@ impl Transport {
                 Ok(Response::Error(e)) => ErrorBody {
                     message: e.message.to_vec(),
                     ty: e.stack.and_then(|s| s.top()).map(|t| t.type_name.to_vec()),
+                    causes: e
+                        .stack
+                        .and_then(|s| s.errors().ok())
+                        .map(|errors| {
+                            errors
+                                .skip(1)
+                                .map_while(Result::ok)
+                                .map(|c| {
+                                    let code = u32::try_from(c.code).unwrap_or(0);
+                                    (c.type_name.to_vec(), code, c.message.to_vec())
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                 },
                 Ok(_) => ErrorBody::default(),
                 // A body that does not decode: the code, and why.
                 Err(e) => ErrorBody {
                     message: e.to_string().into_bytes(),
-                    ty: None,
+                    ..ErrorBody::default()
                 },
             };
             Err(Failure::Remote(code, e))
@@ -449,6 +476,15 @@ impl Transport {
             Ok(body.to_vec())
         };
         req.complete(outcome);
+    }
+}
+
+/// The EVENT of a body (master's `netbox_transport_on_event`); a body
+/// that does not decode fails the connection.
+fn event_of(body: &[u8]) -> ReadEnd {
+    match iproto::decode_watch(body) {
+        Ok(w) => ReadEnd::Event(w.key.to_vec(), w.data.map(<[u8]>::to_vec)),
+        Err(e) => ReadEnd::Failed(e.to_string()),
     }
 }
 

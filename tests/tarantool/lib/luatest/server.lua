@@ -2,7 +2,8 @@
 -- instance; here the "server" is this process. `exec(fn, args)` calls
 -- `fn(unpack(args))` here, `eval(code, args)` runs `code` here; `start()`
 -- sets the log level of `box_cfg` and calls box.cfg{} (once: later calls
--- of box.cfg change options);
+-- of box.cfg change options), listening on a Unix socket in the current
+-- directory (`net_box_uri`, as luatest's instance does);
 -- `grep_log(pattern)` searches what the process wrote so far (run.sh names
 -- the file its output goes to in LUAFIBER_TEST_OUT).
 
@@ -30,7 +31,20 @@ function Server:start()
     if type(box) == 'table' and type(box.cfg) == 'function' then
         local cfg = {}
         for k, v in pairs(self.box_cfg) do cfg[k] = v end
+        -- luatest's instance listens on a Unix socket, its net_box_uri.
+        if cfg.listen == nil and box.internal.cfg_listen ~= nil then
+            local fio = require('fio')
+            cfg.listen = 'unix/:' .. fio.pathjoin(fio.cwd(), self.alias .. '.iproto')
+        end
         box.cfg(cfg)
+    end
+    if type(box) == 'table' and type(box.cfg) == 'table' then
+        self.net_box_uri = box.cfg.listen
+        -- luatest's instance script lets the guest do anything.
+        if box.cfg.listen ~= nil then
+            box.schema.user.grant('guest', 'read,write,execute', 'universe',
+                                  nil, {if_not_exists = true})
+        end
     end
 end
 

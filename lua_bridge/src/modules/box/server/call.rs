@@ -313,80 +313,137 @@ const KNOWN_TYPES: [&str; 13] = [
     "XlogError",
 ];
 
-/// Encodes the error at the top of `t` as an error reply: a box error
-/// object keeps its code, type, message, file and line; any other value
-/// is `ER_PROC_LUA` with its text as the message (type `LuajitError`).
+/// The most errors of a `prev` chain an error reply carries.
+const CHAIN_MAX: usize = 16;
+
+/// One error of a reply's stack, read from a Lua value.
+struct OwnedError {
+    code: u32,
+    type_name: String,
+    message: String,
+    file: String,
+    line: u32,
+    /// `{custom_type = ...}` of a type Tarantool does not have.
+    custom: Option<Vec<u8>>,
+}
+
+impl OwnedError {
+    /// The error at `idx`: a box error object keeps its code, type,
+    /// message, file and line; any other value is `ER_PROC_LUA` with its
+    /// text as the message (type `LuajitError`).
+    fn read(t: &mut Stack, idx: c_int) -> OwnedError {
+        let mut e = OwnedError {
+            code: errcode::PROC_LUA,
+            type_name: String::from("LuajitError"),
+            message: String::new(),
+            file: String::new(),
+            line: 0,
+            custom: None,
+        };
+        if t.ensure(4).is_ok() && t.type_of(idx) == ffi::LUA_TTABLE {
+            let field = |t: &mut Stack, k: &std::ffi::CStr| -> Option<String> {
+                t.rawget_field(idx, k);
+                let v = t
+                    .to_str(-1)
+                    .map(|b| String::from_utf8_lossy(b).into_owned());
+                t.pop(1);
+                v
+            };
+            t.rawget_field(idx, c"code");
+            let c = t.to_integer(-1);
+            t.pop(1);
+            if let Some(c) = c.filter(|&c| c > 0) {
+                e.code = u32::try_from(c).unwrap_or(errcode::PROC_LUA);
+            }
+            if let Some(ty) = field(t, c"type") {
+                e.type_name = ty;
+            }
+            if let Some(f) = field(t, c"file") {
+                e.file = f;
+            }
+            t.rawget_field(idx, c"line");
+            e.line = t
+                .to_integer(-1)
+                .and_then(|l| u32::try_from(l).ok())
+                .unwrap_or(0);
+            t.pop(1);
+            e.message = t.describe_tostring(idx);
+        } else {
+            e.message = t.describe_tostring(idx);
+            // The CALL handler's "not defined" (a string) is ER_NO_SUCH_PROC.
+            if t.type_of(idx) == ffi::LUA_TSTRING
+                && e.message.starts_with("Procedure '")
+                && e.message.ends_with("' is not defined")
+            {
+                e.code = errcode::NO_SUCH_PROC;
+                e.type_name = "ClientError".into();
+            }
+        }
+        // A type Tarantool does not have is a CustomError with its
+        // `custom_type` (2.6's net.box refuses one without it, and an
+        // AccessDeniedError without its fields: both drop the connection).
+        if e.type_name == "AccessDeniedError" {
+            e.type_name = "ClientError".into();
+        } else if !KNOWN_TYPES.contains(&e.type_name.as_str()) {
+            let mut f = Vec::with_capacity(16 + e.type_name.len());
+            let _ = rmp::encode::write_map_len(&mut f, 1);
+            let _ = rmp::encode::write_str(&mut f, "custom_type");
+            let _ = rmp::encode::write_str(&mut f, &e.type_name);
+            e.custom = Some(f);
+            e.type_name = "CustomError".into();
+        }
+        e
+    }
+
+    fn info<'a>(&'a self, cause: Option<&'a ErrorInfo<'a>>) -> ErrorInfo<'a> {
+        ErrorInfo {
+            code: self.code,
+            type_name: &self.type_name,
+            message: self.message.as_bytes(),
+            file: &self.file,
+            line: self.line,
+            errno: 0,
+            fields: self.custom.as_deref(),
+            cause,
+        }
+    }
+}
+
+/// Encodes the error at the top of `t` as an error reply, with the errors
+/// of its `prev` chain as the stack's causes (at most [`CHAIN_MAX`]), as
+/// master's `iproto_reply_error` sends the diag's chain.
 fn encode_lua_error(t: &mut Stack, sync: u64, out: &mut Ibuf) {
     let idx = t.top();
-    let mut code = errcode::PROC_LUA;
-    let mut type_name = String::from("LuajitError");
-    let mut file = String::new();
-    let mut line = 0u32;
-    let message;
-    if t.ensure(4).is_ok() && t.type_of(idx) == ffi::LUA_TTABLE {
-        let field = |t: &mut Stack, k: &std::ffi::CStr| -> Option<String> {
-            t.rawget_field(idx, k);
-            let v = t
-                .to_str(-1)
-                .map(|b| String::from_utf8_lossy(b).into_owned());
-            t.pop(1);
-            v
-        };
-        t.rawget_field(idx, c"code");
-        let c = t.to_integer(-1);
-        t.pop(1);
-        if let Some(c) = c.filter(|&c| c > 0) {
-            code = u32::try_from(c).unwrap_or(errcode::PROC_LUA);
+    let mut chain = vec![OwnedError::read(t, idx)];
+    if t.type_of(idx) == ffi::LUA_TTABLE {
+        let base = t.top();
+        let mut at = idx;
+        while chain.len() < CHAIN_MAX && t.ensure(2).is_ok() {
+            t.rawget_field(at, c"prev");
+            if t.type_of(-1) != ffi::LUA_TTABLE {
+                break;
+            }
+            at = t.top();
+            chain.push(OwnedError::read(t, at));
         }
-        if let Some(ty) = field(t, c"type") {
-            type_name = ty;
-        }
-        if let Some(f) = field(t, c"file") {
-            file = f;
-        }
-        t.rawget_field(idx, c"line");
-        line = t
-            .to_integer(-1)
-            .and_then(|l| u32::try_from(l).ok())
-            .unwrap_or(0);
-        t.pop(1);
-        message = t.describe_tostring(idx);
+        t.settop(base);
+    }
+    encode_chain(&chain, chain.len() - 1, None, sync, out);
+}
+
+/// Encodes `chain[..=i]` with `cause` (the errors after `i`) under the
+/// last: recursion from the deepest cause, so each links to the next.
+fn encode_chain(
+    chain: &[OwnedError],
+    i: usize,
+    cause: Option<&ErrorInfo<'_>>,
+    sync: u64,
+    out: &mut Ibuf,
+) {
+    let info = chain[i].info(cause);
+    if i == 0 {
+        let _ = encode::encode_error(out, sync, SCHEMA, &info);
     } else {
-        message = t.describe_tostring(idx);
-        // The CALL handler's "not defined" (a string) is ER_NO_SUCH_PROC.
-        if t.type_of(idx) == ffi::LUA_TSTRING
-            && message.starts_with("Procedure '")
-            && message.ends_with("' is not defined")
-        {
-            code = errcode::NO_SUCH_PROC;
-            type_name = "ClientError".into();
-        }
+        encode_chain(chain, i - 1, Some(&info), sync, out);
     }
-    // A type Tarantool does not have is a CustomError with its
-    // `custom_type` (2.6's net.box refuses one without it, and an
-    // AccessDeniedError without its fields: both drop the connection).
-    let custom;
-    let mut fields = None;
-    if type_name == "AccessDeniedError" {
-        type_name = "ClientError".into();
-    } else if !KNOWN_TYPES.contains(&type_name.as_str()) {
-        let mut f = Vec::with_capacity(16 + type_name.len());
-        let _ = rmp::encode::write_map_len(&mut f, 1);
-        let _ = rmp::encode::write_str(&mut f, "custom_type");
-        let _ = rmp::encode::write_str(&mut f, &type_name);
-        custom = f;
-        fields = Some(&custom[..]);
-        type_name = "CustomError".into();
-    }
-    let e = ErrorInfo {
-        code,
-        type_name: &type_name,
-        message: message.as_bytes(),
-        file: &file,
-        line,
-        errno: 0,
-        fields,
-        cause: None,
-    };
-    let _ = encode::encode_error(out, sync, SCHEMA, &e);
 }

@@ -14,14 +14,16 @@ use std::rc::Rc;
 
 use luafiber_fiber::{Builder, Cond};
 use luafiber_iproto::encode::{self, ErrorInfo};
-use luafiber_iproto::{decode_request, errcode, frame, split_header, Frame, Request, SALT_SIZE};
+use luafiber_iproto::{
+    decode_request, errcode, feature, frame, split_header, Frame, Request, SALT_SIZE,
+};
 use luafiber_runtime::ibuf::Ibuf;
 use luafiber_runtime::io::{Fd, Interest};
 use luafiber_runtime::net::sys;
 
 use super::users::{Object, Users};
 use super::{
-    call, has_triggers, Limits, ServerState, SCHEMA, TRIGGER_AUTH, TRIGGER_CONNECT,
+    call, has_triggers, watch, Limits, ServerState, SCHEMA, TRIGGER_AUTH, TRIGGER_CONNECT,
     TRIGGER_DISCONNECT,
 };
 use crate::raw::context::Part;
@@ -29,6 +31,21 @@ use crate::raw::context::Part;
 /// Space ids a box-less server answers SELECT on with an empty DATA
 /// (`_vspace`, `_vindex`: what a client's schema fetch needs).
 const EMPTY_SPACES: [u32; 2] = [281, 289];
+
+/// The protocol version ID answers: 6, the first with every feature of
+/// [`FEATURES`] (master's `iproto_features.h`).
+const PROTOCOL_VERSION: u64 = 6;
+
+/// The features ID announces: only what this server implements
+/// (watchers and WATCH_ONCE; no streams, transactions or MP_ERROR
+/// values in results).
+const FEATURES: [u32; 2] = [feature::WATCHERS, feature::WATCH_ONCE];
+
+/// The Tarantool version the greeting states. Clients switch on it: from
+/// 2.10.0 net.box (master), tarantool-python and asynctnt send ID, which
+/// this server answers; 2.6's net.box and tarantool-driver never do.
+/// Below 2.10.5, so master's net.box does not ask for `_vspace_sequence`.
+pub(crate) const GREETING_VERSION: &str = "2.10.0";
 
 /// Most bytes one read asks for.
 const READ_MAX: usize = 1 << 20;
@@ -103,7 +120,7 @@ impl Conn {
     /// Encodes a reply straight into the output with `f` (which must not
     /// switch fibers), waking the writer when it is the first.
     #[inline]
-    fn send_with(
+    pub(super) fn send_with(
         &self,
         f: impl FnOnce(&mut Ibuf) -> Result<(), luafiber_runtime::ibuf::ReserveError>,
     ) {
@@ -317,11 +334,12 @@ fn read_loop(conn: &Rc<Conn>, limits: Limits) {
         return;
     }
     let uuid = ServerState::with(|st| st.uuid());
-    let greeting = luafiber_iproto::encode_greeting("2.6.0", &uuid, &conn.salt);
+    let greeting = luafiber_iproto::encode_greeting(GREETING_VERSION, &uuid, &conn.salt);
     conn.send(&greeting);
     let mut buf = Ibuf::new();
     let why = read_packets(conn, &mut buf, limits);
     ServerState::with(|st| st.conns.borrow_mut().remove(&conn.session));
+    watch::drop_session(conn.session);
     if !conn.closed.get() {
         match why {
             Ok(()) => tracing::debug!(target: "iproto", "{}: peer closed", conn.peer),
@@ -430,11 +448,13 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
 /// Serves one packet (the bytes after its size prefix).
 fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
     // One pass: `decode_request` checks the body as it decodes it (the
-    // arguments as the fiber decodes them).
+    // arguments as the fiber decodes them). A malformed packet: an error
+    // reply and a log line (master logs the diag), the connection goes on.
     let (header, body) = match split_header(packet) {
         Ok(hb) => hb,
         Err(e) => {
             let msg = e.to_string();
+            tracing::error!(target: "iproto", "{msg}, from {}", conn.peer);
             conn.send_error(0, &ErrorInfo::client(e.code(), msg.as_bytes()));
             return;
         }
@@ -442,7 +462,10 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
     let sync = header.sync;
     let req = match decode_request(&header, body) {
         Ok(r) => r,
-        Err(e) => return bad_request(conn, sync, e),
+        Err(e) => {
+            tracing::error!(target: "iproto", "{e}, from {}", conn.peer);
+            return bad_request(conn, sync, e);
+        }
     };
     match req {
         Request::Ping => conn.send_with(|out| encode::encode_ok(out, sync, SCHEMA)),
@@ -505,6 +528,17 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
                     tracing::warn!(target: "iproto", "{}: on_auth triggers did not run: {e}", conn.peer);
                 }
             }
+        }
+        Request::Id(_) => conn.send_with(|out| {
+            encode::encode_id_reply(out, sync, SCHEMA, PROTOCOL_VERSION, &FEATURES, "chap-sha1")
+        }),
+        // No reply to these two (master's tx_process_misc).
+        Request::Watch(key) => watch::watch(conn, sync, key),
+        Request::Unwatch(key) => watch::unwatch(conn.session, key),
+        Request::WatchOnce(key) => {
+            let data = watch::value(key);
+            let (n, items) = data.as_deref().map_or((0, &[][..]), |d| (1, d));
+            conn.send_with(|out| encode::encode_data_reply(out, 0, sync, SCHEMA, items, n));
         }
         Request::Select(s) if EMPTY_SPACES.contains(&s.space_id) => {
             conn.send_with(|out| encode::encode_data_reply(out, 0, sync, SCHEMA, &[], 0));

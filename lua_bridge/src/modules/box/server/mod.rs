@@ -9,6 +9,8 @@
 //! - [`call`]: CALL, CALL_16 and EVAL on fresh Lua fibers;
 //! - [`users`]: users, roles, functions, grants, the access checks;
 //!   Lua-free;
+//! - [`watch`]: the keys of `box.broadcast` and the sessions watching
+//!   them (WATCH, UNWATCH, WATCH_ONCE, EVENT);
 //! - this file: the per-cord state and the C functions of
 //!   `box.internal` that `box.lua` builds `box.cfg{listen}`,
 //!   `box.session` and `box.schema` on.
@@ -22,6 +24,7 @@ mod names;
 mod schema;
 mod shutdown;
 pub(crate) mod users;
+mod watch;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -120,6 +123,8 @@ pub(crate) struct ServerState {
     /// How many session triggers each kind has: connect, disconnect,
     /// auth (set by `box.session.on_*`).
     triggers: Cell<[u32; 3]>,
+    /// The keys of `box.broadcast` and their watchers.
+    events: RefCell<watch::Events>,
 }
 
 impl ServerState {
@@ -180,6 +185,8 @@ pub(crate) const INTERNAL: &[Reg] = &[
     (c"raise_coded", raise_coded_fn),
     (c"password_hash", password_hash),
     (c"server_drain", shutdown::server_drain),
+    (c"watch_set", watch::watch_set),
+    (c"watch_get", watch::watch_get),
 ];
 
 /// Raises a `ClientError` with `code` and `msg`.
