@@ -10,9 +10,10 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::rc::Rc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use luafiber_iproto::encode;
+use luafiber_runtime::ibuf::{Ibuf, ReserveError};
 
 use super::calls::{
     after_switch, deadline_of, no_room, push_failure, timed_out, transport, wait_request,
@@ -20,7 +21,7 @@ use super::calls::{
 };
 use super::request::{Decode, Request};
 use super::transport::{Peer, ReadEnd, State, Transport};
-use crate::raw::{args, lua_fn, Raise};
+use crate::raw::{args, lua_fn, LResult, Raise, Stack};
 
 lua_fn! {
     /// `lib.new_transport()`: a transport in state `initial`.
@@ -188,30 +189,13 @@ lua_fn! {
     /// connection (its reader running); true, or nil and the error object.
     pub(super) fn auth(s: &mut Stack) {
         let t = transport(s, 1)?;
-        let sync = t.next_sync();
-        {
-            let user = s.to_str(2).unwrap_or(b"");
-            let password = s.to_str(3).unwrap_or(b"");
-            let salt = s.to_str(4).unwrap_or(b"");
-            let mut out = t.send.borrow_mut();
-            let was_empty = out.is_empty();
-            let at = out.used();
-            if let Err(e) = encode::encode_auth(&mut out, sync, user, Some(password), salt) {
-                out.truncate(at);
-                return Err(no_room(e));
-            }
-            drop(out);
-            t.sent(was_empty);
-        }
-        let req = Rc::new(Request::new(sync, Decode::Nothing));
-        t.register(req.clone());
+        let user = s.to_str(2).unwrap_or(b"").to_vec();
+        let password = s.to_str(3).unwrap_or(b"").to_vec();
+        let salt = s.to_str(4).unwrap_or(b"").to_vec();
         let deadline = deadline_of(s.to_number(5));
-        while !req.is_ready() {
-            if !wait_request(s, &req, deadline)? {
-                t.forget(sync);
-                req.complete(Err(timed_out()));
-            }
-        }
+        let req = round_trip(s, &t, deadline, |out, sync| {
+            encode::encode_auth(out, sync, &user, Some(&password), &salt)
+        })?;
         s.ensure(2)?;
         let done = req.done.borrow();
         match done.as_ref() {
@@ -227,4 +211,41 @@ lua_fn! {
             None => unreachable!("ready"),
         }
     }
+}
+
+/// One request of the connection's own steps (AUTH, ID): `encode` writes
+/// it into the send buffer with its sync, and the calling fiber parks
+/// until the answer, or until `deadline` (the request then completes with
+/// `TimedOut`, its late answer dropped). Returns the request, answered.
+///
+/// # Errors
+///
+/// Out of memory for the request; a cancel of the calling fiber.
+pub(super) fn round_trip(
+    s: &mut Stack,
+    t: &Transport,
+    deadline: Option<Instant>,
+    encode: impl FnOnce(&mut Ibuf, u64) -> Result<(), ReserveError>,
+) -> LResult<Rc<Request>> {
+    let sync = t.next_sync();
+    {
+        let mut out = t.send.borrow_mut();
+        let was_empty = out.is_empty();
+        let at = out.used();
+        if let Err(e) = encode(&mut out, sync) {
+            out.truncate(at);
+            return Err(no_room(e));
+        }
+        drop(out);
+        t.sent(was_empty);
+    }
+    let req = Rc::new(Request::new(sync, Decode::Nothing));
+    t.register(req.clone());
+    while !req.is_ready() {
+        if !wait_request(s, &req, deadline)? {
+            t.forget(sync);
+            req.complete(Err(timed_out()));
+        }
+    }
+    Ok(req)
 }

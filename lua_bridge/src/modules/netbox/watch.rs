@@ -3,12 +3,10 @@
 //! and `next_sync` of `net_box.c`); `watch.lua` is the Lua face of the
 //! watchers.
 
-use std::rc::Rc;
-
 use luafiber_iproto::{self as iproto, encode, feature, kind, mp::Reader};
 
-use super::calls::{deadline_of, no_room, push_failure, timed_out, transport, wait_request};
-use super::request::{Decode, Request};
+use super::calls::{deadline_of, no_room, push_failure, transport};
+use super::connect::round_trip;
 use crate::raw::{lua_fn, Raise};
 
 /// The protocol version this client states in ID (6: WATCH_ONCE's).
@@ -24,27 +22,10 @@ lua_fn! {
     /// nil and the error object (a server before 2.10 answers error 48).
     pub(super) fn id(s: &mut Stack) {
         let t = transport(s, 1)?;
-        let sync = t.next_sync();
-        {
-            let mut out = t.send.borrow_mut();
-            let was_empty = out.is_empty();
-            let at = out.used();
-            if let Err(e) = encode::encode_id(&mut out, sync, VERSION, &FEATURES, None) {
-                out.truncate(at);
-                return Err(no_room(e));
-            }
-            drop(out);
-            t.sent(was_empty);
-        }
-        let req = Rc::new(Request::new(sync, Decode::Nothing));
-        t.register(req.clone());
         let deadline = deadline_of(s.to_number(2));
-        while !req.is_ready() {
-            if !wait_request(s, &req, deadline)? {
-                t.forget(sync);
-                req.complete(Err(timed_out()));
-            }
-        }
+        let req = round_trip(s, &t, deadline, |out, sync| {
+            encode::encode_id(out, sync, VERSION, &FEATURES, None)
+        })?;
         s.ensure(4)?;
         let done = req.done.borrow();
         match done.as_ref() {
