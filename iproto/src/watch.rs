@@ -52,6 +52,11 @@ pub fn decode_watch(body: &[u8]) -> Result<Watch<'_>, Error> {
             _ => r.skip().ok_or(BAD_BODY)?,
         }
     }
+    // Bytes after the map: a body that is not one value (checked before
+    // the key, as a server's one-pass decode does).
+    if !r.is_empty() {
+        return Err(BAD_BODY);
+    }
     Ok(Watch {
         key: k.ok_or(Error::MissingField(key::EVENT_KEY))?,
         data,
