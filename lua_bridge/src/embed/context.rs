@@ -52,6 +52,10 @@ cord_context! {
         fio_stat: crate::modules::fio::stat::StatMeta,
         httpc_tls: crate::modules::httpc::TlsState,
         datetime_types: crate::modules::datetime::DatetimeTypes,
+        decimal_type: crate::modules::decimal::object::DecimalType,
+        uuid_type: crate::modules::uuid::object::UuidType,
+        netbox_transports: crate::modules::netbox::calls::Transports,
+        netbox_futures: crate::modules::netbox::future::Futures,
         // capi/
         diag: crate::capi::LastDiag,
         stash: crate::capi::CordStash,

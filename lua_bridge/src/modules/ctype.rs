@@ -20,10 +20,8 @@
 //! each module keeps it in its per-cord state, which
 //! [`modules::init`](super::init) clears for every new state.
 
-use std::cell::Cell;
 use std::ffi::{c_int, c_void, CStr};
 use std::marker::PhantomData;
-use std::thread::LocalKey;
 
 use mlua::ffi;
 
@@ -216,34 +214,18 @@ fn cdata_repr<T>(s: &mut Stack, decl: &str, name: &CStr, mt: c_int) -> Option<Re
     })
 }
 
-/// Where a [`Slot`] keeps its type.
-enum Key<T: 'static> {
-    /// A thread-local of the module.
-    Local(&'static LocalKey<Cell<Option<ValueType<T>>>>),
-    /// A part of the cord context, through its getter and setter.
-    Context(fn() -> Option<ValueType<T>>, fn(Option<ValueType<T>>)),
-}
-
 /// A module's per-cord value type: set when the module is loaded, cleared
 /// for a new Lua state.
 pub(crate) struct Slot<T: 'static> {
-    key: Key<T>,
+    /// Reads the type from its part of the cord context.
+    get: fn() -> Option<ValueType<T>>,
+    /// Writes it there.
+    set: fn(Option<ValueType<T>>),
     /// The module's name, for the error of a value pushed before it loaded.
     name: &'static str,
 }
 
 impl<T: Copy + 'static> Slot<T> {
-    /// The slot in the thread-local `key` of the module `name`.
-    pub(crate) const fn new(
-        key: &'static LocalKey<Cell<Option<ValueType<T>>>>,
-        name: &'static str,
-    ) -> Slot<T> {
-        Slot {
-            key: Key::Local(key),
-            name,
-        }
-    }
-
     /// The slot kept in a part of the cord context, read by `get` and
     /// written by `set`, of the module `name`.
     pub(crate) const fn in_context(
@@ -251,34 +233,22 @@ impl<T: Copy + 'static> Slot<T> {
         set: fn(Option<ValueType<T>>),
         name: &'static str,
     ) -> Slot<T> {
-        Slot {
-            key: Key::Context(get, set),
-            name,
-        }
+        Slot { get, set, name }
     }
 
     /// This cord's type, if the module was loaded.
     pub(crate) fn get(&self) -> Option<ValueType<T>> {
-        match self.key {
-            Key::Local(k) => k.with(Cell::get),
-            Key::Context(get, _) => get(),
-        }
+        (self.get)()
     }
 
     /// Makes `t` this cord's type.
     pub(crate) fn install(&self, t: ValueType<T>) {
-        match self.key {
-            Key::Local(k) => k.with(|c| c.set(Some(t))),
-            Key::Context(_, set) => set(Some(t)),
-        }
+        (self.set)(Some(t))
     }
 
     /// Forgets the type (a new Lua state on this thread).
     pub(crate) fn reset(&self) {
-        match self.key {
-            Key::Local(k) => k.with(|c| c.set(None)),
-            Key::Context(_, set) => set(None),
-        }
+        (self.set)(None)
     }
 
     /// The `T` of the value at `idx`, if it is one of the type.

@@ -31,7 +31,7 @@
 //! `__eq` only for two userdata: `d == decimal.new(1)` works), and a
 //! decimal has no fields.
 
-mod object;
+pub(crate) mod object;
 pub(crate) mod value;
 
 pub(crate) use object::{get, push, SLOT};

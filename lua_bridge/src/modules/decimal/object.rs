@@ -17,16 +17,23 @@ use super::value::{self, BinOp, Dec, Func};
 use crate::luajit::cdata::Scalar;
 use crate::luajit::obj::LUA_TCDATA;
 use crate::modules::ctype::{Slot, ValueType};
+use crate::raw::context::Part;
 use crate::raw::error::located;
 use crate::raw::{lua_fn, LResult, Reg, Stack};
 
-thread_local! {
-    /// This cord's decimal type, once `decimal` was loaded (per-cord state).
-    static TYPE: Cell<Option<ValueType<Dec>>> = const { Cell::new(None) };
-}
+/// Per-cord state of `decimal` (a part of the cord context): this cord's
+/// decimal type, once `decimal` was loaded.
+#[derive(Default)]
+pub(crate) struct DecimalType(Cell<Option<ValueType<Dec>>>);
 
 /// This cord's decimal type.
-pub(crate) static SLOT: Slot<Dec> = Slot::new(&TYPE, "decimal");
+pub(crate) static SLOT: Slot<Dec> = Slot::in_context(
+    || DecimalType::try_with(|t| t.0.get()).flatten(),
+    |v| {
+        DecimalType::try_with(|t| t.0.set(v));
+    },
+    "decimal",
+);
 
 /// The decimal at `idx`, if the value there is one.
 pub(crate) fn get(s: &mut Stack, idx: c_int) -> Option<Dec> {

@@ -23,13 +23,19 @@ use super::request::{Decode, Failure, Request};
 use super::transport::{State, Transport, ER_NO_CONNECTION, ER_PROC_LUA};
 use crate::modules::buffer::{self, LuaIbuf};
 use crate::modules::msgpack::port;
+use crate::raw::context::Part;
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{args, lua_fn, Kind, LResult, Raise, Stack};
 
-thread_local! {
-    /// Per-cord state of the module: the kind of transport objects (the
-    /// future kind is in [`future`]).
-    pub(super) static TRANSPORTS: Cell<Kind<Rc<Transport>>> = const { Cell::new(Kind::NONE) };
+/// Per-cord state of `net.box` (a part of the cord context): the kind of
+/// transport objects (the future kind is in [`future`]).
+#[derive(Default)]
+pub(crate) struct Transports(Cell<Kind<Rc<Transport>>>);
+
+/// The transport kind of this cord.
+#[inline]
+pub(super) fn transports() -> Kind<Rc<Transport>> {
+    Transports::with(|k| k.0.get())
 }
 
 /// Makes the transport kind (once per cord, when the module opens).
@@ -40,14 +46,13 @@ pub(super) fn init(s: &mut Stack) {
         &[],
         &[(c"__gc", connect::transport_gc)],
     );
-    TRANSPORTS.with(|k| k.set(kind));
+    Transports::with(|k| k.0.set(kind));
 }
 
 /// The transport at `idx`.
 #[inline]
 pub(super) fn transport(s: &mut Stack, idx: c_int) -> LResult<Rc<Transport>> {
-    TRANSPORTS
-        .with(Cell::get)
+    transports()
         .get(s, idx)
         .ok_or_else(|| Raise::illegal("net.box: a transport expected"))
 }

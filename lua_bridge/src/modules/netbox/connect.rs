@@ -4,7 +4,6 @@
 //! `netbox_connect`, `netbox_transport_start`, the auth step of
 //! `netbox_state_machine`).
 
-use std::cell::Cell;
 use std::ffi::OsStr;
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::ffi::OsStrExt;
@@ -16,8 +15,8 @@ use luafiber_iproto::encode;
 use luafiber_runtime::ibuf::{Ibuf, ReserveError};
 
 use super::calls::{
-    after_switch, deadline_of, no_room, push_failure, timed_out, transport, wait_request,
-    TRANSPORTS,
+    after_switch, deadline_of, no_room, push_failure, timed_out, transport, transports,
+    wait_request,
 };
 use super::request::{Decode, Request};
 use super::transport::{Peer, ReadEnd, State, Transport};
@@ -27,7 +26,7 @@ lua_fn! {
     /// `lib.new_transport()`: a transport in state `initial`.
     pub(super) fn new_transport(s: &mut Stack) {
         s.ensure(1)?;
-        TRANSPORTS.with(Cell::get).push(s, Rc::new(Transport::new()));
+        transports().push(s, Rc::new(Transport::new()));
         Ok(1)
     }
 }
@@ -35,7 +34,7 @@ lua_fn! {
 lua_fn! {
     /// `__gc` of a transport: closes its socket.
     pub(super) fn transport_gc(s: &mut Stack) {
-        if let Some(t) = TRANSPORTS.with(Cell::get).take(s, 1) {
+        if let Some(t) = transports().take(s, 1) {
             t.close_stream();
         }
         Ok(0)

@@ -26,6 +26,7 @@ use super::request::{Failure, Request};
 use super::transport::{Transport, ER_NO_CONNECTION, ER_PROC_LUA};
 use crate::modules::buffer::LuaIbuf;
 use crate::modules::msgpack::port;
+use crate::raw::context::{Part, RegRef};
 use crate::raw::{args, lua_fn, Kind, LResult, Raise, Stack};
 
 /// What a future userdata holds.
@@ -39,10 +40,18 @@ pub(crate) struct Fut {
     pub return_raw: bool,
 }
 
-thread_local! {
-    /// Per-cord state of the module: the kind of futures and the registry
-    /// ref of the `pairs()` step function.
-    static FUTURES: Cell<(Kind<Fut>, c_int)> = const { Cell::new((Kind::NONE, ffi::LUA_NOREF)) };
+/// Per-cord state of `net.box`'s futures (a part of the cord context):
+/// their kind and the registry ref of the `pairs()` step function.
+#[derive(Default)]
+pub(crate) struct Futures {
+    kind: Cell<Kind<Fut>>,
+    next: RegRef,
+}
+
+/// The future kind of this cord.
+#[inline]
+fn futures() -> Kind<Fut> {
+    Futures::with(|f| f.kind.get())
 }
 
 /// Makes the future kind and the step function's ref (once per cord).
@@ -61,18 +70,19 @@ pub(super) fn init(s: &mut Stack) {
     );
     s.push_cfunction(next);
     let next_ref = s.make_ref();
-    FUTURES.with(|f| f.set((kind, next_ref)));
+    Futures::with(|f| {
+        f.kind.set(kind);
+        f.next.set(next_ref);
+    });
 }
 
 /// Pushes a new future.
 pub(super) fn push(s: &mut Stack, f: Fut) {
-    FUTURES.with(Cell::get).0.push(s, f);
+    futures().push(s, f);
 }
 
 fn this(s: &mut Stack, usage: &str) -> LResult<Fut> {
-    FUTURES
-        .with(Cell::get)
-        .0
+    futures()
         .get(s, 1)
         .ok_or_else(|| Raise::Message(usage.into()))
 }
@@ -180,7 +190,7 @@ lua_fn! {
         let timeout = timeout_arg(s, 2, USAGE)?;
         f.req.pairs_timeout.set(timeout.unwrap_or(f64::INFINITY));
         s.ensure(3)?;
-        s.push_ref(FUTURES.with(Cell::get).1);
+        s.push_ref(Futures::with(|f| f.next.get()));
         s.push_value(1);
         s.push_int(0);
         Ok(3)
@@ -242,7 +252,7 @@ lua_fn! {
 lua_fn! {
     /// `__gc` of a future: drops its handles.
     fn future_gc(s: &mut Stack) {
-        drop(FUTURES.with(Cell::get).0.take(s, 1));
+        drop(futures().take(s, 1));
         Ok(0)
     }
 }

@@ -24,9 +24,9 @@
 //! See `docs/lua/net.box.md` for the API and the differences from
 //! Tarantool.
 
-mod calls;
+pub(crate) mod calls;
 mod connect;
-mod future;
+pub(crate) mod future;
 mod request;
 mod transport;
 mod watch;

@@ -31,7 +31,7 @@
 //! - On Lua 5.4 `u == 'text'` is false: Lua 5.4 calls `__eq` only for two
 //!   userdata (`u:str() == 'text'` works on both).
 
-mod object;
+pub(crate) mod object;
 pub(crate) mod value;
 
 pub(crate) use object::{get, push, SLOT};

@@ -10,15 +10,22 @@ use std::ffi::c_int;
 
 use super::value::{TtUuid, UUID_LEN};
 use crate::modules::ctype::{Slot, ValueType};
+use crate::raw::context::Part;
 use crate::raw::{lua_fn, LResult, Reg, Stack};
 
-thread_local! {
-    /// This cord's uuid type, once `uuid` was loaded (per-cord state).
-    static TYPE: Cell<Option<ValueType<TtUuid>>> = const { Cell::new(None) };
-}
+/// Per-cord state of `uuid` (a part of the cord context): this cord's
+/// uuid type, once `uuid` was loaded.
+#[derive(Default)]
+pub(crate) struct UuidType(Cell<Option<ValueType<TtUuid>>>);
 
 /// This cord's uuid type.
-pub(crate) static SLOT: Slot<TtUuid> = Slot::new(&TYPE, "uuid");
+pub(crate) static SLOT: Slot<TtUuid> = Slot::in_context(
+    || UuidType::try_with(|t| t.0.get()).flatten(),
+    |v| {
+        UuidType::try_with(|t| t.0.set(v));
+    },
+    "uuid",
+);
 
 /// The uuid at `idx`, if the value there is one.
 pub(crate) fn get(s: &mut Stack, idx: c_int) -> Option<TtUuid> {
