@@ -166,10 +166,15 @@ local function answer(stmt, line_no)
     end
 end
 
+-- run.sh's LUAFIBER_TEST_STOP_AT (skips.tsv's '(stop at N)'): no
+-- statement from line N on runs.
+local stop_at = tonumber(os.getenv('LUAFIBER_TEST_STOP_AT') or '')
+
 local buf, first = nil, nil
 local line_no = 0
 for line in (read(file) .. '\n'):gmatch('(.-)\n') do
     line_no = line_no + 1
+    if stop_at and line_no >= stop_at then break end
     if buf == nil and (line:match('^%s*$') or line:match('^%s*%-%-')) then
         -- not sent
     elseif delimiter ~= '' then
