@@ -448,24 +448,15 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
 /// Serves one packet (the bytes after its size prefix).
 fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
     // One pass: `decode_request` checks the body as it decodes it (the
-    // arguments as the fiber decodes them). A malformed packet: an error
-    // reply and a log line (master logs the diag), the connection goes on.
+    // arguments as the fiber decodes them).
     let (header, body) = match split_header(packet) {
         Ok(hb) => hb,
-        Err(e) => {
-            let msg = e.to_string();
-            tracing::error!(target: "iproto", "{msg}, from {}", conn.peer);
-            conn.send_error(0, &ErrorInfo::client(e.code(), msg.as_bytes()));
-            return;
-        }
+        Err(e) => return malformed(conn, 0, e),
     };
     let sync = header.sync;
     let req = match decode_request(&header, body) {
         Ok(r) => r,
-        Err(e) => {
-            tracing::error!(target: "iproto", "{e}, from {}", conn.peer);
-            return bad_request(conn, sync, e);
-        }
+        Err(e) => return malformed(conn, sync, e),
     };
     match req {
         Request::Ping => conn.send_with(|out| encode::encode_ok(out, sync, SCHEMA)),
@@ -558,6 +549,13 @@ fn serve_packet(conn: &Rc<Conn>, packet: &[u8]) {
             );
         }
     }
+}
+
+/// A packet whose header or body could not be decoded: a log line (master
+/// logs the diag) and the error reply; the connection goes on.
+fn malformed(conn: &Conn, sync: u64, e: luafiber_iproto::Error) {
+    tracing::error!(target: "iproto", "{e}, from {}", conn.peer);
+    bad_request(conn, sync, e);
 }
 
 /// The error reply to a request that could not be decoded.
