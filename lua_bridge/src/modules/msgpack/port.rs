@@ -232,6 +232,10 @@ fn not_array(name: &str) -> Raise {
 pub(crate) fn encode_value(s: &mut Stack, idx: c_int, out: &mut Ibuf) -> LResult<()> {
     let st = state()?;
     let idx = s.abs(idx);
+    // A scalar or a plain table: no `"__serialize"` key on the stack.
+    if let Some(r) = Encoder::new(&st, out, 0).in_place(s, idx) {
+        return r;
+    }
     let top = s.top();
     s.ensure(4)?;
     s.push_ref(st.serialize_key);
