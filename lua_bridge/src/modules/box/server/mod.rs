@@ -28,7 +28,6 @@ mod watch;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use luafiber_fiber::FiberId;
 use luafiber_iproto::encode;
@@ -76,26 +75,6 @@ pub(crate) const SCHEMA: u32 = luafiber_iproto::SCHEMA_VERSION as u32;
 /// Reply buffers kept for reuse, at most.
 const SPARE_BUFFERS: usize = 64;
 
-/// A hasher for fiber ids: distinct growing integers, one multiply.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
 /// Per-cord state of the server (a part of the cord context).
 #[derive(Default)]
 pub(crate) struct ServerState {
@@ -105,8 +84,12 @@ pub(crate) struct ServerState {
     pub(crate) users: RefCell<Users>,
     /// The connections served, by session id (until their reader ends).
     conns: RefCell<HashMap<u64, std::rc::Rc<conn::Conn>>>,
-    /// The requests running, by fiber.
-    running: RefCell<HashMap<FiberId, Running, BuildHasherDefault<IdHasher>>>,
+    /// The requests running, by their fiber's index in the cord's fibers
+    /// (with the fiber's id, so a slot a fiber left behind is never read
+    /// as another's).
+    running: RefCell<Vec<Option<(FiberId, Running)>>>,
+    /// How many slots of `running` hold a request.
+    n_running: Cell<usize>,
     /// Bumped by every change of `users` (connections cache their
     /// user's privileges on the universe by it).
     pub(super) users_gen: Cell<u64>,
@@ -214,10 +197,48 @@ fn str_arg(s: &Stack, i: i32, what: &str) -> LResult<String> {
 /// The request the running fiber serves, as `f` sees it.
 fn with_running<R>(f: impl FnOnce(Option<&Running>) -> R) -> R {
     let me = luafiber_fiber::current();
+    let idx = luafiber_fiber::current_ext().and_then(|e| e.checked_sub(1));
     ServerState::with(|st| {
         let running = st.running.borrow();
-        f(me.and_then(|id| running.get(&id)))
+        let r = match (me, idx) {
+            (Some(me), Some(i)) => running
+                .get(i)
+                .and_then(Option::as_ref)
+                .filter(|(id, _)| *id == me)
+                .map(|(_, r)| r),
+            _ => None,
+        };
+        f(r)
     })
+}
+
+/// Records that fiber `id`, at `idx` in the cord's fibers, serves `r`.
+fn running_start(idx: usize, id: FiberId, r: Running) {
+    ServerState::with(|st| {
+        let mut running = st.running.borrow_mut();
+        if running.len() <= idx {
+            running.resize_with(idx + 1, || None);
+        }
+        if running[idx].replace((id, r)).is_none() {
+            st.n_running.set(st.n_running.get() + 1);
+        }
+    });
+}
+
+/// The running fiber's request has ended (its reply is being made).
+fn running_end() {
+    let Some(idx) = luafiber_fiber::current_ext().and_then(|e| e.checked_sub(1)) else {
+        return;
+    };
+    let old = ServerState::with(|st| {
+        let old = st.running.borrow_mut().get_mut(idx).and_then(Option::take);
+        if old.is_some() {
+            st.n_running.set(st.n_running.get() - 1);
+        }
+        old
+    });
+    // Dropped outside the borrow: the last reference to a connection.
+    drop(old);
 }
 
 lua_fn! {
@@ -445,7 +466,7 @@ lua_fn! {
     /// `box.internal.server_stats()`: `{requests = N}`, the requests
     /// running now (tests check that nothing is left behind).
     fn server_stats(s: &mut Stack) {
-        let n = ServerState::with(|st| st.running.borrow().len());
+        let n = ServerState::with(|st| st.n_running.get());
         s.ensure(4)?;
         let t = s.new_table(0, 1);
         s.push_int(n as i64);
