@@ -204,6 +204,12 @@ fn finish(conn: &Rc<Conn>, sync: u64, kind: u32, ok: bool, t: &mut Stack) {
         );
         return;
     }
+    // The usual reply, values that encode with no Lua code run (no
+    // switch), straight into the connection's output; else encoded aside
+    // and appended.
+    if ok && kind != kind::CALL_16 && conn.try_send_with(|out| in_place(t, sync, out)).is_ok() {
+        return;
+    }
     let mut out = ServerState::with(|st| st.take_buffer());
     if ok {
         if let Err(e) = encode_results(t, kind, sync, &mut out) {
@@ -238,6 +244,22 @@ fn encode_results(t: &mut Stack, kind: u32, sync: u64, out: &mut Ibuf) -> Result
         n as u32
     };
     encode::finish_data_reply(out, mark, kind::OK, sync, SCHEMA, count);
+    Ok(())
+}
+
+/// [`encode_results`] of a CALL or EVAL whose values all encode in place
+/// ([`port::encode_value_in_place`]); `Err` (the output then dropped by
+/// the caller) for one that does not, or any error.
+fn in_place(t: &Stack, sync: u64, out: &mut Ibuf) -> Result<(), ()> {
+    let n = t.top() - 1;
+    let mark = encode::begin_data_reply(out).map_err(drop)?;
+    for i in 0..n {
+        match port::encode_value_in_place(t, 2 + i, out) {
+            Some(Ok(())) => {}
+            _ => return Err(()),
+        }
+    }
+    encode::finish_data_reply(out, mark, kind::OK, sync, SCHEMA, n as u32);
     Ok(())
 }
 

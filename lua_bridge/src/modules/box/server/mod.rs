@@ -417,7 +417,8 @@ lua_fn! {
     /// and once the peer has gone (code 86, "Session is closed"); box.lua
     /// makes it the fiber's `box.error.last()`.
     fn session_push(s: &mut Stack) {
-        if s.type_of(1) == ffi::LUA_TNONE || s.top() != 1 {
+        // One argument: its type cannot be none.
+        if s.top() != 1 {
             return Err(Raise::illegal("Usage: box.session.push(data)"));
         }
         let target = with_running(|r| r.map(|r| (r.conn.clone(), r.sync)));
@@ -435,22 +436,27 @@ lua_fn! {
         let Some((conn, sync)) = target else {
             return Ok(0);
         };
-        let chunk = |s: &mut Stack, out: &mut Ibuf| -> LResult<()> {
-            let mark =
-                encode::begin_data_reply(out).map_err(|_| Raise::illegal("not enough memory"))?;
-            port::encode_value(s, 1, out)?;
+        // A value whose encoding runs no Lua code (a scalar, a plain
+        // table): straight into the connection's output.
+        let in_place = conn.try_send_with(|out| -> Result<(), ()> {
+            let mark = encode::begin_data_reply(out).map_err(drop)?;
+            match port::encode_value_in_place(s, 1, out) {
+                Some(Ok(())) => {}
+                _ => return Err(()),
+            }
             encode::finish_data_reply(out, mark, kind::CHUNK, sync, SCHEMA, 1);
             Ok(())
-        };
-        let t = s.type_of(1);
-        if matches!(t, ffi::LUA_TSTRING | ffi::LUA_TNUMBER | ffi::LUA_TBOOLEAN | ffi::LUA_TNIL) {
-            // A scalar's encoding runs no Lua code: straight into the
-            // connection's output.
-            conn.try_send_with(|out| chunk(s, out))?;
-        } else {
+        });
+        if in_place.is_err() {
             // A `__serialize` may yield: encoded aside, then appended.
             let mut out = ServerState::with(|st| st.take_buffer());
-            let r = chunk(s, &mut out);
+            let r = (|| -> LResult<()> {
+                let mark = encode::begin_data_reply(&mut out)
+                    .map_err(|_| Raise::illegal("not enough memory"))?;
+                port::encode_value(s, 1, &mut out)?;
+                encode::finish_data_reply(&mut out, mark, kind::CHUNK, sync, SCHEMA, 1);
+                Ok(())
+            })();
             if r.is_ok() {
                 conn.send(out.data());
             }
