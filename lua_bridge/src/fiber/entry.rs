@@ -68,12 +68,12 @@ pub(super) fn entry(idx: usize, s: &mut Stack) {
     release(idx);
 }
 
-/// The body of a fiber that serves a request ([`spawn_request`]): runs
+/// The body of a fiber that serves a request ([`spawn_request_in`]): runs
 /// its function as [`entry`] does, then `done(ok, s)` with its thread's
 /// stack `[msgh, results...]` (`ok`) or `[msgh, error]`, then frees the
 /// fiber's Lua data. `done` runs on the fiber, which may yield there.
 ///
-/// [`spawn_request`]: super::spawn_request
+/// [`spawn_request_in`]: super::spawn_request_in
 pub(super) fn request_entry(idx: usize, s: &mut Stack, done: impl FnOnce(bool, &mut Stack)) {
     let nargs = s.top() - 2;
     #[cfg(feature = "luajit")]

@@ -21,4 +21,4 @@ pub(crate) mod spawn;
 
 pub(crate) use guard::check_switch;
 pub(crate) use join::join;
-pub(crate) use spawn::{spawn, spawn_at, spawn_main, spawn_request, Start};
+pub(crate) use spawn::{spawn, spawn_at, spawn_main, spawn_request_in, Start, Unfilled};

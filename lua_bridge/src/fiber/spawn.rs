@@ -74,24 +74,60 @@ pub(crate) fn spawn_main(
     spawn_with(s, func, Start::Ready, builder, ErrorUse::Exit, body).map(|(id, _)| id)
 }
 
+/// Why [`spawn_request_in`] made no fiber.
+pub(crate) enum Unfilled<E> {
+    /// `fill` failed with this.
+    Fill(E),
+    /// No Lua thread or fiber could be had (as [`spawn`]'s errors).
+    Spawn(Raise),
+}
+
 /// Creates a detached Lua fiber that serves a request (the IPROTO
 /// server's CALL and EVAL): ready (it runs when the scheduler gets to it),
-/// running the function at `func` of `s` with the values above it as
-/// arguments, then `done(ok, s)` on its own thread's stack, `[msgh,
-/// results...]` when `ok`, else `[msgh, error]`. No traceback is built
-/// for an error: `done` reads the error value itself.
+/// running the function `fill` pushes, with the values `fill` pushes
+/// above it as arguments, then `done(ok, s)` on its own thread's stack,
+/// `[msgh, results...]` when `ok`, else `[msgh, error]`. No traceback is
+/// built for an error: `done` reads the error value itself. `fill` pushes
+/// straight onto the new fiber's Lua thread (above its message handler):
+/// nothing is moved there from `s` (no `lua_xmove`), which only anchors a
+/// newly made thread meanwhile.
+/// Returns the fiber's id and its index in the cord's fibers (valid while
+/// the fiber lives).
 ///
 /// # Errors
 ///
-/// As [`spawn`].
-pub(crate) fn spawn_request(
+/// [`Unfilled::Fill`] with `fill`'s error (nothing is left of the fiber,
+/// its thread goes back to the pool); [`Unfilled::Spawn`] as [`spawn`].
+pub(crate) fn spawn_request_in<E>(
     s: &mut Stack,
-    func: c_int,
+    fill: impl FnOnce(&mut Stack) -> Result<(), E>,
     builder: Builder,
     done: impl FnOnce(bool, &mut Stack) + 'static,
-) -> LResult<FiberId> {
+) -> Result<(FiberId, usize), Unfilled<E>> {
+    let (mut thread, pushed) = cord::take_thread(s).map_err(Unfilled::Spawn)?;
+    let filled = {
+        let t = &mut thread.stack();
+        match t.ensure(2) {
+            Ok(()) => {
+                push_msgh(t);
+                fill(t).map_err(Unfilled::Fill)
+            }
+            Err(_) => Err(Unfilled::Spawn(Raise::illegal("fiber: too many arguments"))),
+        }
+    };
+    if let Err(e) = filled {
+        if pushed {
+            s.pop(1);
+        }
+        cord::recycle_thread(thread);
+        return Err(e);
+    }
     let body = move |idx, s: &mut Stack| request_entry(idx, s, done);
-    spawn_with(s, func, Start::Ready, builder, ErrorUse::Reply, body).map(|(id, _)| id)
+    let r = launch(thread, Start::Ready, builder, ErrorUse::Reply, body);
+    if pushed {
+        s.pop(1);
+    }
+    r.map_err(Unfilled::Spawn)
 }
 
 /// [`spawn`] with the fiber's body: `body(idx, s)` runs on the new fiber,
@@ -123,6 +159,23 @@ fn spawn_with(
     // SAFETY: `t` is another thread of the same state (taken from its pool
     // or made on it), idle, with room for `n`.
     unsafe { s.xmove_to(thread.as_ptr(), n) };
+    let r = launch(thread, start, builder, errors, body);
+    if pushed {
+        s.pop(1);
+    }
+    r
+}
+
+/// Makes the fiber of `thread`, whose stack is laid out already (message
+/// handler, function, arguments): its entry in the cord's fibers, its
+/// fiber in the scheduler. On an error nothing is left of it.
+fn launch(
+    thread: cord::LuaThread,
+    start: Start,
+    builder: Builder,
+    errors: ErrorUse,
+    body: impl FnOnce(usize, &mut Stack) + 'static,
+) -> LResult<(FiberId, usize)> {
     // The tag: the fiber's Lua thread, for the slice watchdog's signal
     // handler (`crate::slice`).
     let l = thread.as_ptr();
@@ -139,9 +192,6 @@ fn spawn_with(
         Start::Now => builder.spawn_now(run),
         Start::Ready => builder.spawn_ready(run),
     };
-    if pushed {
-        s.pop(1);
-    }
     spawned.map(|id| (id, idx)).map_err(|e| {
         // SAFETY: the fiber was never made, so nothing runs on its thread.
         drop(unsafe { cord::Ended::own(idx) });

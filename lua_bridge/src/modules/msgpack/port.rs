@@ -232,12 +232,26 @@ fn not_array(name: &str) -> Raise {
 pub(crate) fn encode_value(s: &mut Stack, idx: c_int, out: &mut Ibuf) -> LResult<()> {
     let st = state()?;
     let idx = s.abs(idx);
+    // A scalar or a plain table: no `"__serialize"` key on the stack.
+    if let Some(r) = Encoder::new(&st, out, 0).in_place(s, idx) {
+        return r;
+    }
     let top = s.top();
     s.ensure(4)?;
     s.push_ref(st.serialize_key);
     let r = encode_into(s, &st, out, idx, top + 1);
     s.settop(top);
     r
+}
+
+/// [`encode_value`] when that runs no Lua code and pushes nothing (a
+/// scalar, or on LuaJIT a table without `__serialize` functions or values
+/// the in-place walk leaves to the C API): `None`, with nothing written,
+/// for the rest. Safe to call with a borrow held across it.
+#[inline]
+pub(crate) fn encode_value_in_place(s: &Stack, idx: c_int, out: &mut Ibuf) -> Option<LResult<()>> {
+    let st = state().ok()?;
+    Encoder::new(&st, out, 0).in_place(s, s.abs(idx))
 }
 
 /// Pushes the MsgPack value at the start of `data` with the default

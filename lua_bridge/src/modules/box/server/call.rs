@@ -20,10 +20,10 @@ use super::conn::{request_started, Conn};
 use super::{ServerState, SCHEMA};
 use crate::cord;
 use crate::fiber::handlers::{handler_ref, Handler};
-use crate::fiber::spawn_request;
+use crate::fiber::{spawn_request_in, Unfilled};
 use crate::modules::msgpack::port;
 use crate::raw::context::Part;
-use crate::raw::{Raise, Stack};
+use crate::raw::{memory, Raise, Stack};
 
 /// A request served by a fiber: what its reply needs, and what
 /// `box.session` reads while it runs.
@@ -125,55 +125,62 @@ fn spawn(
         return Err(other("no Lua runtime"));
     };
     // SAFETY: the reader is a Rust fiber: nothing else runs on the main
-    // thread while this code does (no switch until `settop` below), and
-    // it leaves the stack as it found it.
+    // thread while this code does (no switch until the fiber is made), and
+    // it leaves the stack as it found it (it only anchors a new thread).
     let s = &mut unsafe { Stack::outside(main) };
-    let top = s.top();
-    if s.ensure(8).is_err() {
-        return Err(other("not enough memory"));
-    }
-    s.push_ref(handler_ref(handler));
-    // Taken out while it pushes: an allocation may run a finalizer.
-    let mut names = ServerState::with(|st| st.names.take());
-    names.push(s, name);
-    ServerState::with(|st| st.names.set(names));
-    // The decode checks arguments the protocol layer left unchecked: it
-    // takes them all, or they are malformed (or Lua cannot hold them).
-    match port::push_items(s, args.items_raw(), args.len()) {
-        Ok(used) if used == args.items_raw().len() => {}
-        Ok(_) => {
-            s.settop(top);
-            args.check().map_err(Refused::Body)?;
-            return Err(other("bytes after the arguments"));
+    // SAFETY: `main` is the cord's state, of this thread.
+    let used = unsafe { memory::used(main) };
+    // The handler, the name and the arguments straight onto the fiber's
+    // thread.
+    let fill = |t: &mut Stack| -> Result<(), Refused> {
+        if t.ensure(8).is_err() {
+            return Err(other("not enough memory"));
         }
-        Err(e) => {
-            s.settop(top);
-            args.check().map_err(Refused::Body)?;
-            return Err(other(raise_text(e)));
+        let top = t.top();
+        t.push_ref(handler_ref(handler));
+        // Taken out while it pushes: an allocation may run a finalizer.
+        let mut names = ServerState::with(|st| st.names.take());
+        names.push(t, name);
+        ServerState::with(|st| st.names.set(names));
+        // The decode checks arguments the protocol layer left unchecked:
+        // it takes them all, or they are malformed (or Lua cannot hold
+        // them).
+        match port::push_items(t, args.items_raw(), args.len()) {
+            Ok(used) if used == args.items_raw().len() => {}
+            Ok(_) => {
+                t.settop(top);
+                args.check().map_err(Refused::Body)?;
+                return Err(other("bytes after the arguments"));
+            }
+            Err(e) => {
+                t.settop(top);
+                args.check().map_err(Refused::Body)?;
+                return Err(other(raise_text(e)));
+            }
         }
-    }
-    if s.over_limit() {
-        s.settop(top);
-        return Err(other("not enough memory"));
-    }
+        // SAFETY: as above.
+        if unsafe { memory::grew_past_limit(main, used) } {
+            return Err(other("not enough memory"));
+        }
+        Ok(())
+    };
     let wrapped = move |ok: bool, t: &mut Stack| {
-        if let Some(me) = luafiber_fiber::current() {
-            ServerState::with(|st| st.running.borrow_mut().remove(&me));
-        }
+        super::running_end();
         done(ok, t);
     };
-    let r = spawn_request(s, top + 1, Builder::new().name("iproto"), wrapped);
-    s.settop(top);
-    let id = r.map_err(|e| other(raise_text(e)))?;
-    ServerState::with(|st| {
-        st.running.borrow_mut().insert(
-            id,
-            Running {
-                conn: conn.clone(),
-                sync,
-            },
-        )
-    });
+    let (id, idx) =
+        spawn_request_in(s, fill, Builder::new().name("iproto"), wrapped).map_err(|e| match e {
+            Unfilled::Fill(r) => r,
+            Unfilled::Spawn(e) => other(raise_text(e)),
+        })?;
+    super::running_start(
+        idx,
+        id,
+        Running {
+            conn: conn.clone(),
+            sync,
+        },
+    );
     Ok(())
 }
 
@@ -195,6 +202,12 @@ fn finish(conn: &Rc<Conn>, sync: u64, kind: u32, ok: bool, t: &mut Stack) {
             "{}: the reply to request {sync} is dropped: the connection is closed",
             conn.peer
         );
+        return;
+    }
+    // The usual reply, values that encode with no Lua code run (no
+    // switch), straight into the connection's output; else encoded aside
+    // and appended.
+    if ok && kind != kind::CALL_16 && conn.try_send_with(|out| in_place(t, sync, out)).is_ok() {
         return;
     }
     let mut out = ServerState::with(|st| st.take_buffer());
@@ -231,6 +244,22 @@ fn encode_results(t: &mut Stack, kind: u32, sync: u64, out: &mut Ibuf) -> Result
         n as u32
     };
     encode::finish_data_reply(out, mark, kind::OK, sync, SCHEMA, count);
+    Ok(())
+}
+
+/// [`encode_results`] of a CALL or EVAL whose values all encode in place
+/// ([`port::encode_value_in_place`]); `Err` (the output then dropped by
+/// the caller) for one that does not, or any error.
+fn in_place(t: &Stack, sync: u64, out: &mut Ibuf) -> Result<(), ()> {
+    let n = t.top() - 1;
+    let mark = encode::begin_data_reply(out).map_err(drop)?;
+    for i in 0..n {
+        match port::encode_value_in_place(t, 2 + i, out) {
+            Some(Ok(())) => {}
+            _ => return Err(()),
+        }
+    }
+    encode::finish_data_reply(out, mark, kind::OK, sync, SCHEMA, n as u32);
     Ok(())
 }
 

@@ -28,7 +28,6 @@ mod watch;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use luafiber_fiber::FiberId;
 use luafiber_iproto::encode;
@@ -76,26 +75,6 @@ pub(crate) const SCHEMA: u32 = luafiber_iproto::SCHEMA_VERSION as u32;
 /// Reply buffers kept for reuse, at most.
 const SPARE_BUFFERS: usize = 64;
 
-/// A hasher for fiber ids: distinct growing integers, one multiply.
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) | u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
 /// Per-cord state of the server (a part of the cord context).
 #[derive(Default)]
 pub(crate) struct ServerState {
@@ -105,8 +84,12 @@ pub(crate) struct ServerState {
     pub(crate) users: RefCell<Users>,
     /// The connections served, by session id (until their reader ends).
     conns: RefCell<HashMap<u64, std::rc::Rc<conn::Conn>>>,
-    /// The requests running, by fiber.
-    running: RefCell<HashMap<FiberId, Running, BuildHasherDefault<IdHasher>>>,
+    /// The requests running, by their fiber's index in the cord's fibers
+    /// (with the fiber's id, so a slot a fiber left behind is never read
+    /// as another's).
+    running: RefCell<Vec<Option<(FiberId, Running)>>>,
+    /// How many slots of `running` hold a request.
+    n_running: Cell<usize>,
     /// Bumped by every change of `users` (connections cache their
     /// user's privileges on the universe by it).
     pub(super) users_gen: Cell<u64>,
@@ -214,10 +197,48 @@ fn str_arg(s: &Stack, i: i32, what: &str) -> LResult<String> {
 /// The request the running fiber serves, as `f` sees it.
 fn with_running<R>(f: impl FnOnce(Option<&Running>) -> R) -> R {
     let me = luafiber_fiber::current();
+    let idx = luafiber_fiber::current_ext().and_then(|e| e.checked_sub(1));
     ServerState::with(|st| {
         let running = st.running.borrow();
-        f(me.and_then(|id| running.get(&id)))
+        let r = match (me, idx) {
+            (Some(me), Some(i)) => running
+                .get(i)
+                .and_then(Option::as_ref)
+                .filter(|(id, _)| *id == me)
+                .map(|(_, r)| r),
+            _ => None,
+        };
+        f(r)
     })
+}
+
+/// Records that fiber `id`, at `idx` in the cord's fibers, serves `r`.
+fn running_start(idx: usize, id: FiberId, r: Running) {
+    ServerState::with(|st| {
+        let mut running = st.running.borrow_mut();
+        if running.len() <= idx {
+            running.resize_with(idx + 1, || None);
+        }
+        if running[idx].replace((id, r)).is_none() {
+            st.n_running.set(st.n_running.get() + 1);
+        }
+    });
+}
+
+/// The running fiber's request has ended (its reply is being made).
+fn running_end() {
+    let Some(idx) = luafiber_fiber::current_ext().and_then(|e| e.checked_sub(1)) else {
+        return;
+    };
+    let old = ServerState::with(|st| {
+        let old = st.running.borrow_mut().get_mut(idx).and_then(Option::take);
+        if old.is_some() {
+            st.n_running.set(st.n_running.get() - 1);
+        }
+        old
+    });
+    // Dropped outside the borrow: the last reference to a connection.
+    drop(old);
 }
 
 lua_fn! {
@@ -396,7 +417,8 @@ lua_fn! {
     /// and once the peer has gone (code 86, "Session is closed"); box.lua
     /// makes it the fiber's `box.error.last()`.
     fn session_push(s: &mut Stack) {
-        if s.type_of(1) == ffi::LUA_TNONE || s.top() != 1 {
+        // One argument: its type cannot be none.
+        if s.top() != 1 {
             return Err(Raise::illegal("Usage: box.session.push(data)"));
         }
         let target = with_running(|r| r.map(|r| (r.conn.clone(), r.sync)));
@@ -414,22 +436,27 @@ lua_fn! {
         let Some((conn, sync)) = target else {
             return Ok(0);
         };
-        let chunk = |s: &mut Stack, out: &mut Ibuf| -> LResult<()> {
-            let mark =
-                encode::begin_data_reply(out).map_err(|_| Raise::illegal("not enough memory"))?;
-            port::encode_value(s, 1, out)?;
+        // A value whose encoding runs no Lua code (a scalar, a plain
+        // table): straight into the connection's output.
+        let in_place = conn.try_send_with(|out| -> Result<(), ()> {
+            let mark = encode::begin_data_reply(out).map_err(drop)?;
+            match port::encode_value_in_place(s, 1, out) {
+                Some(Ok(())) => {}
+                _ => return Err(()),
+            }
             encode::finish_data_reply(out, mark, kind::CHUNK, sync, SCHEMA, 1);
             Ok(())
-        };
-        let t = s.type_of(1);
-        if matches!(t, ffi::LUA_TSTRING | ffi::LUA_TNUMBER | ffi::LUA_TBOOLEAN | ffi::LUA_TNIL) {
-            // A scalar's encoding runs no Lua code: straight into the
-            // connection's output.
-            conn.try_send_with(|out| chunk(s, out))?;
-        } else {
+        });
+        if in_place.is_err() {
             // A `__serialize` may yield: encoded aside, then appended.
             let mut out = ServerState::with(|st| st.take_buffer());
-            let r = chunk(s, &mut out);
+            let r = (|| -> LResult<()> {
+                let mark = encode::begin_data_reply(&mut out)
+                    .map_err(|_| Raise::illegal("not enough memory"))?;
+                port::encode_value(s, 1, &mut out)?;
+                encode::finish_data_reply(&mut out, mark, kind::CHUNK, sync, SCHEMA, 1);
+                Ok(())
+            })();
             if r.is_ok() {
                 conn.send(out.data());
             }
@@ -445,7 +472,7 @@ lua_fn! {
     /// `box.internal.server_stats()`: `{requests = N}`, the requests
     /// running now (tests check that nothing is left behind).
     fn server_stats(s: &mut Stack) {
-        let n = ServerState::with(|st| st.running.borrow().len());
+        let n = ServerState::with(|st| st.n_running.get());
         s.ensure(4)?;
         let t = s.new_table(0, 1);
         s.push_int(n as i64);

@@ -128,6 +128,34 @@ impl<'a> Encoder<'a> {
         self.value_at(s, idx, top, 0, 0).map_err(|f| *f.0)
     }
 
+    /// Encodes the value at `idx` of `s` when that needs no stack slot and
+    /// runs no Lua code: a number, a string, a boolean, nil, or (LuaJIT) a
+    /// table the in-place walk takes whole; `None` (nothing written) for
+    /// anything else, which [`Encoder::encode`] then encodes. The bytes are
+    /// those [`Encoder::encode`] gives.
+    #[inline]
+    pub(super) fn in_place(&mut self, s: &Stack, idx: c_int) -> Option<LuaResult<()>> {
+        let r = match s.type_of(idx) {
+            ffi::LUA_TNUMBER => self.number(s, idx),
+            ffi::LUA_TSTRING => self.str(s.to_str(idx).unwrap_or_default()),
+            ffi::LUA_TBOOLEAN => {
+                let b = s.to_bool(idx);
+                self.head(|w| mp::write_bool(w, b))
+            }
+            ffi::LUA_TNIL => self.head(|w| mp::write_nil(w)),
+            ffi::LUA_TTABLE => {
+                let st = self.st;
+                let root = st.tables.as_ref()?.root(s, idx)?;
+                if !self.raw_root(root) {
+                    return None;
+                }
+                Ok(())
+            }
+            _ => return None,
+        };
+        Some(r.map_err(|f| *f.0))
+    }
+
     /// [`Encoder::value`] of a value whose type is not known yet.
     #[inline(always)]
     fn value_at(
