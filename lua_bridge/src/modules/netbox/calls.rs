@@ -12,15 +12,17 @@ use std::time::{Duration, Instant};
 
 use luafiber_iproto::encode::{self, Mark};
 use luafiber_iproto::mp::{write_map, write_raw, write_uint};
-use luafiber_iproto::{self as iproto, key, kind, Array, Header, Response};
+use luafiber_iproto::{key, kind, Array};
 use luafiber_runtime::ibuf::{Ibuf, ReserveError};
 use mlua::ffi;
 
 use super::connect;
+use super::decode::{copy_to_buffer, push_len, push_message, push_result};
 use super::future::{self, Fut};
 pub(super) use super::request::{push_failure, raise_failure, timed_out};
 use super::request::{Decode, Failure, Request};
 use super::transport::{State, Transport, ER_NO_CONNECTION, ER_PROC_LUA};
+use crate::luajit::entry;
 use crate::modules::buffer::{self, LuaIbuf};
 use crate::modules::msgpack::port;
 use crate::raw::context::Part;
@@ -49,11 +51,11 @@ pub(super) fn init(s: &mut Stack) {
     Transports::with(|k| k.0.set(kind));
 }
 
-/// The transport at `idx`.
+/// The transport of argument `idx` (1-based) of the running C function
+/// (read in place where LuaJIT's layout is known, `entry::arg_of`).
 #[inline]
 pub(super) fn transport(s: &mut Stack, idx: c_int) -> LResult<Rc<Transport>> {
-    transports()
-        .get(s, idx)
+    entry::arg_of(s, idx, transports())
         .ok_or_else(|| Raise::illegal("net.box: a transport expected"))
 }
 
@@ -104,6 +106,11 @@ pub(super) struct Opts {
 
 /// Reads the options table at `idx` (nothing for nil). Pushes `on_push`
 /// and `on_push_ctx` when given (their indices are in the result).
+///
+/// One raw walk of the table (`lua_next`) finds the options it has: a
+/// request's options table is small (`{is_async = true}`), and a lookup
+/// by name would intern each option's name per request. What the walk
+/// reads is what raw gets of those names would give.
 fn read_opts(s: &mut Stack, idx: c_int) -> LResult<Opts> {
     let mut o = Opts::default();
     match s.type_of(idx) {
@@ -111,41 +118,46 @@ fn read_opts(s: &mut Stack, idx: c_int) -> LResult<Opts> {
         ffi::LUA_TTABLE => {}
         _ => return Err(Raise::illegal("net.box: options must be a table")),
     }
+    let idx = s.abs(idx);
     s.ensure(4)?;
-    if s.rawget_field(idx, c"timeout") != ffi::LUA_TNIL {
-        o.timeout = s.to_number(-1);
+    let (mut has_buffer, mut has_push, mut has_ctx) = (false, false, false);
+    s.push_nil();
+    // SAFETY: the key on top is nil, then the one `next` pushed; nothing is
+    // assigned to the table during the walk.
+    while unsafe { s.next(idx) } {
+        // Only string keys name options (`to_str` converts no number, so
+        // the key stays what `next` gave).
+        match s.to_str(-2) {
+            Some(b"timeout") => o.timeout = s.to_number(-1),
+            Some(b"is_async") => o.is_async = s.to_bool(-1),
+            Some(b"skip_header") => o.skip_header = s.to_bool(-1),
+            Some(b"return_raw") => o.return_raw = s.to_bool(-1),
+            Some(b"buffer") => has_buffer = true,
+            Some(b"on_push") => has_push = true,
+            Some(b"on_push_ctx") => has_ctx = true,
+            _ => {}
+        }
+        s.pop(1);
     }
-    s.pop(1);
-    s.rawget_field(idx, c"is_async");
-    o.is_async = s.to_bool(-1);
-    s.pop(1);
-    s.rawget_field(idx, c"skip_header");
-    o.skip_header = s.to_bool(-1);
-    s.pop(1);
-    s.rawget_field(idx, c"return_raw");
-    o.return_raw = s.to_bool(-1);
-    s.pop(1);
-    if s.rawget_field(idx, c"buffer") != ffi::LUA_TNIL {
+    if has_buffer {
+        s.rawget_field(idx, c"buffer");
         let ctx = port::buffer_ctx()?;
         o.buffer = Some(
             buffer::to_ibuf(s, &ctx, -1)
                 .ok_or_else(|| Raise::illegal("net.box: buffer must be an ibuf"))?,
         );
+        s.pop(1);
     }
-    s.pop(1);
-    let has_push = s.rawget_field(idx, c"on_push") != ffi::LUA_TNIL;
-    s.rawget_field(idx, c"on_push_ctx");
-    let has_ctx = !s.is_none_or_nil(-1);
     if o.is_async && (has_push || has_ctx) {
         return Err(Raise::Message(
             "To handle pushes in an async request use future:pairs()".into(),
         ));
     }
     if has_push {
+        s.rawget_field(idx, c"on_push");
+        s.rawget_field(idx, c"on_push_ctx");
         let top = s.top();
         o.on_push = Some((top - 1, top));
-    } else {
-        s.pop(2);
     }
     Ok(o)
 }
@@ -368,7 +380,7 @@ lua_fn! {
                     let body = {
                         let pushes = req.pushes.borrow();
                         match pushes.get(seen) {
-                            Some(b) => b.clone(),
+                            Some(b) => b.to_vec(),
                             None => break,
                         }
                     };
@@ -420,113 +432,6 @@ fn decode_arg(n: i64) -> Decode {
         2 => Decode::Table,
         3 => Decode::First,
         _ => Decode::Nothing,
-    }
-}
-
-fn push_len(s: &mut Stack, n: usize) {
-    s.push_int(n as i64);
-}
-
-/// The DATA array of a response `body` of status `kind` ([`kind::OK`], or
-/// [`kind::CHUNK`] for a push), when it has one.
-///
-/// # Errors
-///
-/// "net.box: invalid response" and why, for a body that does not decode.
-fn data_of(body: &[u8], kind: u32) -> LResult<Option<Array<'_>>> {
-    let h = Header {
-        kind,
-        ..Header::default()
-    };
-    match iproto::decode_response(&h, body) {
-        Ok(Response::Ok { data, .. } | Response::Chunk { data }) => Ok(data),
-        Ok(Response::Error(_)) => Ok(None),
-        Err(e) => Err(Raise::illegal(format!("net.box: invalid response: {e}"))),
-    }
-}
-
-/// Pushes the message of a push's body (`DATA[1]`).
-pub(super) fn push_message(s: &mut Stack, body: &[u8]) -> LResult<()> {
-    let data = data_of(body, kind::CHUNK)?
-        .ok_or_else(|| Raise::illegal("net.box: a push without data"))?;
-    if data.is_empty() {
-        s.push_nil();
-        return Ok(());
-    }
-    port::decode_value(s, data.items_raw()).map(drop)
-}
-
-/// Copies a body (or its DATA, with `skip_header`) to the end of `b`;
-/// returns the bytes copied.
-pub(super) fn copy_to_buffer(b: &LuaIbuf, body: &[u8], skip_header: bool) -> LResult<usize> {
-    let bytes = match skip_header {
-        true => data_of(body, kind::OK)?.map_or(&[][..], |d| d.raw()),
-        false => body,
-    };
-    buffer::with_ibuf(b, |ib| ib.extend_from_slice(bytes))?.map_err(no_room)?;
-    Ok(bytes.len())
-}
-
-/// Pushes the result of an answer `body` as `decode` says; `multi`: the
-/// DATA of CALL and EVAL as several values (a synchronous call), else as
-/// one table (a future's result); `how`: the `buffer` (then the count of
-/// bytes copied), `skip_header`, `return_raw` (then one `msgpack.object`
-/// of the DATA array, or of its first element for `Decode::First`, as
-/// master's `netbox_decode_table`/`_value`). Returns the count pushed.
-pub(super) fn push_result(
-    s: &mut Stack,
-    body: &[u8],
-    decode: Decode,
-    multi: bool,
-    how: (Option<&LuaIbuf>, bool, bool),
-) -> LResult {
-    let (buffer, skip_header, return_raw) = how;
-    s.ensure(4)?;
-    if let Some(b) = buffer {
-        let n = copy_to_buffer(b, body, skip_header)?;
-        push_len(s, n);
-        return Ok(1);
-    }
-    if decode == Decode::Ping {
-        s.push_bool(true);
-        return Ok(1);
-    }
-    if decode == Decode::Nothing {
-        return Ok(0);
-    }
-    let Some(data) = data_of(body, kind::OK)? else {
-        return Ok(0);
-    };
-    if return_raw {
-        let bytes = match decode {
-            Decode::First if data.is_empty() => return Ok(0),
-            Decode::First => data.items_raw(),
-            _ => data.raw(),
-        };
-        port::push_object_from_raw(s, bytes)?;
-        return Ok(1);
-    }
-    match decode {
-        Decode::Multi if multi => {
-            let n = data.len();
-            if n > 1_000_000 || s.ensure(n as c_int + 4).is_err() {
-                return Err(Raise::illegal("net.box: too many results"));
-            }
-            // Scalars pushed as they are read (the decoder's fast path).
-            port::push_items(s, data.items_raw(), n)?;
-            Ok(n as c_int)
-        }
-        Decode::First => {
-            if data.is_empty() {
-                return Ok(0);
-            }
-            port::decode_value(s, data.items_raw())?;
-            Ok(1)
-        }
-        _ => {
-            port::decode_value(s, data.raw())?;
-            Ok(1)
-        }
     }
 }
 

@@ -21,9 +21,11 @@ use std::time::Instant;
 
 use mlua::ffi;
 
-use super::calls::{push_failure, push_message, push_result, timed_out, wait_request};
+use super::calls::{push_failure, timed_out, wait_request};
+use super::decode::{push_message, push_result};
 use super::request::{Failure, Request};
 use super::transport::{Transport, ER_NO_CONNECTION, ER_PROC_LUA};
+use crate::luajit::entry;
 use crate::modules::buffer::LuaIbuf;
 use crate::modules::msgpack::port;
 use crate::raw::context::{Part, RegRef};
@@ -81,10 +83,11 @@ pub(super) fn push(s: &mut Stack, f: Fut) {
     futures().push(s, f);
 }
 
+/// The future of argument 1 (read in place where LuaJIT's layout is
+/// known, `entry::arg_of`); `usage` for anything else.
+#[inline]
 fn this(s: &mut Stack, usage: &str) -> LResult<Fut> {
-    futures()
-        .get(s, 1)
-        .ok_or_else(|| Raise::Message(usage.into()))
+    entry::arg_of(s, 1, futures()).ok_or_else(|| Raise::Message(usage.into()))
 }
 
 /// A timeout argument at `idx`: `None` for none; `usage` for a negative
@@ -209,7 +212,10 @@ lua_fn! {
         }
         let i = s.to_integer(2).unwrap_or(0) + 1;
         let timeout = f.req.pairs_timeout.get();
-        let deadline = args::seconds(timeout).and_then(|d| Instant::now().checked_add(d));
+        let deadline = match timeout.is_finite() {
+            true => args::seconds(timeout).and_then(|d| Instant::now().checked_add(d)),
+            false => None,
+        };
         loop {
             let n = f.req.pushes.borrow().len() as i64;
             if i <= n {
@@ -219,7 +225,7 @@ lua_fn! {
                 // no other request's pushes mutably), so the borrow ends
                 // before any.
                 let pushes = f.req.pushes.borrow();
-                push_message(s, &pushes[(i - 1) as usize])?;
+                push_message(s, pushes.get((i - 1) as usize).unwrap_or_default())?;
                 return Ok(2);
             }
             if f.req.is_ready() {

@@ -12,6 +12,8 @@
 //!   reader, writer, state, AUTH);
 //! - [`calls`]: `net.box.lib`'s `perform`, the request path of every
 //!   method, and the function table;
+//! - [`decode`]: answers into Lua values (a push's message, a result,
+//!   the `buffer` copy);
 //! - [`future`]: futures and the `pairs()` iterator;
 //! - [`watch`]: `net.box.lib`'s ID, WATCH/UNWATCH, the next sync;
 //! - `watch.lua`: `conn:watch`, `conn:watch_once`, the watchers and
@@ -26,6 +28,7 @@
 
 pub(crate) mod calls;
 mod connect;
+mod decode;
 pub(crate) mod future;
 mod request;
 mod transport;

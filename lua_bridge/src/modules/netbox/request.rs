@@ -55,6 +55,57 @@ pub(crate) enum Failure {
 /// The final answer of a request.
 pub(crate) type Outcome = Result<Vec<u8>, Failure>;
 
+/// The bodies of a request's pushes, one after another in one buffer: a
+/// push costs no allocation of its own (the buffer grows by doubling, and
+/// the first one takes room for four bodies of the first one's size).
+#[derive(Default)]
+pub(crate) struct Pushes {
+    /// The bodies, concatenated.
+    bytes: Vec<u8>,
+    /// Where the first four end in `bytes`.
+    first: [usize; 4],
+    /// Where the others end.
+    more: Vec<usize>,
+    /// How many there are.
+    n: usize,
+}
+
+impl Pushes {
+    /// How many pushes came.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    /// The body of push `i` (from 0).
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        let end = |i: usize| match i {
+            0..4 => self.first[i],
+            _ => self.more[i - 4],
+        };
+        if i >= self.n {
+            return None;
+        }
+        let start = if i == 0 { 0 } else { end(i - 1) };
+        Some(&self.bytes[start..end(i)])
+    }
+
+    /// Adds a body.
+    #[inline]
+    pub fn push(&mut self, body: &[u8]) {
+        if self.bytes.capacity() == 0 {
+            self.bytes.reserve(body.len() * 4);
+        }
+        self.bytes.extend_from_slice(body);
+        match self.n {
+            0..4 => self.first[self.n] = self.bytes.len(),
+            _ => self.more.push(self.bytes.len()),
+        }
+        self.n += 1;
+    }
+}
+
 /// A request in flight (Tarantool's request object of `net_box.lua`).
 pub(crate) struct Request {
     /// How to decode its answer.
@@ -62,7 +113,7 @@ pub(crate) struct Request {
     /// Broadcast when a push or the answer comes.
     pub cond: Cond,
     /// The bodies of the pushes (IPROTO_CHUNK) so far.
-    pub pushes: RefCell<Vec<Vec<u8>>>,
+    pub pushes: RefCell<Pushes>,
     /// The answer, once it came.
     pub done: RefCell<Option<Outcome>>,
     /// The sync it was sent with (0 once it is no longer in flight).
@@ -77,7 +128,7 @@ impl Request {
         Request {
             decode,
             cond: Cond::new(),
-            pushes: RefCell::new(Vec::new()),
+            pushes: RefCell::new(Pushes::default()),
             done: RefCell::new(None),
             sync: Cell::new(sync),
             pairs_timeout: Cell::new(f64::INFINITY),
@@ -97,7 +148,7 @@ impl Request {
     }
 
     /// Adds a push and wakes the waiters.
-    pub fn push(&self, body: Vec<u8>) {
+    pub fn push(&self, body: &[u8]) {
         self.pushes.borrow_mut().push(body);
         self.cond.broadcast();
     }

@@ -437,7 +437,7 @@ impl Transport {
         if h.kind == iproto::kind::CHUNK {
             let req = self.requests.borrow().get(&h.sync).cloned();
             if let Some(req) = req {
-                req.push(body.to_vec());
+                req.push(body);
             }
             return;
         }
