@@ -123,8 +123,22 @@ impl<'a> Reader<'a> {
     }
 
     /// A non-negative integer (`MP_UINT` only, as Tarantool's keys and ids).
-    #[inline]
+    /// A one-byte one (every header key, most types and schema versions)
+    /// is read in place, a wider one out of line.
+    #[inline(always)]
     pub fn uint(&mut self) -> Option<u64> {
+        match self.data.get(self.pos) {
+            Some(&m) if m < 0x80 => {
+                self.pos += 1;
+                Some(u64::from(m))
+            }
+            _ => self.uint_wide(),
+        }
+    }
+
+    /// [`Reader::uint`] of a value that is not a positive fixint.
+    #[inline(never)]
+    fn uint_wide(&mut self) -> Option<u64> {
         match self.byte()? {
             m @ 0x00..=0x7f => Some(u64::from(m)),
             0xcc => self.be(1),
