@@ -17,6 +17,7 @@ echo "side case calls/s cpu_us_per_call"
 for _ in $(seq "$ROUNDS"); do
   "$BIN/embed-tokio-mlua" "$SECS"
   "$BIN/embed-tokio-luafiber" "$SECS"
+  "$BIN/embed-tokio-luafiber" "$SECS" local
 done
 command -v wrk >/dev/null || { echo "no wrk: benches/net/setup.sh installs it"; exit 0; }
 echo "side http requests cpu_us_per_request; wrk's requests/s"

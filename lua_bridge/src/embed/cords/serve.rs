@@ -75,7 +75,7 @@ pub(crate) struct Serving {
 /// # Errors
 ///
 /// When the runtime cannot be built or an init step fails.
-pub(super) fn start(
+pub(crate) fn start(
     lua: RuntimeBuilder,
     init: &[Init],
     index: usize,
@@ -121,6 +121,20 @@ pub(super) fn stop() {
     drop(pending);
     let rt = RUNTIME.with(|r| r.borrow_mut().take());
     drop(rt);
+}
+
+/// Stops a host's local cord as [`stop`] stops a cord: its calls not
+/// answered get a failure, then `rt` goes.
+pub(crate) fn stop_local(rt: LuaRuntime) {
+    let pending = Serving::try_with(|p| std::mem::take(&mut *p.pending.borrow_mut()));
+    drop(pending);
+    drop(rt);
+}
+
+/// Takes the runtime [`start`] left on this thread, for an owner of its
+/// own (a host's local cord, which must outlive the thread's other state).
+pub(crate) fn take_runtime() -> Option<LuaRuntime> {
+    RUNTIME.with(|r| r.borrow_mut().take())
 }
 
 /// Runs `f` with this serving cord's Lua runtime (`None` on any other
