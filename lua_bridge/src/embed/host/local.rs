@@ -211,10 +211,13 @@ impl Handle {
 
     fn start_local<R>(&self, kind: Kind, what: &str, args: impl Serialize) -> LocalCall<R> {
         LocalCall {
-            state: State::Start {
-                kind,
-                what: what.to_owned(),
-                args: args::encode(&args),
+            // The name and the arguments in one body (inline when small).
+            state: match args::encode(&args) {
+                Ok(a) => State::Start {
+                    kind,
+                    body: Body::new(what.as_bytes(), &a),
+                },
+                Err(e) => State::Failed(Some(e)),
             },
             handle: self.clone(),
             _r: PhantomData,
@@ -226,16 +229,17 @@ enum State<R> {
     /// Not polled yet.
     Start {
         kind: Kind,
-        what: String,
-        args: Result<Vec<u8>, Error>,
+        body: Body,
     },
+    /// The arguments did not encode (taken by the first poll).
+    Failed(Option<Error>),
     /// Running on the local cord of `remote`'s thread.
     Local {
         gather: Arc<Gather>,
         remote: local::Remote,
     },
     /// Crossed to a cord.
-    Hop(Call<R>),
+    Hop(Box<Call<R>>),
     Done,
 }
 
@@ -257,24 +261,27 @@ impl<R: DeserializeOwned> Future for LocalCall<R> {
         let this = self.get_mut();
         loop {
             match &mut this.state {
-                State::Start { kind, what, args } => {
-                    let args = match std::mem::replace(args, Ok(Vec::new())) {
-                        Ok(a) => a,
-                        Err(e) => {
-                            this.state = State::Done;
-                            return Poll::Ready(Err(e));
-                        }
-                    };
+                State::Failed(e) => {
+                    let e = e.take();
+                    this.state = State::Done;
+                    if let Some(e) = e {
+                        return Poll::Ready(Err(e));
+                    }
+                }
+                State::Start { kind, body } => {
                     let remote = this.handle.local.as_ref().and_then(enter);
                     let Some(remote) = remote else {
-                        let call = this.handle.start_async(None, *kind, what, Ok(args));
-                        this.state = State::Hop(call);
+                        let what = String::from_utf8_lossy(body.what()).into_owned();
+                        let call =
+                            this.handle
+                                .start_async(None, *kind, &what, Ok(body.args().to_vec()));
+                        this.state = State::Hop(Box::new(call));
                         continue;
                     };
                     let (gather, reply) = Gather::one();
                     serve::serve(Request {
                         kind: *kind,
-                        body: Body::new(what.as_bytes(), &args),
+                        body: body.clone(),
                         reply,
                         fname: match kind {
                             Kind::Eval => "eval",
@@ -284,7 +291,9 @@ impl<R: DeserializeOwned> Future for LocalCall<R> {
                     this.state = State::Local { gather, remote };
                 }
                 State::Local { gather, remote } => {
-                    let home = remote.is_home();
+                    // Polled in a fiber (a `block_on_future` of it), the
+                    // thread's loop drives: only outside any fiber here.
+                    let home = remote.is_home() && luafiber_fiber::current().is_none();
                     if home && local::run_ready(BUDGET) {
                         cx.waker().wake_by_ref();
                     }
@@ -306,7 +315,7 @@ impl<R: DeserializeOwned> Future for LocalCall<R> {
                         answer_to_result(answer, fiber).and_then(|b| args::decode(&b)),
                     );
                 }
-                State::Hop(call) => return Pin::new(call).poll(cx),
+                State::Hop(call) => return Pin::new(&mut **call).poll(cx),
                 State::Done => {
                     return Poll::Ready(Err(Error::new(
                         ErrorKind::Stopped,
@@ -337,7 +346,7 @@ impl<R> Drop for LocalCall<R> {
 impl<R> std::fmt::Debug for LocalCall<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
-            State::Start { .. } => "start",
+            State::Start { .. } | State::Failed(_) => "start",
             State::Local { .. } => "local",
             State::Hop(_) => "crossed",
             State::Done => "done",
