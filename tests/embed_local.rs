@@ -195,6 +195,40 @@ fn awaits_rust_futures_on_tokio_workers() {
     many_in_flight(true);
 }
 
+/// One waiting call per tokio task, each task ending with its call (as an
+/// HTTP handler's): a wake for a worker's cord never goes to a task that
+/// ended while others still wait there.
+#[test]
+fn one_call_per_task() {
+    let tokio = tokio_mt(true);
+    let rt = runtime();
+    let got = tokio.block_on(async {
+        let mut sum = 0;
+        for round in 0..20i64 {
+            let tasks: Vec<_> = (0..100i64)
+                .map(|i| {
+                    let h = rt.handle();
+                    tokio::spawn(
+                        async move { h.call_local::<i64>("app.wait", round * 100 + i).await },
+                    )
+                })
+                .collect();
+            let all = async {
+                let mut s = 0;
+                for t in tasks {
+                    s += t.await.unwrap().unwrap();
+                }
+                s
+            };
+            sum += tokio::time::timeout(Duration::from_secs(60), all)
+                .await
+                .expect("every call answered");
+        }
+        sum
+    });
+    assert_eq!(got, (0..2000i64).map(|x| x + 1).sum::<i64>());
+}
+
 #[test]
 fn a_dropped_call_cancels_its_fiber() {
     let rt = runtime();

@@ -91,6 +91,12 @@ impl Remote {
         }
     }
 
+    /// Whether `w` is the waker the next message wakes.
+    pub fn is_driver(&self, w: &Waker) -> bool {
+        let slot = self.slot.0.lock().unwrap_or_else(|e| e.into_inner());
+        slot.as_ref().is_some_and(|s| s.will_wake(w))
+    }
+
     /// Runs `f` on the thread at its next [`run_ready`], outside any
     /// fiber (a cancel of one of its fibers), and wakes its driver.
     pub fn run(&self, f: impl FnOnce() + Send + 'static) {

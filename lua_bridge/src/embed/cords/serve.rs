@@ -16,6 +16,7 @@
 //! thread) and the MessagePack bytes.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use luafiber_fiber::Builder;
 use slab::Slab;
@@ -28,7 +29,7 @@ use crate::fiber::handlers::{handler_ref, Handler};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::modules::msgpack::port;
 use crate::modules::threads::export_call_ref;
-use crate::modules::threads::request::{Body, FailKind, Failure, Kind, Request, Slot};
+use crate::modules::threads::request::{Body, FailKind, Failure, Gather, Kind, Request, Slot};
 use crate::raw::context::{Part, RegRef};
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{lua_fn, Raise, Stack};
@@ -66,6 +67,9 @@ pub(crate) struct Serving {
     /// The calls started here and not answered yet, by id. Borrowed only
     /// for an insert, a read or a removal (never across Lua code).
     pending: RefCell<Slab<Pending>>,
+    /// The host's local calls that went on waiting on this cord
+    /// (`host/local.rs`): whose task to wake when the cord needs a drive.
+    pub(crate) waiting: RefCell<Vec<Arc<Gather>>>,
 }
 
 /// Sets the calling cord up: builds its Lua runtime with `lua`, runs

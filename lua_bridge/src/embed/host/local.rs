@@ -14,8 +14,9 @@
 //! polled there ([`luafiber_runtime::local`]). What tokio's multi-thread
 //! scheduler cannot promise: that a task moved (stolen) to another worker
 //! while its call waits on the first one is polled again there; such a
-//! call ends when its thread drives again (docs/embedding.md, "Local
-//! calls").
+//! call ends when its thread drives again (docs/embedding.md, "On the
+//! tokio worker: local calls"). A timer's deadline reaches the thread
+//! through a helper thread ([`luafiber_runtime::local::Remote::drive_at`]).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -32,9 +33,10 @@ use serde::Serialize;
 
 use super::handle::answer_to_result;
 use super::{args, Call, Error, ErrorKind, Handle};
-use crate::embed::cords::{serve, Init};
+use crate::embed::cords::{serve, Init, Serving};
 use crate::embed::{LuaRuntime, RuntimeBuilder};
 use crate::modules::threads::request::{Body, Gather, Kind, Request};
+use crate::raw::context::Part;
 
 /// Fiber switches one drive runs at most before it gives the thread back
 /// to its executor (a fiber that keeps yielding cannot hold a worker).
@@ -153,9 +155,45 @@ pub fn drive_local() {
     if luafiber_fiber::current().is_some() {
         return;
     }
-    let here = LOCAL.with(|l| l.try_borrow().is_ok_and(|l| l.is_some()));
-    if here {
+    let remote = LOCAL.with(|l| {
+        l.try_borrow()
+            .ok()
+            .and_then(|l| l.as_ref().map(|l| l.remote.clone()))
+    });
+    if let Some(remote) = remote {
         local::run_ready(BUDGET);
+        hand_driver(&remote);
+    }
+}
+
+/// Lists `gather`, a local call that waits on this thread's cord, in the
+/// cord's list (the answered ones are dropped from it as it grows).
+fn list_waiting(gather: &Arc<Gather>) {
+    Serving::try_with(|p| {
+        let mut w = p.waiting.borrow_mut();
+        if w.len() >= 64 && w.len().is_power_of_two() {
+            w.retain(|g| !g.is_done());
+        }
+        w.push(gather.clone());
+    });
+}
+
+/// Makes the task of the latest local call still waiting on this thread's
+/// cord its driver: the one a wake for the cord wakes, never a task that
+/// ended.
+fn hand_driver(remote: &local::Remote) {
+    let next = Serving::try_with(|p| {
+        let mut w = p.waiting.borrow_mut();
+        while let Some(g) = w.last() {
+            if let Some(waker) = g.waiter() {
+                return Some(waker);
+            }
+            w.pop();
+        }
+        None
+    });
+    if let Some(w) = next.flatten() {
+        remote.set_driver(&w);
     }
 }
 
@@ -233,10 +271,12 @@ enum State<R> {
     },
     /// The arguments did not encode (taken by the first poll).
     Failed(Option<Error>),
-    /// Running on the local cord of `remote`'s thread.
+    /// Running on the local cord of `remote`'s thread; `listed` once in
+    /// its cord's list of waiting calls.
     Local {
         gather: Arc<Gather>,
         remote: local::Remote,
+        listed: bool,
     },
     /// Crossed to a cord.
     Hop(Box<Call<R>>),
@@ -288,9 +328,17 @@ impl<R: DeserializeOwned> Future for LocalCall<R> {
                             _ => "call",
                         },
                     });
-                    this.state = State::Local { gather, remote };
+                    this.state = State::Local {
+                        gather,
+                        remote,
+                        listed: false,
+                    };
                 }
-                State::Local { gather, remote } => {
+                State::Local {
+                    gather,
+                    remote,
+                    listed,
+                } => {
                     // Polled in a fiber (a `block_on_future` of it), the
                     // thread's loop drives: only outside any fiber here.
                     let home = remote.is_home() && luafiber_fiber::current().is_none();
@@ -301,6 +349,10 @@ impl<R: DeserializeOwned> Future for LocalCall<R> {
                         Poll::Ready(a) => a,
                         Poll::Pending => {
                             if home {
+                                if !*listed {
+                                    *listed = true;
+                                    list_waiting(gather);
+                                }
                                 remote.set_driver(cx.waker());
                                 if let Some(t) = luafiber_fiber::next_timer() {
                                     remote.drive_at(t);
@@ -309,6 +361,11 @@ impl<R: DeserializeOwned> Future for LocalCall<R> {
                             return Poll::Pending;
                         }
                     };
+                    if home && remote.is_driver(cx.waker()) {
+                        // This task may end now: a wake for the cord goes
+                        // to one still waiting.
+                        hand_driver(remote);
+                    }
                     let fiber = gather.fiber_id();
                     this.state = State::Done;
                     return Poll::Ready(
@@ -329,7 +386,7 @@ impl<R: DeserializeOwned> Future for LocalCall<R> {
 
 impl<R> Drop for LocalCall<R> {
     fn drop(&mut self) {
-        let State::Local { gather, remote } = &self.state else {
+        let State::Local { gather, remote, .. } = &self.state else {
             return;
         };
         let Some((_, id)) = gather.abandon() else {
