@@ -10,8 +10,9 @@
 //! is when a local call is polled there (each poll there drives first), or
 //! when the host calls [`drive_local`] there (tokio's `on_thread_park`).
 //! A wake of such a fiber from another thread (a future's `Waker`) posts
-//! to the thread's inbox, which wakes the task of the last local call
-//! polled there ([`luafiber_runtime::local`]). What tokio's multi-thread
+//! to the thread's inbox, which wakes the task of a local call still
+//! waiting there ([`luafiber_runtime::local`]; the cord's context lists
+//! them, so that the task woken is never one that ended). What tokio's multi-thread
 //! scheduler cannot promise: that a task moved (stolen) to another worker
 //! while its call waits on the first one is polled again there; such a
 //! call ends when its thread drives again (docs/embedding.md, "On the
@@ -207,7 +208,7 @@ impl Handle {
     /// a sleep) goes on when that thread drives its cord again: at each
     /// poll of a local call there, on [`drive_local`], or when a wake of
     /// the fiber from another thread (or a timer's deadline) wakes the task
-    /// of the last local call polled there. A wait on a socket is seen only
+    /// of a local call still waiting there. A wait on a socket is seen only
     /// at those drives: give such calls to [`call_async`](Handle::call_async).
     /// On a cord, in a fiber, or on a thread with a Lua
     /// runtime of its own, it is [`call_async`](Handle::call_async).
