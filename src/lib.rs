@@ -27,7 +27,9 @@
 
 pub use luafiber_fiber as fiber;
 pub use luafiber_lua::capi;
-pub use luafiber_lua::host::{Builder, Call, CordLua, Error, ErrorKind, Handle, Runtime};
+pub use luafiber_lua::host::{
+    drive_local, Builder, Call, CordLua, Error, ErrorKind, Handle, LocalCall, Runtime,
+};
 pub use luafiber_lua::interrupt;
 pub use luafiber_lua::log;
 pub use luafiber_lua::mlua;

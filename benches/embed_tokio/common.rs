@@ -19,13 +19,19 @@ pub const HANDLERS: &str = include_str!("handlers.lua");
 
 static TOKIO: OnceLock<tokio::runtime::Handle> = OnceLock::new();
 
+/// What the workers run before they park (tokio's `on_thread_park`), set
+/// by a side before [`tokio_rt`]: luafiber's local calls drive their
+/// worker's cord there.
+pub static ON_PARK: OnceLock<fn()> = OnceLock::new();
+
 /// The tokio runtime of the bench: 2 worker threads.
 pub fn tokio_rt() -> tokio::runtime::Runtime {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio starts");
+    let mut b = tokio::runtime::Builder::new_multi_thread();
+    b.worker_threads(2).enable_all();
+    if let Some(&f) = ON_PARK.get() {
+        b.on_thread_park(f);
+    }
+    let rt = b.build().expect("tokio starts");
     let _ = TOKIO.set(rt.handle().clone());
     rt
 }

@@ -86,6 +86,7 @@ mod future;
 pub mod ibuf;
 pub mod io;
 mod join;
+pub mod local;
 pub mod net;
 mod park;
 mod runtime;

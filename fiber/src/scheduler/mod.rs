@@ -114,4 +114,4 @@ pub use park::{block, block_cancellable, sleep, testcancel, yield_now};
 pub(crate) use park::{park, park_enqueued, park_queued};
 pub use record::{truncate, DisplayName, Status, MAX_NAME_LEN};
 pub(crate) use record::{Handle, Resume};
-pub use run::{has_pending, poll_soon, run, run_until, serve};
+pub use run::{has_pending, has_ready, next_timer, poll_soon, run, run_until, serve};

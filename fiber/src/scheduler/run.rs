@@ -176,6 +176,27 @@ pub fn has_pending() -> bool {
     with(|s| s.fire_timers(Instant::now()).is_some() || !s.ready.is_empty())
 }
 
+/// Whether a fiber is ready on this thread, once the due timers have
+/// made theirs ready: what a host that drives the scheduler from its own
+/// loop ([`run_until`]) asks before it runs a round.
+pub fn has_ready() -> bool {
+    with(|s| {
+        if s.timers.len() > 0 {
+            s.fire_timers(Instant::now());
+        }
+        !s.ready.is_empty()
+    })
+}
+
+/// The earliest deadline of a fiber sleeping on a timer on this thread,
+/// once the due timers have made theirs ready.
+pub fn next_timer() -> Option<Instant> {
+    with(|s| match s.timers.len() {
+        0 => None,
+        _ => s.fire_timers(Instant::now()),
+    })
+}
+
 impl Scheduler {
     /// Makes ready every fiber whose live timer is due; returns the earliest
     /// live deadline still pending.

@@ -18,7 +18,7 @@
 //! not block.
 
 use std::sync::atomic::{fence, AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::Wake;
 
 use luafiber_fiber::{self as fiber, FiberId};
@@ -118,6 +118,9 @@ pub(crate) struct Inbox {
     /// Set while the cord waits (or is about to wait) in `epoll_wait`.
     sleeping: AtomicBool,
     waker: Arc<Shared>,
+    /// Called on the first message since the last drain, for a thread
+    /// that a host's executor drives ([`crate::local`]): set once.
+    driver: OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl Inbox {
@@ -131,6 +134,7 @@ impl Inbox {
             queued: AtomicBool::new(false),
             sleeping: AtomicBool::new(false),
             waker,
+            driver: OnceLock::new(),
         }
     }
 
@@ -151,8 +155,17 @@ impl Inbox {
         }
         drop(q);
         if first {
+            if let Some(drive) = self.driver.get() {
+                drive();
+            }
             self.wake_if_sleeping();
         }
+    }
+
+    /// Sets the driver called on each first message since a drain
+    /// ([`crate::local`]); `false` when one was set already.
+    pub fn set_driver(&self, drive: Box<dyn Fn() + Send + Sync>) -> bool {
+        self.driver.set(drive).is_ok()
     }
 
     /// The poster's half of the sleep handshake, for work another thread

@@ -4,7 +4,8 @@
 //! a Lua fiber there, and the cord wakes the tokio task through its
 //! `Waker`); `host_wait` is registered with `register_async_fn`, so the Lua
 //! fiber parks on the Rust future (polled on the cord) while the cord runs
-//! other calls.
+//! other calls. With `local` ([`Handle::call_local`]) the calls run on a
+//! cord of the tokio worker that polls them instead.
 
 #[path = "../../common.rs"]
 pub mod common;
@@ -29,6 +30,21 @@ pub async fn call_wait(h: Handle, x: i64) -> i64 {
     h.call_async::<i64>("app.wait_call", x)
         .await
         .expect("wait_call")
+}
+
+/// (a) with [`Handle::call_local`]: on a cord of the tokio worker that
+/// polls the call; the Lua fiber parks there on `host_wait`'s future.
+pub async fn call_wait_local(h: Handle, x: i64) -> i64 {
+    h.call_local::<i64>("app.wait_call", x)
+        .await
+        .expect("wait_call")
+}
+
+/// (b) with [`Handle::call_local`]: ends in the first poll, on the worker.
+pub async fn call_work_local(h: Handle, x: i64) -> i64 {
+    h.call_local::<i64>("app.work_call", x)
+        .await
+        .expect("work_call")
 }
 
 /// (b): `app.work_call(x)` on a cord, awaited.

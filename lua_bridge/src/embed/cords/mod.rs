@@ -36,7 +36,7 @@ use crate::modules::threads::request::{Body, Gather, Kind, Outcome, Request};
 
 /// An init step, run on each cord as it starts.
 #[derive(Clone)]
-enum Init {
+pub(crate) enum Init {
     Module(String, String),
     Eval(String),
     Fn(InitFn),
@@ -86,6 +86,12 @@ pub struct CordsBuilder {
 }
 
 impl CordsBuilder {
+    /// The Lua settings and init steps, for cords made later on other
+    /// threads (the host's local cords).
+    pub(crate) fn parts(&self) -> (RuntimeBuilder, Vec<Init>) {
+        (self.lua.clone(), self.init.clone())
+    }
+
     /// The cords' thread names: `prefix` and the cord's index
     /// (`luafiber-lua-0`, ...). Default `luafiber-lua`.
     pub fn thread_name(mut self, prefix: impl Into<String>) -> CordsBuilder {

@@ -16,6 +16,7 @@
 //! thread) and the MessagePack bytes.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use luafiber_fiber::Builder;
 use slab::Slab;
@@ -28,7 +29,7 @@ use crate::fiber::handlers::{handler_ref, Handler};
 use crate::fiber::{self as lua_fiber, Start};
 use crate::modules::msgpack::port;
 use crate::modules::threads::export_call_ref;
-use crate::modules::threads::request::{Body, FailKind, Failure, Kind, Request, Slot};
+use crate::modules::threads::request::{Body, FailKind, Failure, Gather, Kind, Request, Slot};
 use crate::raw::context::{Part, RegRef};
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{lua_fn, Raise, Stack};
@@ -66,6 +67,9 @@ pub(crate) struct Serving {
     /// The calls started here and not answered yet, by id. Borrowed only
     /// for an insert, a read or a removal (never across Lua code).
     pending: RefCell<Slab<Pending>>,
+    /// The host's local calls that went on waiting on this cord
+    /// (`host/local.rs`): whose task to wake when the cord needs a drive.
+    pub(crate) waiting: RefCell<Vec<Arc<Gather>>>,
 }
 
 /// Sets the calling cord up: builds its Lua runtime with `lua`, runs
@@ -75,7 +79,7 @@ pub(crate) struct Serving {
 /// # Errors
 ///
 /// When the runtime cannot be built or an init step fails.
-pub(super) fn start(
+pub(crate) fn start(
     lua: RuntimeBuilder,
     init: &[Init],
     index: usize,
@@ -121,6 +125,20 @@ pub(super) fn stop() {
     drop(pending);
     let rt = RUNTIME.with(|r| r.borrow_mut().take());
     drop(rt);
+}
+
+/// Stops a host's local cord as [`stop`] stops a cord: its calls not
+/// answered get a failure, then `rt` goes.
+pub(crate) fn stop_local(rt: LuaRuntime) {
+    let pending = Serving::try_with(|p| std::mem::take(&mut *p.pending.borrow_mut()));
+    drop(pending);
+    drop(rt);
+}
+
+/// Takes the runtime [`start`] left on this thread, for an owner of its
+/// own (a host's local cord, which must outlive the thread's other state).
+pub(crate) fn take_runtime() -> Option<LuaRuntime> {
+    RUNTIME.with(|r| r.borrow_mut().take())
 }
 
 /// Runs `f` with this serving cord's Lua runtime (`None` on any other

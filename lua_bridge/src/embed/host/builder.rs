@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::cord_lua::await_in_fiber;
+use super::local::Spec;
 use super::{CordLua, Error, ErrorKind, Handle, Runtime};
 use crate::embed::{LuaRuntime, RuntimeBuilder};
 
@@ -217,8 +218,10 @@ impl Builder {
                 }),
             };
         }
+        let (lua, init) = cords.parts();
+        let local = Spec::new(lua, init, self.cords);
         let cords = cords.build().map_err(|e| build_err(&e))?;
-        Ok(Runtime::lua(cords))
+        Ok(Runtime::lua(cords, local))
     }
 
     fn with_lua(mut self, f: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder) -> Builder {

@@ -40,6 +40,8 @@ pub struct Handle {
     pub(super) cords: cord::Handle,
     /// Whether the cords have Lua states.
     pub(super) lua: bool,
+    /// How to make a local cord ([`Handle::call_local`]), with Lua.
+    pub(super) local: Option<Arc<super::local::Spec>>,
 }
 
 impl Handle {
@@ -223,7 +225,7 @@ impl Handle {
         answer_to_result(answer, gather.fiber_id())
     }
 
-    fn start_async<R>(
+    pub(super) fn start_async<R>(
         &self,
         cord: Option<usize>,
         kind: Kind,
@@ -306,7 +308,10 @@ fn refused(m: &str) -> Error {
 }
 
 /// A call's answer as the results' bytes or the [`Error`].
-fn answer_to_result(answer: Option<Outcome>, fiber: Option<FiberId>) -> Result<Vec<u8>, Error> {
+pub(super) fn answer_to_result(
+    answer: Option<Outcome>,
+    fiber: Option<FiberId>,
+) -> Result<Vec<u8>, Error> {
     match answer {
         Some(Ok(bytes)) => Ok(bytes),
         Some(Err(f)) => Err(failure_to_error(f).with_fiber(fiber)),

@@ -31,6 +31,7 @@
 //! - `builder.rs`: the settings and the init steps of each cord;
 //! - `runtime.rs`: the cords, owned; registering functions after the start;
 //! - `handle.rs`: typed calls, blocking or as futures ([`Call`]);
+//! - `local.rs`: calls on a cord of the polling thread ([`LocalCall`]);
 //! - `cord_lua.rs`: a cord's Lua state while it starts, typed Rust
 //!   functions Lua calls, sync or async;
 //! - `args.rs`: typed values to and from MessagePack arrays;
@@ -48,6 +49,7 @@ mod builder;
 mod cord_lua;
 mod error;
 mod handle;
+mod local;
 mod runtime;
 mod text;
 
@@ -55,4 +57,5 @@ pub use builder::Builder;
 pub use cord_lua::CordLua;
 pub use error::{Error, ErrorKind};
 pub use handle::{Call, Handle};
+pub use local::{drive_local, LocalCall};
 pub use runtime::Runtime;

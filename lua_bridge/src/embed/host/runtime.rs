@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::cord_lua::await_in_fiber;
+use super::local::{Spec, StopLocal};
 use super::{CordLua, Error, ErrorKind, Handle};
 use crate::embed::cords::serve;
 use crate::embed::LuaCords;
@@ -42,6 +43,8 @@ use crate::modules::threads::groups::Group;
 pub struct Runtime {
     inner: Inner,
     handle: Handle,
+    /// Ends the local cords ([`Handle::call_local`]) when dropped.
+    _local: Option<StopLocal>,
 }
 
 enum Inner {
@@ -50,14 +53,16 @@ enum Inner {
 }
 
 impl Runtime {
-    pub(super) fn lua(cords: LuaCords) -> Runtime {
+    pub(super) fn lua(cords: LuaCords, local: Arc<Spec>) -> Runtime {
         let handle = Handle {
             cords: Group::handle(&cords).clone(),
             lua: true,
+            local: Some(local.clone()),
         };
         Runtime {
             inner: Inner::Lua(cords),
             handle,
+            _local: Some(StopLocal(local)),
         }
     }
 
@@ -65,10 +70,12 @@ impl Runtime {
         let handle = Handle {
             cords: rt.handle().clone(),
             lua: false,
+            local: None,
         };
         Runtime {
             inner: Inner::Plain(rt),
             handle,
+            _local: None,
         }
     }
 

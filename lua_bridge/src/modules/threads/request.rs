@@ -231,6 +231,15 @@ impl Gather {
         Poll::Pending
     }
 
+    /// The waker of the caller waiting for the answer, if one waits.
+    pub fn waiter(&self) -> Option<std::task::Waker> {
+        let st = self.lock();
+        match st.left {
+            0 => None,
+            _ => st.waiter.clone(),
+        }
+    }
+
     /// The caller gives up on the call: it will not start if it has not,
     /// and the cord and id of its fiber are returned when it runs (the
     /// caller cancels it there).

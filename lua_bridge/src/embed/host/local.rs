@@ -1,0 +1,414 @@
+//! Local calls ([`Handle::call_local`]): a call that runs on a cord living
+//! on the calling thread (a tokio worker), made there on first use with
+//! the runtime's Lua settings and init steps, and driven by the polls of
+//! the calls made there: no thread hop, no job fiber, no cross-thread wake
+//! for a call that does not wait.
+//!
+//! A fiber never leaves the thread that made it (docs/design.md), so a
+//! local call whose Lua fiber waits (on a Rust future, a sleep) is bound
+//! to its thread: it goes on when that thread drives its cord again, that
+//! is when a local call is polled there (each poll there drives first), or
+//! when the host calls [`drive_local`] there (tokio's `on_thread_park`).
+//! A wake of such a fiber from another thread (a future's `Waker`) posts
+//! to the thread's inbox, which wakes the task of a local call still
+//! waiting there ([`luafiber_runtime::local`]; the cord's context lists
+//! them, so that the task woken is never one that ended). What tokio's multi-thread
+//! scheduler cannot promise: that a task moved (stolen) to another worker
+//! while its call waits on the first one is polled again there; such a
+//! call ends when its thread drives again (docs/embedding.md, "On the
+//! tokio worker: local calls"). A timer's deadline reaches the thread
+//! through a helper thread ([`luafiber_runtime::local::Remote::drive_at`]).
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use luafiber_runtime::{cord, local};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::handle::answer_to_result;
+use super::{args, Call, Error, ErrorKind, Handle};
+use crate::embed::cords::{serve, Init, Serving};
+use crate::embed::{LuaRuntime, RuntimeBuilder};
+use crate::modules::threads::request::{Body, Gather, Kind, Request};
+use crate::raw::context::Part;
+
+/// Fiber switches one drive runs at most before it gives the thread back
+/// to its executor (a fiber that keeps yielding cannot hold a worker).
+const BUDGET: usize = 256;
+
+/// What a thread needs to make a runtime's local cord: its Lua settings,
+/// its init steps and the index they are given (the runtime's cord count).
+pub(super) struct Spec {
+    lua: RuntimeBuilder,
+    init: Vec<Init>,
+    index: usize,
+    /// Set when the runtime is dropped: local cords end at their thread's
+    /// next local call.
+    stopped: AtomicBool,
+}
+
+impl Spec {
+    pub(super) fn new(lua: RuntimeBuilder, init: Vec<Init>, index: usize) -> Arc<Spec> {
+        Arc::new(Spec {
+            lua,
+            init,
+            index,
+            stopped: AtomicBool::new(false),
+        })
+    }
+}
+
+/// Sets its spec's `stopped` when the runtime goes.
+pub(super) struct StopLocal(pub(super) Arc<Spec>);
+
+impl Drop for StopLocal {
+    fn drop(&mut self) {
+        self.0.stopped.store(true, Ordering::Release);
+    }
+}
+
+/// This thread's local cord.
+struct Local {
+    spec: Arc<Spec>,
+    remote: local::Remote,
+    /// Left undropped when the thread ends (a thread-local's drop may run
+    /// after the scheduler's own thread-locals are gone): dropped only by
+    /// [`enter`] once its runtime stopped.
+    rt: ManuallyDrop<LuaRuntime>,
+}
+
+thread_local! {
+    /// The local cord of this thread, if one was made.
+    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+    /// The spec whose local cord failed to start here (not tried again).
+    static FAILED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The local cord of `spec` on this thread, made on first use; `None` when
+/// the call must cross to a cord instead: inside a fiber, on a cord, on a
+/// thread that has another Lua runtime, or when the cord cannot start.
+fn enter(spec: &Arc<Spec>) -> Option<local::Remote> {
+    if luafiber_fiber::current().is_some() || cord::current().is_some() {
+        return None;
+    }
+    let stopped = spec.stopped.load(Ordering::Acquire);
+    LOCAL.with(|l| {
+        let mut l = l.try_borrow_mut().ok()?;
+        if let Some(cur) = &*l {
+            if Arc::ptr_eq(&cur.spec, spec) && !stopped {
+                return Some(cur.remote.clone());
+            }
+            if !cur.spec.stopped.load(Ordering::Acquire) {
+                return None;
+            }
+            let mut old = l.take().expect("checked");
+            // SAFETY: taken out of the thread-local, dropped once here.
+            serve::stop_local(unsafe { ManuallyDrop::take(&mut old.rt) });
+        }
+        let key = Arc::as_ptr(spec) as usize;
+        if stopped || FAILED.get() == key || serve::with_runtime(|_| ()).is_some() {
+            return None;
+        }
+        let made = serve::start(spec.lua.clone(), &spec.init, spec.index, &|_| {})
+            .map_err(|e| e.to_string())
+            .and_then(|()| serve::take_runtime().ok_or_else(|| "no runtime".to_owned()))
+            .and_then(|rt| match local::remote() {
+                Ok(r) => Ok((rt, r)),
+                Err(e) => {
+                    serve::stop_local(rt);
+                    Err(e.to_string())
+                }
+            });
+        match made {
+            Ok((rt, remote)) => {
+                *l = Some(Local {
+                    spec: spec.clone(),
+                    remote: remote.clone(),
+                    rt: ManuallyDrop::new(rt),
+                });
+                Some(remote)
+            }
+            Err(e) => {
+                FAILED.set(key);
+                tracing::warn!(error = %e, "no local cord on this thread: its calls cross to the cords");
+                None
+            }
+        }
+    })
+}
+
+/// Runs what is ready on this thread's local cord, if it has one (outside
+/// any fiber): give it to tokio's `Builder::on_thread_park`, so that a
+/// worker drives the fibers of its local calls before it sleeps.
+///
+/// ```text
+/// tokio::runtime::Builder::new_multi_thread()
+///     .on_thread_park(luafiber::drive_local)
+/// ```
+pub fn drive_local() {
+    if luafiber_fiber::current().is_some() {
+        return;
+    }
+    let remote = LOCAL.with(|l| {
+        l.try_borrow()
+            .ok()
+            .and_then(|l| l.as_ref().map(|l| l.remote.clone()))
+    });
+    if let Some(remote) = remote {
+        local::run_ready(BUDGET);
+        hand_driver(&remote);
+    }
+}
+
+/// Lists `gather`, a local call that waits on this thread's cord, in the
+/// cord's list (the answered ones are dropped from it as it grows).
+fn list_waiting(gather: &Arc<Gather>) {
+    Serving::try_with(|p| {
+        let mut w = p.waiting.borrow_mut();
+        if w.len() >= 64 && w.len().is_power_of_two() {
+            w.retain(|g| !g.is_done());
+        }
+        w.push(gather.clone());
+    });
+}
+
+/// Makes the task of the latest local call still waiting on this thread's
+/// cord its driver: the one a wake for the cord wakes, never a task that
+/// ended.
+fn hand_driver(remote: &local::Remote) {
+    let next = Serving::try_with(|p| {
+        let mut w = p.waiting.borrow_mut();
+        while let Some(g) = w.last() {
+            if let Some(waker) = g.waiter() {
+                return Some(waker);
+            }
+            w.pop();
+        }
+        None
+    });
+    if let Some(w) = next.flatten() {
+        remote.set_driver(&w);
+    }
+}
+
+impl Handle {
+    /// [`call_async`](Handle::call_async) on a cord that lives on the
+    /// thread that polls the future (made there on first use, with the
+    /// runtime's Lua settings and init steps; a step is given the cord
+    /// index [`cords()`](Handle::cords)): the first poll starts the Lua
+    /// fiber right there, and a call that does not wait is ready after it,
+    /// with no thread hop. A call whose fiber waits (a Rust async function,
+    /// a sleep) goes on when that thread drives its cord again: at each
+    /// poll of a local call there, on [`drive_local`], or when a wake of
+    /// the fiber from another thread (or a timer's deadline) wakes the task
+    /// of a local call still waiting there. A wait on a socket is seen only
+    /// at those drives: give such calls to [`call_async`](Handle::call_async).
+    /// On a cord, in a fiber, or on a thread with a Lua
+    /// runtime of its own, it is [`call_async`](Handle::call_async).
+    ///
+    /// Each thread has its own Lua state: globals set by one call are not
+    /// seen by calls on other threads; functions registered with
+    /// [`Runtime::register_fn`](super::Runtime::register_fn) after the
+    /// start are not on local cords (the builder's are). The local cords
+    /// end after the runtime is dropped, at their thread's next local call
+    /// (else with the thread, unclosed).
+    ///
+    /// ```
+    /// # use luafiber_lua::host as luafiber;
+    /// let rt = luafiber::Builder::new()
+    ///     .load_module("app", "return { add = function(a, b) return a + b end }")
+    ///     .build()
+    ///     .unwrap();
+    /// let call = rt.handle().call_local::<i64>("app.add", (1, 2));
+    /// // Any executor; tokio's: `tokio::spawn(call)` on a worker.
+    /// assert_eq!(luafiber_runtime::block_on_future(call).unwrap().unwrap(), 3);
+    /// ```
+    pub fn call_local<R: DeserializeOwned>(
+        &self,
+        name: &str,
+        args: impl Serialize,
+    ) -> LocalCall<R> {
+        self.start_local(Kind::Call, name, args)
+    }
+
+    /// [`eval_async`](Handle::eval_async) on a cord of the polling thread,
+    /// as [`call_local`](Handle::call_local).
+    pub fn eval_local<R: DeserializeOwned>(
+        &self,
+        code: &str,
+        args: impl Serialize,
+    ) -> LocalCall<R> {
+        self.start_local(Kind::Eval, code, args)
+    }
+
+    fn start_local<R>(&self, kind: Kind, what: &str, args: impl Serialize) -> LocalCall<R> {
+        LocalCall {
+            // The name and the arguments in one body (inline when small).
+            state: match args::encode(&args) {
+                Ok(a) => State::Start {
+                    kind,
+                    body: Body::new(what.as_bytes(), &a),
+                },
+                Err(e) => State::Failed(Some(e)),
+            },
+            handle: self.clone(),
+            _r: PhantomData,
+        }
+    }
+}
+
+enum State<R> {
+    /// Not polled yet.
+    Start {
+        kind: Kind,
+        body: Body,
+    },
+    /// The arguments did not encode (taken by the first poll).
+    Failed(Option<Error>),
+    /// Running on the local cord of `remote`'s thread; `listed` once in
+    /// its cord's list of waiting calls.
+    Local {
+        gather: Arc<Gather>,
+        remote: local::Remote,
+        listed: bool,
+    },
+    /// Crossed to a cord.
+    Hop(Box<Call<R>>),
+    Done,
+}
+
+/// A call started by [`Handle::call_local`] or [`Handle::eval_local`]: a
+/// `Send` future of its results. Dropping it before it is ready cancels
+/// the call's Lua fiber (on its thread, at its next drive when dropped
+/// elsewhere).
+#[must_use = "a LocalCall does nothing unless polled; dropping it cancels the call"]
+pub struct LocalCall<R> {
+    state: State<R>,
+    handle: Handle,
+    _r: PhantomData<fn() -> R>,
+}
+
+impl<R: DeserializeOwned> Future for LocalCall<R> {
+    type Output = Result<R, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            match &mut this.state {
+                State::Failed(e) => {
+                    let e = e.take();
+                    this.state = State::Done;
+                    if let Some(e) = e {
+                        return Poll::Ready(Err(e));
+                    }
+                }
+                State::Start { kind, body } => {
+                    let remote = this.handle.local.as_ref().and_then(enter);
+                    let Some(remote) = remote else {
+                        let what = String::from_utf8_lossy(body.what()).into_owned();
+                        let call =
+                            this.handle
+                                .start_async(None, *kind, &what, Ok(body.args().to_vec()));
+                        this.state = State::Hop(Box::new(call));
+                        continue;
+                    };
+                    let (gather, reply) = Gather::one();
+                    serve::serve(Request {
+                        kind: *kind,
+                        body: body.clone(),
+                        reply,
+                        fname: match kind {
+                            Kind::Eval => "eval",
+                            _ => "call",
+                        },
+                    });
+                    this.state = State::Local {
+                        gather,
+                        remote,
+                        listed: false,
+                    };
+                }
+                State::Local {
+                    gather,
+                    remote,
+                    listed,
+                } => {
+                    // Polled in a fiber (a `block_on_future` of it), the
+                    // thread's loop drives: only outside any fiber here.
+                    let home = remote.is_home() && luafiber_fiber::current().is_none();
+                    if home && local::run_ready(BUDGET) {
+                        cx.waker().wake_by_ref();
+                    }
+                    let answer = match gather.poll_one(cx) {
+                        Poll::Ready(a) => a,
+                        Poll::Pending => {
+                            if home {
+                                if !*listed {
+                                    *listed = true;
+                                    list_waiting(gather);
+                                }
+                                remote.set_driver(cx.waker());
+                                if let Some(t) = luafiber_fiber::next_timer() {
+                                    remote.drive_at(t);
+                                }
+                            }
+                            return Poll::Pending;
+                        }
+                    };
+                    if home && remote.is_driver(cx.waker()) {
+                        // This task may end now: a wake for the cord goes
+                        // to one still waiting.
+                        hand_driver(remote);
+                    }
+                    let fiber = gather.fiber_id();
+                    this.state = State::Done;
+                    return Poll::Ready(
+                        answer_to_result(answer, fiber).and_then(|b| args::decode(&b)),
+                    );
+                }
+                State::Hop(call) => return Pin::new(&mut **call).poll(cx),
+                State::Done => {
+                    return Poll::Ready(Err(Error::new(
+                        ErrorKind::Stopped,
+                        "polled after it ended",
+                    )))
+                }
+            }
+        }
+    }
+}
+
+impl<R> Drop for LocalCall<R> {
+    fn drop(&mut self) {
+        let State::Local { gather, remote, .. } = &self.state else {
+            return;
+        };
+        let Some((_, id)) = gather.abandon() else {
+            return;
+        };
+        if remote.is_home() {
+            let _ = luafiber_fiber::cancel(id);
+        } else {
+            remote.run(move || drop(luafiber_fiber::cancel(id)));
+        }
+    }
+}
+
+impl<R> std::fmt::Debug for LocalCall<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match &self.state {
+            State::Start { .. } | State::Failed(_) => "start",
+            State::Local { .. } => "local",
+            State::Hop(_) => "crossed",
+            State::Done => "done",
+        };
+        f.debug_struct("LocalCall").field("state", &state).finish()
+    }
+}
