@@ -207,8 +207,14 @@ fn finish(conn: &Rc<Conn>, sync: u64, kind: u32, ok: bool, t: &mut Stack) {
     // The usual reply, values that encode with no Lua code run (no
     // switch), straight into the connection's output; else encoded aside
     // and appended.
-    if ok && kind != kind::CALL_16 && conn.try_send_with(|out| in_place(t, sync, out)).is_ok() {
-        return;
+    if ok && kind != kind::CALL_16 {
+        let n = t.top() - 1;
+        if conn
+            .try_send_with(|out| reply_in_place(t, 2, n, kind::OK, sync, out))
+            .is_ok()
+        {
+            return;
+        }
     }
     let mut out = ServerState::with(|st| st.take_buffer());
     if ok {
@@ -247,19 +253,28 @@ fn encode_results(t: &mut Stack, kind: u32, sync: u64, out: &mut Ibuf) -> Result
     Ok(())
 }
 
-/// [`encode_results`] of a CALL or EVAL whose values all encode in place
-/// ([`port::encode_value_in_place`]); `Err` (the output then dropped by
-/// the caller) for one that does not, or any error.
-fn in_place(t: &Stack, sync: u64, out: &mut Ibuf) -> Result<(), ()> {
-    let n = t.top() - 1;
+/// A reply of status `code` (a CALL's or EVAL's results, [`kind::OK`],
+/// or a push, [`kind::CHUNK`]) whose DATA is the `n` values of `t` from
+/// `first` on, when they all encode in place
+/// ([`port::encode_value_in_place`]: no Lua code runs, so `out` may be
+/// the connection's output); `Err` (what was written then dropped by the
+/// caller) for one that does not, or any error.
+pub(super) fn reply_in_place(
+    t: &Stack,
+    first: c_int,
+    n: c_int,
+    code: u32,
+    sync: u64,
+    out: &mut Ibuf,
+) -> Result<(), ()> {
     let mark = encode::begin_data_reply(out).map_err(drop)?;
     for i in 0..n {
-        match port::encode_value_in_place(t, 2 + i, out) {
+        match port::encode_value_in_place(t, first + i, out) {
             Some(Ok(())) => {}
             _ => return Err(()),
         }
     }
-    encode::finish_data_reply(out, mark, kind::OK, sync, SCHEMA, n as u32);
+    encode::finish_data_reply(out, mark, code, sync, SCHEMA, n as u32);
     Ok(())
 }
 

@@ -88,8 +88,6 @@ pub(crate) struct ServerState {
     /// (with the fiber's id, so a slot a fiber left behind is never read
     /// as another's).
     running: RefCell<Vec<Option<(FiberId, Running)>>>,
-    /// How many slots of `running` hold a request.
-    n_running: Cell<usize>,
     /// Bumped by every change of `users` (connections cache their
     /// user's privileges on the universe by it).
     pub(super) users_gen: Cell<u64>,
@@ -197,7 +195,7 @@ fn str_arg(s: &Stack, i: i32, what: &str) -> LResult<String> {
 /// The request the running fiber serves, as `f` sees it.
 fn with_running<R>(f: impl FnOnce(Option<&Running>) -> R) -> R {
     let me = luafiber_fiber::current();
-    let idx = luafiber_fiber::current_ext().and_then(|e| e.checked_sub(1));
+    let idx = my_index();
     ServerState::with(|st| {
         let running = st.running.borrow();
         let r = match (me, idx) {
@@ -212,6 +210,11 @@ fn with_running<R>(f: impl FnOnce(Option<&Running>) -> R) -> R {
     })
 }
 
+/// The running fiber's index in the cord's fibers, if it is a Lua fiber.
+fn my_index() -> Option<usize> {
+    luafiber_fiber::current_ext().and_then(|e| e.checked_sub(1))
+}
+
 /// Records that fiber `id`, at `idx` in the cord's fibers, serves `r`.
 fn running_start(idx: usize, id: FiberId, r: Running) {
     ServerState::with(|st| {
@@ -219,24 +222,16 @@ fn running_start(idx: usize, id: FiberId, r: Running) {
         if running.len() <= idx {
             running.resize_with(idx + 1, || None);
         }
-        if running[idx].replace((id, r)).is_none() {
-            st.n_running.set(st.n_running.get() + 1);
-        }
+        running[idx] = Some((id, r));
     });
 }
 
 /// The running fiber's request has ended (its reply is being made).
 fn running_end() {
-    let Some(idx) = luafiber_fiber::current_ext().and_then(|e| e.checked_sub(1)) else {
+    let Some(idx) = my_index() else {
         return;
     };
-    let old = ServerState::with(|st| {
-        let old = st.running.borrow_mut().get_mut(idx).and_then(Option::take);
-        if old.is_some() {
-            st.n_running.set(st.n_running.get() - 1);
-        }
-        old
-    });
+    let old = ServerState::with(|st| st.running.borrow_mut().get_mut(idx).and_then(Option::take));
     // Dropped outside the borrow: the last reference to a connection.
     drop(old);
 }
@@ -438,15 +433,8 @@ lua_fn! {
         };
         // A value whose encoding runs no Lua code (a scalar, a plain
         // table): straight into the connection's output.
-        let in_place = conn.try_send_with(|out| -> Result<(), ()> {
-            let mark = encode::begin_data_reply(out).map_err(drop)?;
-            match port::encode_value_in_place(s, 1, out) {
-                Some(Ok(())) => {}
-                _ => return Err(()),
-            }
-            encode::finish_data_reply(out, mark, kind::CHUNK, sync, SCHEMA, 1);
-            Ok(())
-        });
+        let in_place =
+            conn.try_send_with(|out| call::reply_in_place(s, 1, 1, kind::CHUNK, sync, out));
         if in_place.is_err() {
             // A `__serialize` may yield: encoded aside, then appended.
             let mut out = ServerState::with(|st| st.take_buffer());
@@ -472,7 +460,7 @@ lua_fn! {
     /// `box.internal.server_stats()`: `{requests = N}`, the requests
     /// running now (tests check that nothing is left behind).
     fn server_stats(s: &mut Stack) {
-        let n = ServerState::with(|st| st.n_running.get());
+        let n = ServerState::with(|st| st.running.borrow().iter().flatten().count());
         s.ensure(4)?;
         let t = s.new_table(0, 1);
         s.push_int(n as i64);
