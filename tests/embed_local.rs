@@ -287,3 +287,150 @@ fn local_cords_end_with_their_runtime() {
 fn awaits_rust_futures_on_tokio_workers_without_the_park_hook() {
     many_in_flight(false);
 }
+
+/// What the direct path of a local CALL resolves and raises, beside
+/// `call_async` on the same runtime (the cords' serve chain).
+const NAMES: &str = r#"
+local fiber = require('fiber')
+function top(x) return x + 1 end
+proxy = setmetatable({}, {__index = function(_, k)
+    return function(x) return x .. ':' .. k end
+end})
+obj = {n = 5}
+function obj:get(x) return self.n + x end
+local Class = {}
+function Class:get(x) return self.n * x end
+inst = setmetatable({n = 3}, {__index = Class})
+deep = {a = {b = {c = function() return 'deep' end}}}
+notfn = {x = 1}
+function timed() error({type = 'TimedOut', message = 'too slow'}) end
+function cancelled() fiber.self():cancel() fiber.testcancel() end
+function late_fail() fiber.yield() error('late') end
+function late_fn() fiber.yield() return function() end end
+function a_fn() return function() end end
+function multi() return 1, 'two', nil, 4 end
+"#;
+
+fn names_runtime() -> Runtime {
+    Builder::new()
+        .register_fn("boom", |()| -> Result<i64, Error> { panic!("boom") })
+        .exec(NAMES)
+        .load_module("app", APP)
+        .build()
+        .unwrap()
+}
+
+/// The kind, message and whether a fiber is named, of an error.
+fn shape(e: &Error) -> (ErrorKind, String, bool) {
+    (e.kind(), e.message().to_owned(), e.fiber_id().is_some())
+}
+
+#[test]
+fn names_resolve_per_call() {
+    let rt = names_runtime();
+    let h = rt.handle();
+    assert_eq!(block_on(h.call_local::<i64>("top", 1)).unwrap(), 2);
+    assert_eq!(block_on(h.call_local::<i64>("app.add", (2, 3))).unwrap(), 5);
+    // A redefined function is seen by the next call.
+    block_on(h.eval_local::<()>(
+        "top = function(x) return x * 10 end app.add = function(a, b) return a * b end",
+        (),
+    ))
+    .unwrap();
+    assert_eq!(block_on(h.call_local::<i64>("top", 1)).unwrap(), 10);
+    assert_eq!(block_on(h.call_local::<i64>("app.add", (2, 3))).unwrap(), 6);
+    // A replaced table on the way too.
+    block_on(h.eval_local::<()>("app = {add = function() return -1 end}", ())).unwrap();
+    assert_eq!(
+        block_on(h.call_local::<i64>("app.add", (2, 3))).unwrap(),
+        -1
+    );
+    // `__index` names, methods (raw and through `__index`), deep paths.
+    let s: String = block_on(h.call_local("proxy.hello", "x")).unwrap();
+    assert_eq!(s, "x:hello");
+    assert_eq!(block_on(h.call_local::<i64>("obj:get", 1)).unwrap(), 6);
+    assert_eq!(block_on(h.call_local::<i64>("inst:get", 2)).unwrap(), 6);
+    let s: String = block_on(h.call_local("deep.a.b.c", ())).unwrap();
+    assert_eq!(s, "deep");
+    let (a, b, c, d): (i64, String, Option<i64>, i64) =
+        block_on(h.call_local("multi", ())).unwrap();
+    assert_eq!((a, b.as_str(), c, d), (1, "two", None, 4));
+    // Many names: the cache is bounded, every call still right.
+    for i in 0..300 {
+        let code = format!("gen{i} = function(x) return x + {i} end");
+        block_on(h.eval_local::<()>(&code, ())).unwrap();
+        let name = format!("gen{i}");
+        assert_eq!(block_on(h.call_local::<i64>(&name, 1)).unwrap(), 1 + i);
+        assert_eq!(block_on(h.call_local::<i64>("top", 1)).unwrap(), 10);
+    }
+}
+
+#[test]
+fn errors_as_call_async_gives_them() {
+    let rt = names_runtime();
+    let h = rt.handle();
+    let bad = [
+        "nothing",
+        "app.nothing",
+        "notfn",
+        "notfn.x",
+        "notfn.x.y",
+        "app..add",
+        "obj:",
+        "obj:get.x",
+        ":get",
+        "",
+        "app.fail",
+        "timed",
+        "boom",
+        "cancelled",
+        "late_fail",
+        "late_fn",
+        "a_fn",
+    ];
+    for name in bad {
+        let local = block_on(h.call_local::<i64>(name, ())).unwrap_err();
+        let cords = block_on(h.call_async::<i64>(name, ())).unwrap_err();
+        assert_eq!(shape(&local), shape(&cords), "{name}");
+    }
+    let e = block_on(h.call_local::<i64>("app.nothing", ())).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lua);
+    assert!(
+        e.message()
+            .contains("Procedure 'app.nothing' is not defined"),
+        "{e}"
+    );
+    assert!(e.fiber_id().is_some());
+    let kind = |n: &str| block_on(h.call_local::<i64>(n, ())).unwrap_err().kind();
+    assert_eq!(kind("timed"), ErrorKind::TimedOut);
+    assert_eq!(kind("boom"), ErrorKind::Panic);
+    assert_eq!(kind("cancelled"), ErrorKind::Cancelled);
+    assert_eq!(kind("late_fail"), ErrorKind::Lua);
+    assert_eq!(kind("a_fn"), ErrorKind::Refused);
+    assert_eq!(kind("late_fn"), ErrorKind::Refused);
+    // A result that does not convert: no fiber named, as `call_async`.
+    let e = block_on(h.call_local::<String>("top", 1)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Convert);
+    assert!(e.fiber_id().is_none());
+}
+
+#[test]
+fn a_waiting_call_ends_on_a_later_poll() {
+    let rt = runtime();
+    let h = rt.handle();
+    let waker = Waker::from(Arc::new(Noop));
+    let cx = &mut Context::from_waker(&waker);
+    let mut call = pin!(h.call_local::<i64>("app.sleepy", 4));
+    assert!(call.as_mut().poll(cx).is_pending());
+    // Other calls polled meanwhile drive it; it ends on a later poll.
+    let mut got = None;
+    for _ in 0..100_000 {
+        assert_eq!(block_on(h.call_local::<i64>("app.add", (1, 1))).unwrap(), 2);
+        if let Poll::Ready(r) = call.as_mut().poll(cx) {
+            got = Some(r.unwrap());
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    assert_eq!(got, Some(8));
+}

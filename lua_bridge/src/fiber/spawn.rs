@@ -83,8 +83,9 @@ pub(crate) enum Unfilled<E> {
 }
 
 /// Creates a detached Lua fiber that serves a request (the IPROTO
-/// server's CALL and EVAL): ready (it runs when the scheduler gets to it),
-/// running the function `fill` pushes, with the values `fill` pushes
+/// server's CALL and EVAL, a host's local call), started as `start` says
+/// (`Ready`: it runs when the scheduler gets to it; `Now`: at once, until
+/// its first yield or its end, when `done` has run), running the function `fill` pushes, with the values `fill` pushes
 /// above it as arguments, then `done(ok, s)` on its own thread's stack,
 /// `[msgh, results...]` when `ok`, else `[msgh, error]`. No traceback is
 /// built for an error: `done` reads the error value itself. `fill` pushes
@@ -101,6 +102,7 @@ pub(crate) enum Unfilled<E> {
 pub(crate) fn spawn_request_in<E>(
     s: &mut Stack,
     fill: impl FnOnce(&mut Stack) -> Result<(), E>,
+    start: Start,
     builder: Builder,
     done: impl FnOnce(bool, &mut Stack) + 'static,
 ) -> Result<(FiberId, usize), Unfilled<E>> {
@@ -123,7 +125,7 @@ pub(crate) fn spawn_request_in<E>(
         return Err(e);
     }
     let body = move |idx, s: &mut Stack| request_entry(idx, s, done);
-    let r = launch(thread, Start::Ready, builder, ErrorUse::Reply, body);
+    let r = launch(thread, start, builder, ErrorUse::Reply, body);
     if pushed {
         s.pop(1);
     }

@@ -18,6 +18,7 @@
 //! module's own encoder and decoder on the cords.
 
 mod error;
+mod names;
 pub(crate) mod serve;
 
 pub(super) use serve::Serving;

@@ -16,11 +16,13 @@
 //! thread) and the MessagePack bytes.
 
 use std::cell::RefCell;
+use std::ffi::c_int;
 use std::sync::Arc;
 
 use luafiber_fiber::Builder;
 use slab::Slab;
 
+use super::names::CallNames;
 use super::Init;
 use crate::cord::ErrorUse;
 use crate::embed::handle::{main_stack, raise_to_error};
@@ -70,6 +72,14 @@ pub(crate) struct Serving {
     /// The host's local calls that went on waiting on this cord
     /// (`host/local.rs`): whose task to wake when the cord needs a drive.
     pub(crate) waiting: RefCell<Vec<Arc<Gather>>>,
+    /// The function names of the host's direct local calls
+    /// (`host/direct.rs`). Taken out while it pushes (an allocation may
+    /// run a finalizer).
+    pub(crate) names: RefCell<CallNames>,
+    /// The direct local calls whose fibers run, by key: the slot of one
+    /// that went on waiting (`None` while it runs its first time). Borrowed
+    /// only for an insert, a write or a removal.
+    pub(crate) direct: RefCell<Slab<Option<Slot>>>,
 }
 
 /// Sets the calling cord up: builds its Lua runtime with `lua`, runs
@@ -121,8 +131,7 @@ pub(crate) fn start(
 /// The cord stops: calls not answered get a failure, then the Lua runtime
 /// goes.
 pub(super) fn stop() {
-    let pending = Serving::try_with(|p| std::mem::take(&mut *p.pending.borrow_mut()));
-    drop(pending);
+    drop_pending();
     let rt = RUNTIME.with(|r| r.borrow_mut().take());
     drop(rt);
 }
@@ -130,9 +139,20 @@ pub(super) fn stop() {
 /// Stops a host's local cord as [`stop`] stops a cord: its calls not
 /// answered get a failure, then `rt` goes.
 pub(crate) fn stop_local(rt: LuaRuntime) {
-    let pending = Serving::try_with(|p| std::mem::take(&mut *p.pending.borrow_mut()));
-    drop(pending);
+    drop_pending();
     drop(rt);
+}
+
+/// Drops the slots of the calls not answered (each answers with a
+/// failure).
+fn drop_pending() {
+    let pending = Serving::try_with(|p| {
+        (
+            std::mem::take(&mut *p.pending.borrow_mut()),
+            std::mem::take(&mut *p.direct.borrow_mut()),
+        )
+    });
+    drop(pending);
 }
 
 /// Takes the runtime [`start`] left on this thread, for an owner of its
@@ -261,29 +281,38 @@ lua_fn! {
             })
         } else {
             s.settop(3);
-            // As `tostring` gives it: an error value with `__tostring` (or
-            // a cdata such as `7LL`) crosses as its text, not `table: 0x...`.
-            let message = s.describe_tostring(3);
-            let kind = if !error::is_error_of(s, 3, ErrorKind::FiberIsCancelled) {
-                FailKind::Lua
-            } else if luafiber_runtime::cord::is_stopping() {
-                FailKind::Dropped
-            } else {
-                FailKind::Cancelled
-            };
-            // An error object crosses with its fields (its `__serialize`
-            // would give the message only).
-            if error::is_error(s, 3) && error::push_plain(s, 3).is_ok() {
-                s.replace(3);
-            }
-            let value = port::encode_one(s, 3).ok();
-            Err(Failure {
-                kind,
-                message,
-                value,
-            })
+            Err(failure_at(s, 3))
         };
         p.reply.fill(outcome);
         Ok(0)
+    }
+}
+
+/// The failure of a call whose error value is the top of `s`, at `idx`
+/// (a fiber's `pcall` gave it): its message as `tostring` gives it, its
+/// kind (a `FiberIsCancelled` error is a cancel, or a drop while the cord
+/// stops), and the value as MessagePack (an error object with its fields).
+/// The stack may hold another value at `idx` after.
+pub(crate) fn failure_at(s: &mut Stack, idx: c_int) -> Failure {
+    // As `tostring` gives it: an error value with `__tostring` (or a cdata
+    // such as `7LL`) crosses as its text, not `table: 0x...`.
+    let message = s.describe_tostring(idx);
+    let kind = if !error::is_error_of(s, idx, ErrorKind::FiberIsCancelled) {
+        FailKind::Lua
+    } else if luafiber_runtime::cord::is_stopping() {
+        FailKind::Dropped
+    } else {
+        FailKind::Cancelled
+    };
+    // An error object crosses with its fields (its `__serialize` would
+    // give the message only).
+    if error::is_error(s, idx) && error::push_plain(s, idx).is_ok() {
+        s.replace(idx);
+    }
+    let value = port::encode_one(s, idx).ok();
+    Failure {
+        kind,
+        message,
+        value,
     }
 }

@@ -319,7 +319,7 @@ pub(super) fn answer_to_result(
     }
 }
 
-fn failure_to_error(f: Failure) -> Error {
+pub(super) fn failure_to_error(f: Failure) -> Error {
     let kind = match f.kind {
         // Tarantool's `TimedOut` error object (a table whose `type` is
         // that) keeps its kind, and so does the `RustPanic` one a

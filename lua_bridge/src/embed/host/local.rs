@@ -33,7 +33,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::handle::answer_to_result;
-use super::{args, Call, Error, ErrorKind, Handle};
+use super::{args, direct, values, Call, Error, ErrorKind, Handle};
 use crate::embed::cords::{serve, Init, Serving};
 use crate::embed::{LuaRuntime, RuntimeBuilder};
 use crate::modules::threads::request::{Body, Gather, Kind, Request};
@@ -91,10 +91,30 @@ thread_local! {
     static FAILED: Cell<usize> = const { Cell::new(0) };
 }
 
-/// The local cord of `spec` on this thread, made on first use; `None` when
-/// the call must cross to a cord instead: inside a fiber, on a cord, on a
-/// thread that has another Lua runtime, or when the cord cannot start.
-fn enter(spec: &Arc<Spec>) -> Option<local::Remote> {
+/// Whether this thread has the local cord of `spec` (made here on first
+/// use); `false` when the call must cross to a cord instead: inside a
+/// fiber, on a cord, on a thread that has another Lua runtime, or when the
+/// cord cannot start.
+fn enter(spec: &Arc<Spec>) -> bool {
+    enter_cord(spec).is_some()
+}
+
+/// [`enter`], giving what reaches the local cord's thread (a clone:
+/// wanted only by a call that waits).
+fn enter_remote(spec: &Arc<Spec>) -> Option<local::Remote> {
+    enter_cord(spec).and_then(|()| home_remote())
+}
+
+/// What reaches this thread's local cord, if it has one.
+fn home_remote() -> Option<local::Remote> {
+    LOCAL.with(|l| {
+        l.try_borrow()
+            .ok()
+            .and_then(|l| l.as_ref().map(|l| l.remote.clone()))
+    })
+}
+
+fn enter_cord(spec: &Arc<Spec>) -> Option<()> {
     if luafiber_fiber::current().is_some() || cord::current().is_some() {
         return None;
     }
@@ -103,7 +123,7 @@ fn enter(spec: &Arc<Spec>) -> Option<local::Remote> {
         let mut l = l.try_borrow_mut().ok()?;
         if let Some(cur) = &*l {
             if Arc::ptr_eq(&cur.spec, spec) && !stopped {
-                return Some(cur.remote.clone());
+                return Some(());
             }
             if !cur.spec.stopped.load(Ordering::Acquire) {
                 return None;
@@ -130,10 +150,10 @@ fn enter(spec: &Arc<Spec>) -> Option<local::Remote> {
             Ok((rt, remote)) => {
                 *l = Some(Local {
                     spec: spec.clone(),
-                    remote: remote.clone(),
+                    remote,
                     rt: ManuallyDrop::new(rt),
                 });
-                Some(remote)
+                Some(())
             }
             Err(e) => {
                 FAILED.set(key);
@@ -156,12 +176,7 @@ pub fn drive_local() {
     if luafiber_fiber::current().is_some() {
         return;
     }
-    let remote = LOCAL.with(|l| {
-        l.try_borrow()
-            .ok()
-            .and_then(|l| l.as_ref().map(|l| l.remote.clone()))
-    });
-    if let Some(remote) = remote {
+    if let Some(remote) = home_remote() {
         local::run_ready(BUDGET);
         hand_driver(&remote);
     }
@@ -220,6 +235,13 @@ impl Handle {
     /// end after the runtime is dropped, at their thread's next local call
     /// (else with the thread, unclosed).
     ///
+    /// The function is found by its name at each call (a redefined global
+    /// is seen), and on the polling thread the call's fiber runs it itself:
+    /// the arguments `args` are kept in the future until its first poll
+    /// (so the future is `Send` when `A` is), then put on the fiber's Lua
+    /// stack; a call that ends in that poll hands its results straight to
+    /// the future.
+    ///
     /// ```
     /// # use luafiber_lua::host as luafiber;
     /// let rt = luafiber::Builder::new()
@@ -230,34 +252,37 @@ impl Handle {
     /// // Any executor; tokio's: `tokio::spawn(call)` on a worker.
     /// assert_eq!(luafiber_runtime::block_on_future(call).unwrap().unwrap(), 3);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`call_async`](Handle::call_async); the arguments' conversion
+    /// ([`ErrorKind::Convert`]) fails at the first poll.
     pub fn call_local<R: DeserializeOwned>(
         &self,
         name: &str,
         args: impl Serialize,
-    ) -> LocalCall<R> {
+    ) -> LocalCall<R, impl Serialize> {
         self.start_local(Kind::Call, name, args)
     }
 
     /// [`eval_async`](Handle::eval_async) on a cord of the polling thread,
-    /// as [`call_local`](Handle::call_local).
+    /// as [`call_local`](Handle::call_local) (the chunk runs as
+    /// [`eval_async`](Handle::eval_async) runs it there).
     pub fn eval_local<R: DeserializeOwned>(
         &self,
         code: &str,
         args: impl Serialize,
-    ) -> LocalCall<R> {
+    ) -> LocalCall<R, impl Serialize> {
         self.start_local(Kind::Eval, code, args)
     }
 
-    fn start_local<R>(&self, kind: Kind, what: &str, args: impl Serialize) -> LocalCall<R> {
+    fn start_local<R, A>(&self, kind: Kind, what: &str, args: A) -> LocalCall<R, A> {
         LocalCall {
-            // The name and the arguments in one body (inline when small).
-            state: match args::encode(&args) {
-                Ok(a) => State::Start {
-                    kind,
-                    body: Body::new(what.as_bytes(), &a),
-                },
-                Err(e) => State::Failed(Some(e)),
-            },
+            state: State::Start,
+            kind,
+            // The name inline when short (no allocation).
+            what: Body::new(what.as_bytes(), &[]),
+            args: Some(args),
             handle: self.clone(),
             _r: PhantomData,
         }
@@ -266,12 +291,7 @@ impl Handle {
 
 enum State<R> {
     /// Not polled yet.
-    Start {
-        kind: Kind,
-        body: Body,
-    },
-    /// The arguments did not encode (taken by the first poll).
-    Failed(Option<Error>),
+    Start,
     /// Running on the local cord of `remote`'s thread; `listed` once in
     /// its cord's list of waiting calls.
     Local {
@@ -285,55 +305,105 @@ enum State<R> {
 }
 
 /// A call started by [`Handle::call_local`] or [`Handle::eval_local`]: a
-/// `Send` future of its results. Dropping it before it is ready cancels
-/// the call's Lua fiber (on its thread, at its next drive when dropped
+/// future of its results, `Send` when the arguments `A` are (they are kept
+/// until the first poll). Dropping it before it is ready cancels the
+/// call's Lua fiber (on its thread, at its next drive when dropped
 /// elsewhere).
 #[must_use = "a LocalCall does nothing unless polled; dropping it cancels the call"]
-pub struct LocalCall<R> {
+pub struct LocalCall<R, A> {
     state: State<R>,
+    kind: Kind,
+    /// The function's name or the chunk.
+    what: Body,
+    /// The arguments, until the first poll takes them.
+    args: Option<A>,
     handle: Handle,
     _r: PhantomData<fn() -> R>,
 }
 
-impl<R: DeserializeOwned> Future for LocalCall<R> {
+// The arguments are moved out at the first poll, never used pinned.
+impl<R, A> Unpin for LocalCall<R, A> {}
+
+impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
+    /// The first poll: starts the call on this thread's local cord (or
+    /// hands it to [`Handle::start_async`] when it cannot run here).
+    /// `Some` when it ended already.
+    fn begin(&mut self) -> Option<Result<R, Error>> {
+        let Some(args) = self.args.take() else {
+            return Some(Err(Error::new(ErrorKind::Stopped, "polled after it ended")));
+        };
+        let spec = self.handle.local.as_ref();
+        if self.kind == Kind::Call && spec.is_some_and(enter) {
+            let name = self.what.what();
+            // SAFETY: `direct::start` gives the new fiber's idle thread,
+            // its allocations exempt from the memory limit.
+            let push = |l| unsafe { values::push_args(l, &args) };
+            let remote = match direct::start::<R>(name, push) {
+                direct::Started::Done(r) => {
+                    // As every poll here: the cord's other fibers get a
+                    // drive (a budget left over wakes its driver).
+                    if local::run_ready(BUDGET) {
+                        if let Some(remote) = home_remote() {
+                            remote.run(|| {});
+                        }
+                    }
+                    return Some(r);
+                }
+                direct::Started::Waiting(gather) => home_remote().map(|r| (gather, r)),
+            };
+            let Some((gather, remote)) = remote else {
+                return Some(Err(Error::new(ErrorKind::Stopped, "the local cord went")));
+            };
+            self.state = State::Local {
+                gather,
+                remote,
+                listed: false,
+            };
+            return None;
+        }
+        let what = String::from_utf8_lossy(self.what.what()).into_owned();
+        let encoded = args::encode(&args);
+        let Some(remote) = spec.and_then(enter_remote) else {
+            let call = self.handle.start_async(None, self.kind, &what, encoded);
+            self.state = State::Hop(Box::new(call));
+            return None;
+        };
+        let args = match encoded {
+            Ok(a) => a,
+            Err(e) => return Some(Err(e)),
+        };
+        // EVAL: the serve chain, as a cord runs it.
+        let (gather, reply) = Gather::one();
+        serve::serve(Request {
+            kind: self.kind,
+            body: Body::new(what.as_bytes(), &args),
+            reply,
+            fname: match self.kind {
+                Kind::Eval => "eval",
+                _ => "call",
+            },
+        });
+        self.state = State::Local {
+            gather,
+            remote,
+            listed: false,
+        };
+        None
+    }
+}
+
+impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
     type Output = Result<R, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         loop {
             match &mut this.state {
-                State::Failed(e) => {
-                    let e = e.take();
-                    this.state = State::Done;
-                    if let Some(e) = e {
-                        return Poll::Ready(Err(e));
+                State::Start => {
+                    if let Some(r) = this.begin() {
+                        this.state = State::Done;
+                        return Poll::Ready(r);
                     }
-                }
-                State::Start { kind, body } => {
-                    let remote = this.handle.local.as_ref().and_then(enter);
-                    let Some(remote) = remote else {
-                        let what = String::from_utf8_lossy(body.what()).into_owned();
-                        let call =
-                            this.handle
-                                .start_async(None, *kind, &what, Ok(body.args().to_vec()));
-                        this.state = State::Hop(Box::new(call));
-                        continue;
-                    };
-                    let (gather, reply) = Gather::one();
-                    serve::serve(Request {
-                        kind: *kind,
-                        body: body.clone(),
-                        reply,
-                        fname: match kind {
-                            Kind::Eval => "eval",
-                            _ => "call",
-                        },
-                    });
-                    this.state = State::Local {
-                        gather,
-                        remote,
-                        listed: false,
-                    };
                 }
                 State::Local {
                     gather,
@@ -385,7 +455,7 @@ impl<R: DeserializeOwned> Future for LocalCall<R> {
     }
 }
 
-impl<R> Drop for LocalCall<R> {
+impl<R, A> Drop for LocalCall<R, A> {
     fn drop(&mut self) {
         let State::Local { gather, remote, .. } = &self.state else {
             return;
@@ -401,10 +471,10 @@ impl<R> Drop for LocalCall<R> {
     }
 }
 
-impl<R> std::fmt::Debug for LocalCall<R> {
+impl<R, A> std::fmt::Debug for LocalCall<R, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
-            State::Start { .. } | State::Failed(_) => "start",
+            State::Start => "start",
             State::Local { .. } => "local",
             State::Hop(_) => "crossed",
             State::Done => "done",

@@ -32,6 +32,9 @@
 //! - `runtime.rs`: the cords, owned; registering functions after the start;
 //! - `handle.rs`: typed calls, blocking or as futures ([`Call`]);
 //! - `local.rs`: calls on a cord of the polling thread ([`LocalCall`]);
+//! - `direct.rs`: a local CALL's direct path: the fiber runs the function
+//!   itself, its answer straight to the future when it ends at once;
+//! - `values.rs`: typed values onto and off the Lua stack (a local call's);
 //! - `cord_lua.rs`: a cord's Lua state while it starts, typed Rust
 //!   functions Lua calls, sync or async;
 //! - `args.rs`: typed values to and from MessagePack arrays;
@@ -47,11 +50,13 @@
 mod args;
 mod builder;
 mod cord_lua;
+mod direct;
 mod error;
 mod handle;
 mod local;
 mod runtime;
 mod text;
+mod values;
 
 pub use builder::Builder;
 pub use cord_lua::CordLua;

@@ -20,7 +20,7 @@ use super::conn::{request_started, Conn};
 use super::{ServerState, SCHEMA};
 use crate::cord;
 use crate::fiber::handlers::{handler_ref, Handler};
-use crate::fiber::{spawn_request_in, Unfilled};
+use crate::fiber::{spawn_request_in, Start, Unfilled};
 use crate::modules::msgpack::port;
 use crate::raw::context::Part;
 use crate::raw::{memory, Raise, Stack};
@@ -168,11 +168,17 @@ fn spawn(
         super::running_end();
         done(ok, t);
     };
-    let (id, idx) =
-        spawn_request_in(s, fill, Builder::new().name("iproto"), wrapped).map_err(|e| match e {
-            Unfilled::Fill(r) => r,
-            Unfilled::Spawn(e) => other(raise_text(e)),
-        })?;
+    let (id, idx) = spawn_request_in(
+        s,
+        fill,
+        Start::Ready,
+        Builder::new().name("iproto"),
+        wrapped,
+    )
+    .map_err(|e| match e {
+        Unfilled::Fill(r) => r,
+        Unfilled::Spawn(e) => other(raise_text(e)),
+    })?;
     super::running_start(
         idx,
         id,
