@@ -44,7 +44,17 @@ enum Shape {
 /// serialize.
 pub(crate) fn encode<A: Serialize + ?Sized>(args: &A) -> Result<Vec<u8>, Error> {
     let mut out = Vec::with_capacity(16);
-    let mut ser = rmp_serde::Serializer::new(&mut out).with_struct_map();
+    encode_into(args, &mut out)?;
+    Ok(out)
+}
+
+/// [`encode`] appending to `out` (a buffer kept for reuse).
+///
+/// # Errors
+///
+/// As [`encode`]; `out` may then hold part of the arguments.
+pub(crate) fn encode_into<A: Serialize + ?Sized>(args: &A, out: &mut Vec<u8>) -> Result<(), Error> {
+    let mut ser = rmp_serde::Serializer::new(&mut *out).with_struct_map();
     match ser_shape(args) {
         Shape::Unit => out.push(0x90),
         Shape::Tuple(_) => args
@@ -57,7 +67,7 @@ pub(crate) fn encode<A: Serialize + ?Sized>(args: &A) -> Result<Vec<u8>, Error> 
                 .map_err(|e| Error::convert("arguments", e))?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// `R` from the MessagePack array of results `data`: a tuple from the
@@ -79,7 +89,8 @@ pub(crate) fn decode<R: DeserializeOwned>(data: &[u8]) -> Result<R, Error> {
         Shape::Unit => rmp_serde::from_slice(&[0xc0]).map_err(|e| bad(&e)),
         Shape::One if n == 0 => rmp_serde::from_slice(&[0xc0]).map_err(|e| bad(&e)),
         Shape::One => {
-            let mut de = rmp_serde::Deserializer::new(rest);
+            // Over the slice itself: no read buffer of its own to allocate.
+            let mut de = rmp_serde::Deserializer::from_read_ref(rest);
             R::deserialize(&mut de).map_err(|e| bad(&e))
         }
         Shape::Tuple(len) if len == n => rmp_serde::from_slice(data).map_err(|e| bad(&e)),

@@ -11,6 +11,7 @@
 //! is the list of values, anything else one value; missing results are
 //! nil, extra ones dropped).
 
+use std::cell::Cell;
 use std::ffi::c_int;
 
 use mlua::ffi::lua_State;
@@ -40,10 +41,26 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
     l: *mut lua_State,
     args: &A,
 ) -> Result<c_int, Error> {
-    let bytes = args::encode(args)?;
-    // SAFETY: the caller's contract.
-    let s = &mut unsafe { Stack::from_state(l) };
-    port::push_array(s, &bytes, "decode").map_err(|e| raise_error(ErrorKind::Lua, e))
+    // One buffer per thread, taken while in use (kept when it is small).
+    let mut bytes = BUF.take();
+    bytes.clear();
+    let r = args::encode_into(args, &mut bytes).and_then(|()| {
+        // SAFETY: the caller's contract.
+        let s = &mut unsafe { Stack::from_state(l) };
+        port::push_array(s, &bytes, "decode").map_err(|e| raise_error(ErrorKind::Lua, e))
+    });
+    if bytes.capacity() <= BUF_KEEP {
+        BUF.set(bytes);
+    }
+    r
+}
+
+/// The largest argument buffer kept for the next call.
+const BUF_KEEP: usize = 4096;
+
+thread_local! {
+    /// The arguments' MessagePack, reused from call to call.
+    static BUF: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
 /// `R` from the `n` values of `l` from index `first` on (the top of the
@@ -67,9 +84,8 @@ pub(crate) unsafe fn read_results<R: DeserializeOwned>(
     // SAFETY: the caller's contract.
     let s = &mut unsafe { Stack::from_state(l) };
     debug_assert_eq!(s.top(), first + n - 1, "the results end at the top");
-    let bytes = port::encode_array(s, first, "call", "result")
-        .map_err(|e| raise_error(ErrorKind::Refused, e))?;
-    args::decode(&bytes)
+    port::encode_array_with(s, first, "call", "result", args::decode)
+        .map_err(|e| raise_error(ErrorKind::Refused, e))?
 }
 
 /// The bridge's error `e` as an [`Error`] of `kind`.

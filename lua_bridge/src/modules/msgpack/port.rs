@@ -64,20 +64,36 @@ pub(crate) fn encode_array(
     fname: &str,
     noun: &str,
 ) -> LResult<Vec<u8>> {
+    encode_array_with(s, first, fname, noun, <[u8]>::to_vec)
+}
+
+/// [`encode_array`] handing the array to `f` in the cord's scratch buffer
+/// (no copy of its own), and giving what `f` gives.
+///
+/// # Errors
+///
+/// As [`encode_array`].
+pub(crate) fn encode_array_with<T>(
+    s: &mut Stack,
+    first: c_int,
+    fname: &str,
+    noun: &str,
+    f: impl FnOnce(&[u8]) -> T,
+) -> LResult<T> {
     let st = state()?;
     let last = s.top();
     let n = (last - first + 1).max(0);
     s.ensure(4)?;
     s.push_ref(st.serialize_key);
     let key = last + 1;
-    let r = ibuf::with_cord_scratch(|out| -> LResult<Vec<u8>> {
+    let r = ibuf::with_cord_scratch(|out| -> LResult<T> {
         rmp::encode::write_array_len(out, n as u32).map_err(|_| oom())?;
         for i in 0..n {
             let idx = first + i;
             encode_into(s, &st, out, idx, key)
                 .map_err(|e| cannot_cross(s, idx, e, fname, noun, i + 1))?;
         }
-        Ok(out.data().to_vec())
+        Ok(f(out.data()))
     });
     s.settop(last);
     r
