@@ -83,6 +83,8 @@ enum Kind {
         _waiting: RemoteWaiting,
     },
     Thread(Arc<ThreadWake>),
+    /// Taken by the drop.
+    Gone,
 }
 
 /// The caller's side of a wait that any thread may end (see the
@@ -103,8 +105,13 @@ impl Parker {
     pub fn new() -> io::Result<Parker> {
         match fiber::current() {
             Some(id) => {
-                let inbox = reactor::with(|r| r.inbox.clone())?;
-                let wake = Arc::new(FiberWake::new(inbox, id));
+                let wake = match spare_wake(id) {
+                    Some(w) => w,
+                    None => {
+                        let inbox = reactor::with(|r| r.inbox.clone())?;
+                        Arc::new(FiberWake::new(inbox, id))
+                    }
+                };
                 let waker = Waker::from(wake.clone());
                 Ok(Parker {
                     kind: Kind::Fiber {
@@ -135,6 +142,7 @@ impl Parker {
         match &self.kind {
             Kind::Fiber { wake, .. } => wake.notified.swap(false, Ordering::Acquire),
             Kind::Thread(wake) => wake.notified.swap(false, Ordering::Acquire),
+            Kind::Gone => true,
         }
     }
 
@@ -165,6 +173,8 @@ impl Parker {
                     Some(left) => thread::park_timeout(left),
                     None => thread::park(),
                 },
+                // `take_wake` answered.
+                Kind::Gone => return Woke::Woken,
             }
         }
     }
@@ -177,5 +187,44 @@ impl Drop for Parker {
             // handled from now on is stale and ignored.
             wake.live.store(false, Ordering::Relaxed);
         }
+        // The waker first: a wait whose waker nobody else kept (the
+        // future dropped it, no wake is in the inbox) gives its wake to the
+        // next wait of this thread.
+        self.waker = Waker::noop().clone();
+        if let Kind::Fiber { wake, .. } = std::mem::replace(&mut self.kind, Kind::Gone) {
+            keep_wake(wake);
+        }
     }
+}
+
+/// Most spare wakes a thread keeps.
+const SPARE_MAX: usize = 64;
+
+thread_local! {
+    /// Wakes of ended waits that nobody else holds, for the next waits.
+    static SPARE: std::cell::RefCell<Vec<Arc<FiberWake>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Keeps `wake` for a next wait when nothing else holds it.
+fn keep_wake(mut wake: Arc<FiberWake>) {
+    if Arc::get_mut(&mut wake).is_none() {
+        return;
+    }
+    let _ = SPARE.try_with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            if s.len() < SPARE_MAX {
+                s.push(wake);
+            }
+        }
+    });
+}
+
+/// A spare wake made a live wait of fiber `id`, when one of this thread's
+/// inbox is kept.
+fn spare_wake(id: fiber::FiberId) -> Option<Arc<FiberWake>> {
+    let mut wake = SPARE.try_with(|s| s.try_borrow_mut().ok()?.pop()).ok()??;
+    let same = reactor::with(|r| wake.posts_to(&r.inbox)).unwrap_or(false);
+    let w = Arc::get_mut(&mut wake).filter(|_| same)?;
+    w.renew(id);
+    Some(wake)
 }

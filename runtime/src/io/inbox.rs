@@ -284,6 +284,20 @@ impl FiberWake {
             live: AtomicBool::new(true),
         }
     }
+
+    /// Makes a wait that nobody else holds (its `Arc` unique) a new live
+    /// wait of fiber `fiber`, not notified: a wait's allocation reused by
+    /// the next wait of its thread.
+    pub fn renew(&mut self, fiber: FiberId) {
+        self.fiber = fiber;
+        *self.notified.get_mut() = false;
+        *self.live.get_mut() = true;
+    }
+
+    /// Whether this wait posts to `inbox`.
+    pub fn posts_to(&self, inbox: &Inbox) -> bool {
+        std::ptr::eq(&*self.inbox, inbox)
+    }
 }
 
 impl Wake for FiberWake {
