@@ -10,6 +10,8 @@
 #[path = "../../common.rs"]
 pub mod common;
 
+use std::borrow::Borrow;
+
 use luafiber::{Builder, Error, Handle, Runtime};
 
 /// The runtime: 2 cords, `app` loaded and `host_wait` registered on each.
@@ -26,30 +28,34 @@ pub fn runtime() -> Runtime {
 }
 
 /// (a): `app.wait_call(x)` on a cord, awaited.
-pub async fn call_wait(h: Handle, x: i64) -> i64 {
-    h.call_async::<i64>("app.wait_call", x)
+pub async fn call_wait(h: impl Borrow<Handle>, x: i64) -> i64 {
+    h.borrow()
+        .call_async::<i64>("app.wait_call", x)
         .await
         .expect("wait_call")
 }
 
 /// (a) with [`Handle::call_local`]: on a cord of the tokio worker that
 /// polls the call; the Lua fiber parks there on `host_wait`'s future.
-pub async fn call_wait_local(h: Handle, x: i64) -> i64 {
-    h.call_local::<i64>("app.wait_call", x)
+pub async fn call_wait_local(h: impl Borrow<Handle>, x: i64) -> i64 {
+    h.borrow()
+        .call_local::<i64>("app.wait_call", x)
         .await
         .expect("wait_call")
 }
 
 /// (b) with [`Handle::call_local`]: ends in the first poll, on the worker.
-pub async fn call_work_local(h: Handle, x: i64) -> i64 {
-    h.call_local::<i64>("app.work_call", x)
+pub async fn call_work_local(h: impl Borrow<Handle>, x: i64) -> i64 {
+    h.borrow()
+        .call_local::<i64>("app.work_call", x)
         .await
         .expect("work_call")
 }
 
 /// (b): `app.work_call(x)` on a cord, awaited.
-pub async fn call_work(h: Handle, x: i64) -> i64 {
-    h.call_async::<i64>("app.work_call", x)
+pub async fn call_work(h: impl Borrow<Handle>, x: i64) -> i64 {
+    h.borrow()
+        .call_async::<i64>("app.work_call", x)
         .await
         .expect("work_call")
 }

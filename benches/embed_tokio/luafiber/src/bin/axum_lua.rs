@@ -20,12 +20,12 @@ use luafiber::Handle;
 
 async fn hello(State(h): State<Handle>) -> String {
     let n = common::REQUESTS.fetch_add(1, Ordering::Relaxed) as i64;
-    call_wait(h, n).await.to_string()
+    call_wait(&h, n).await.to_string()
 }
 
 async fn hello_local(State(h): State<Handle>) -> String {
     let n = common::REQUESTS.fetch_add(1, Ordering::Relaxed) as i64;
-    call_wait_local(h, n).await.to_string()
+    call_wait_local(&h, n).await.to_string()
 }
 
 fn main() {
