@@ -77,7 +77,10 @@ impl Drop for StopLocal {
 /// This thread's local cord.
 struct Local {
     spec: Arc<Spec>,
-    remote: local::Remote,
+    /// Shared by the calls waiting here through an `Arc` of this thread's:
+    /// a clone of the `Remote` itself counts in the `Arc`s of its inbox and
+    /// driver slot, next to what other threads write as they post.
+    remote: Arc<local::Remote>,
     /// Left undropped when the thread ends (a thread-local's drop may run
     /// after the scheduler's own thread-locals are gone): dropped only by
     /// [`enter`] once its runtime stopped.
@@ -101,12 +104,12 @@ fn enter(spec: &Arc<Spec>) -> bool {
 
 /// [`enter`], giving what reaches the local cord's thread (a clone:
 /// wanted only by a call that waits).
-fn enter_remote(spec: &Arc<Spec>) -> Option<local::Remote> {
+fn enter_remote(spec: &Arc<Spec>) -> Option<Arc<local::Remote>> {
     enter_cord(spec).and_then(|()| home_remote())
 }
 
 /// What reaches this thread's local cord, if it has one.
-fn home_remote() -> Option<local::Remote> {
+fn home_remote() -> Option<Arc<local::Remote>> {
     LOCAL.with(|l| {
         l.try_borrow()
             .ok()
@@ -150,7 +153,7 @@ fn enter_cord(spec: &Arc<Spec>) -> Option<()> {
             Ok((rt, remote)) => {
                 *l = Some(Local {
                     spec: spec.clone(),
-                    remote,
+                    remote: Arc::new(remote),
                     rt: ManuallyDrop::new(rt),
                 });
                 Some(())
@@ -323,7 +326,7 @@ enum State<R> {
     /// its cord's list of waiting calls.
     Local {
         gather: Arc<Gather>,
-        remote: local::Remote,
+        remote: Arc<local::Remote>,
         listed: bool,
     },
     /// Crossed to a cord.
