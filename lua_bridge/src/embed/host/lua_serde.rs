@@ -37,6 +37,7 @@
 //!   function, any error) it leaves to the MessagePack path for the whole
 //!   value list, so the result, and the error, is always that path's.
 //!
+//! - `cache.rs`: the `msgpack` module's values both need, per Lua state;
 //! - `push.rs`: the serializer that pushes;
 //! - `read.rs`: the deserializer that reads (and leaves).
 //!
@@ -59,6 +60,7 @@
 //!    not fail on the memory limit, as a C function body's do not (raw
 //!    rule 3), so they are safe inside a body and outside any.
 
+mod cache;
 mod push;
 mod read;
 #[cfg(test)]
@@ -113,7 +115,7 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
     };
     match r {
         Ok(n) => {
-            p.drop_helpers();
+            p.drop_cache();
             Ok(n)
         }
         Err(e) => {
@@ -153,12 +155,12 @@ pub(crate) unsafe fn read_results<R: DeserializeOwned>(
     let n = n.max(0);
     let first = if n > 0 { s.abs(first) } else { first };
     let top = s.top();
-    match Reader::new(s, Config::default()).results::<R>(first, n) {
+    let r = Reader::new(s, Config::default()).results::<R>(first, n);
+    // What the reader pushed (the cache table; more when it left).
+    s.settop(top);
+    match r {
         Ok(v) => Ok(v),
-        Err(Leave) => {
-            s.settop(top);
-            via_msgpack(s, first, n)
-        }
+        Err(Leave) => via_msgpack(s, first, n),
     }
 }
 

@@ -6,6 +6,7 @@ use std::ffi::c_int;
 
 use serde::ser::{self, Serialize};
 
+use super::cache;
 use crate::modules::msgpack::port;
 use crate::raw::{Raise, Stack};
 
@@ -49,10 +50,9 @@ pub(super) struct Pusher<'a, 'f> {
     s: &'a mut Stack<'f>,
     /// The top before the arguments.
     base: c_int,
-    /// Where `msgpack.array_mt`, `msgpack.map_mt` and `msgpack.NULL` are
-    /// (at `base + 1 ..= base + 3`, below the arguments), once a value
-    /// needed one; 0 before.
-    helpers: c_int,
+    /// Where the cache table is (at `base + 1`, below the arguments), once
+    /// a value needed it; 0 before.
+    cache: c_int,
     /// The next tuple is the argument list, its elements pushed as they
     /// are (no table).
     spread: bool,
@@ -66,7 +66,7 @@ impl<'a, 'f> Pusher<'a, 'f> {
         Pusher {
             s,
             base,
-            helpers: 0,
+            cache: 0,
             spread: false,
             count: 0,
         }
@@ -93,64 +93,40 @@ impl<'a, 'f> Pusher<'a, 'f> {
             .map_err(|_| PushError("nesting too deep for the Lua stack".into()))
     }
 
-    /// The index of the helpers, fetched the first time: the decoder's own
-    /// `[{}, nil]` gives its array and map metatables and its nil, which
-    /// then sit below the arguments.
-    #[cold]
-    fn fetch_helpers(&mut self) -> PushResult<c_int> {
-        self.room(6)?;
-        port::decode_value(self.s, &[0x92, 0x80, 0xc0])?;
-        let t = self.s.top();
-        if !self.s.get_metatable(t) {
-            self.s.push_nil();
-        }
-        self.s.rawgeti(t, 1);
-        if !self.s.get_metatable(-1) {
-            self.s.push_nil();
-        }
-        self.s.remove(-2);
-        self.s.rawgeti(t, 2);
-        self.s.remove(t);
-        // The three in order at `base + 1..`, under what was pushed: open
-        // tables are reached relative to the top, so they stay where they
-        // were for their code.
-        for _ in 0..3 {
-            self.s.insert(self.base + 1);
-        }
-        self.helpers = self.base + 1;
-        Ok(self.helpers)
-    }
-
+    /// The index of the cache table ([`cache`]), pushed the first time a
+    /// value needs it, then kept below the arguments: open tables are
+    /// reached relative to the top, so moving them up leaves them where
+    /// their code looks for them.
     #[inline(always)]
-    fn helpers(&mut self) -> PushResult<c_int> {
-        if self.helpers != 0 {
-            return Ok(self.helpers);
+    fn cache(&mut self) -> PushResult<c_int> {
+        if self.cache == 0 {
+            cache::push(self.s)?;
+            self.s.insert(self.base + 1);
+            self.cache = self.base + 1;
         }
-        self.fetch_helpers()
+        Ok(self.cache)
     }
 
-    /// Takes the helpers out from under the arguments.
-    pub(super) fn drop_helpers(&mut self) {
-        if self.helpers != 0 {
-            for _ in 0..3 {
-                self.s.remove(self.base + 1);
-            }
-            self.helpers = 0;
+    /// Takes the cache table out from under the arguments.
+    pub(super) fn drop_cache(&mut self) {
+        if self.cache != 0 {
+            self.s.remove(self.cache);
+            self.cache = 0;
         }
     }
 
     /// Pushes `msgpack.NULL`, the decoder's nil.
     fn nil(&mut self) -> PushResult {
-        let h = self.helpers()?;
+        let c = self.cache()?;
         self.room(1)?;
-        self.s.push_value(h + 2);
+        self.s.rawgeti(c, cache::NULL);
         Ok(())
     }
 
     /// Pushes a new table for `n` elements (or pairs, `map`) with the
     /// decoder's metatable of its kind.
     fn table(&mut self, n: usize, map: bool) -> PushResult {
-        let h = self.helpers()?;
+        let c = self.cache()?;
         // The table, its metatable, and a key and a value above it.
         self.room(4)?;
         let hint = n.min(1 << 20) as c_int;
@@ -159,7 +135,8 @@ impl<'a, 'f> Pusher<'a, 'f> {
         } else {
             self.s.new_table(hint, 0);
         }
-        self.s.push_value(h + c_int::from(map));
+        self.s
+            .rawgeti(c, if map { cache::MAP_MT } else { cache::ARRAY_MT });
         self.s.set_metatable(-2);
         Ok(())
     }

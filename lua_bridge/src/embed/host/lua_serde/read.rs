@@ -9,10 +9,16 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, Visitor};
 use serde::Deserialize;
 
 use super::args::{self, Shape};
+use luafiber_runtime::ibuf;
+
+use super::cache;
 use crate::luajit::obj::LUA_TCDATA;
 use crate::modules::msgpack::{port, MAX_NESTING};
 use crate::modules::serializer::{self, Config, Hint, Shape as TableShape};
 use crate::raw::Stack;
+
+/// `rmp-serde`'s deserializer over bytes, as `args::decode` makes it.
+type RmpDe<'b> = rmp_serde::Deserializer<rmp_serde::decode::ReadReader<&'b [u8]>>;
 
 /// 2^63 as a float.
 const TWO_63: f64 = 9_223_372_036_854_775_808.0;
@@ -64,18 +70,42 @@ enum Head {
 pub(super) struct Reader<'a, 'f> {
     s: &'a mut Stack<'f>,
     cfg: Config,
+    /// Whether the encoder reads tables in place (LuaJIT's probed layout).
+    in_place: bool,
+    /// The index of the cache table ([`cache`]) when the values have
+    /// tables or cdata (pushed before anything else, above them), else 0.
+    cache: c_int,
 }
 
 impl<'a, 'f> Reader<'a, 'f> {
     /// A reader of `s`'s values, encoded with `cfg`.
     pub(super) fn new(s: &'a mut Stack<'f>, cfg: Config) -> Self {
-        Reader { s, cfg }
+        Reader {
+            s,
+            cfg,
+            in_place: crate::luajit::layout().tables.is_some(),
+            cache: 0,
+        }
+    }
+
+    /// The reader without the encoder's in-place tables (its tests: the
+    /// reader's own table code on LuaJIT too).
+    #[cfg(test)]
+    pub(super) fn without_in_place(mut self) -> Self {
+        self.in_place = false;
+        self
     }
 
     /// `R` from the `n` values at `first..`, as `args::decode` takes it
     /// from their array; every value is read (validated when dropped), as
     /// every value is encoded.
     pub(super) fn results<R: DeserializeOwned>(&mut self, first: c_int, n: c_int) -> ReadResult<R> {
+        let needs_cache =
+            (first..first + n).any(|i| matches!(self.s.type_of(i), ffi::LUA_TTABLE | LUA_TCDATA));
+        if needs_cache {
+            cache::push(self.s).map_err(|_| Leave)?;
+            self.cache = self.s.top();
+        }
         let (r, used) = match args::de_shape::<R>() {
             Shape::Unit => (nil_value()?, 0),
             Shape::One if n == 0 => (nil_value()?, 0),
@@ -116,7 +146,7 @@ impl<'a, 'f> Reader<'a, 'f> {
             ffi::LUA_TNIL | ffi::LUA_TNONE => Head::Nil,
             ffi::LUA_TBOOLEAN => Head::Bool(s.to_bool(idx)),
             ffi::LUA_TLIGHTUSERDATA if s.to_userdata(idx).is_null() => Head::Nil,
-            LUA_TCDATA if is_null_cdata(s, idx) => Head::Nil,
+            LUA_TCDATA if is_null_cdata(s, self.cache, idx) => Head::Nil,
             _ => return Err(Leave),
         })
     }
@@ -135,7 +165,7 @@ impl<'a, 'f> Reader<'a, 'f> {
         let mut hint = None;
         if s.get_metatable(idx) {
             let mt = s.top();
-            s.push_cstr(c"__serialize");
+            s.rawgeti(self.cache, cache::SERIALIZE);
             s.rawget(mt);
             hint = match s.type_of(-1) {
                 ffi::LUA_TNIL => None,
@@ -186,10 +216,11 @@ fn number(s: &Stack, idx: c_int) -> Num {
 /// Whether the cdata at `idx` is `msgpack.NULL` itself (the encoder's nil;
 /// other cdata are left to it).
 #[cold]
-fn is_null_cdata(s: &mut Stack, idx: c_int) -> bool {
-    if s.ensure(1).is_err() || port::push_null(s).is_err() {
+fn is_null_cdata(s: &mut Stack, cache: c_int, idx: c_int) -> bool {
+    if cache == 0 || s.ensure(1).is_err() {
         return false;
     }
+    s.rawgeti(cache, cache::NULL);
     // SAFETY: two values on the stack; `lua_rawequal` runs no metamethod.
     let same = unsafe { ffi::lua_rawequal(s.as_ptr(), idx, -1) } != 0;
     s.pop(1);
@@ -250,6 +281,39 @@ struct ValueDe<'r, 'a, 'f> {
 }
 
 impl ValueDe<'_, '_, '_> {
+    /// A table at level 0 read as `rmp-serde` reads the bytes the encoder
+    /// writes of it in place (LuaJIT with the probed table layout: no C
+    /// API call per key or value, which the reader cannot match). `v`
+    /// back when the encoder leaves the table to its C API path (a
+    /// `__serialize` function, a value it does not read in place), or
+    /// elsewhere (Lua 5.4; a nested table, whose level the encoder would
+    /// count from 0): the reader reads it then.
+    fn in_place<'de, V: Visitor<'de>>(
+        &mut self,
+        v: V,
+        read: impl FnOnce(V, &mut RmpDe<'_>) -> Result<V::Value, rmp_serde::decode::Error>,
+    ) -> Result<ReadResult<V::Value>, V> {
+        if self.level != 0 || !self.r.in_place {
+            return Err(v);
+        }
+        let (s, idx) = (&*self.r.s, self.idx);
+        let mut v = Some(v);
+        let r = ibuf::with_cord_scratch(|out| match port::encode_value_in_place(s, idx, out)? {
+            Ok(()) => {
+                let v = v.take()?;
+                let mut d = rmp_serde::Deserializer::new(out.data());
+                Some(read(v, &mut d).map_err(|_| Leave))
+            }
+            // The encoder's error: the MessagePack path gives it.
+            Err(_) => Some(Err(Leave)),
+        });
+        match (r, v) {
+            (Some(r), _) => Ok(r),
+            (None, Some(v)) => Err(v),
+            (None, None) => Ok(Err(Leave)),
+        }
+    }
+
     fn head(&mut self) -> ReadResult<Head> {
         if self.idx == 0 {
             return Ok(Head::Nil);
@@ -315,7 +379,10 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, '_, '_> {
         match self.head()? {
             Head::Num(n) => visit_num(n, v),
             Head::Str => self.string(v),
-            Head::Table => self.table(v),
+            Head::Table => match self.in_place(v, |v, d| d.deserialize_any(v)) {
+                Ok(r) => r,
+                Err(v) => self.table(v),
+            },
             Head::Nil => v.visit_unit(),
             Head::Bool(b) => v.visit_bool(b),
         }
@@ -333,13 +400,17 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, '_, '_> {
     /// error.
     fn deserialize_enum<V: Visitor<'de>>(
         mut self,
-        _: &'static str,
-        _: &'static [&'static str],
+        name: &'static str,
+        variants: &'static [&'static str],
         v: V,
     ) -> ReadResult<V::Value> {
         if !matches!(self.head()?, Head::Table) {
             return v.visit_enum(UnitVariant(self));
         }
+        let v = match self.in_place(v, |v, d| d.deserialize_enum(name, variants, v)) {
+            Ok(r) => return r,
+            Err(v) => v,
+        };
         match self.r.shape(self.idx, self.level)? {
             (TableShape::Map, 1) => {
                 let s = &mut *self.r.s;
@@ -376,14 +447,17 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, '_, '_> {
     /// `rmp-serde`: nil or an empty array is the unit struct.
     fn deserialize_unit_struct<V: Visitor<'de>>(
         mut self,
-        _: &'static str,
+        name: &'static str,
         v: V,
     ) -> ReadResult<V::Value> {
         match self.head()? {
             Head::Nil => v.visit_unit(),
-            Head::Table => match self.r.shape(self.idx, self.level)? {
-                (TableShape::Array(_), 0) => v.visit_unit(),
-                _ => self.table(v),
+            Head::Table => match self.in_place(v, |v, d| d.deserialize_unit_struct(name, v)) {
+                Ok(r) => r,
+                Err(v) => match self.r.shape(self.idx, self.level)? {
+                    (TableShape::Array(_), 0) => v.visit_unit(),
+                    _ => self.table(v),
+                },
             },
             _ => self.deserialize_any(v),
         }

@@ -178,11 +178,21 @@ impl Lua {
     }
 
     /// The reader alone: `Err(Leave)` where it leaves the values to the
-    /// MessagePack path.
-    fn read_native<R: DeserializeOwned>(&self, first: c_int, n: c_int) -> Result<R, Leave> {
+    /// MessagePack path; with the encoder's in-place tables when
+    /// `in_place` (and the engine has them).
+    fn read_native<R: DeserializeOwned>(
+        &self,
+        first: c_int,
+        n: c_int,
+        in_place: bool,
+    ) -> Result<R, Leave> {
         let top = self.top();
         let mut out = self.stack();
-        let v = Reader::new(&mut out, Config::default()).results::<R>(first, n);
+        let mut r = Reader::new(&mut out, Config::default());
+        if !in_place {
+            r = r.without_in_place();
+        }
+        let v = r.results::<R>(first, n);
         drop(out);
         self.settop(top);
         v
@@ -229,7 +239,6 @@ fn check_read<R: DeserializeOwned + Debug>(lua: &Lua, first: c_int, n: c_int, na
     assert_eq!(lua.top(), top);
     let direct = lua.read_direct::<R>(first, n);
     assert_eq!(lua.top(), top);
-    let own = lua.read_native::<R>(first, n);
     let what = std::any::type_name::<R>();
     match (&old, &direct) {
         (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}"),
@@ -239,11 +248,15 @@ fn check_read<R: DeserializeOwned + Debug>(lua: &Lua, first: c_int, n: c_int, na
         }
         _ => panic!("{what}: MessagePack {old:?}, direct {direct:?}"),
     }
-    match (&old, &own) {
-        (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}"),
-        (Ok(a), Err(_)) if native => panic!("{what}: {a:?} left to MessagePack"),
-        (Err(e), Ok(b)) => panic!("{what}: {b:?} read, MessagePack fails: {e:?}"),
-        _ => {}
+    for in_place in [true, false] {
+        let own = lua.read_native::<R>(first, n, in_place);
+        assert_eq!(lua.top(), top);
+        match (&old, &own) {
+            (Ok(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}"),
+            (Ok(a), Err(_)) if native => panic!("{what}: {a:?} left to MessagePack"),
+            (Err(e), Ok(b)) => panic!("{what}: {b:?} read, MessagePack fails: {e:?}"),
+            _ => {}
+        }
     }
 }
 
@@ -801,54 +814,65 @@ fn time(rounds: usize, iters: u32, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// One round trip of the bench: `args` pushed (through MessagePack when
+/// `mp`), then read back as `R`.
+fn round_trip<A: Serialize, R: DeserializeOwned>(lua: &Lua, mp: bool, args: &A) -> R {
+    let base = lua.top();
+    let n = if mp {
+        lua.push_msgpack(args).unwrap()
+    } else {
+        lua.push_direct(args).unwrap()
+    };
+    let r = if mp {
+        lua.read_msgpack::<R>(base + 1, n).unwrap()
+    } else {
+        lua.read_direct::<R>(base + 1, n).unwrap()
+    };
+    lua.settop(base);
+    r
+}
+
 /// The bench of the module doc: arguments pushed and a result read back,
 /// through MessagePack (`args::encode`, the port's decode, the port's
-/// encode, `args::decode`) and directly, side by side. Run with
+/// encode, `args::decode`) and directly, side by side, best of 5 rounds.
 /// `cargo test --release -p luafiber-lua --lib lua_serde::tests::bench --
-/// --ignored --nocapture`.
+/// --ignored --nocapture`. For `valgrind --tool=callgrind`:
+/// `LUA_SERDE_BENCH=i64_mp|i64_direct|ten_mp|ten_direct` runs that case
+/// alone, `LUA_SERDE_ITERS` times (once, no rounds).
 #[test]
 #[ignore]
 fn bench() {
     let lua = lua();
-    let base = lua.top();
-    let round_trip = |mp: bool, args: &dyn Fn(&Lua, bool) -> c_int, read: &dyn Fn(&Lua, c_int)| {
-        let n = args(&lua, mp);
-        read(&lua, n);
-        lua.settop(base);
-    };
-    let i64_args = |lua: &Lua, mp: bool| {
-        let v = (std::hint::black_box(12_345i64),);
-        if mp {
-            lua.push_msgpack(&v).unwrap()
-        } else {
-            lua.push_direct(&v).unwrap()
+    let x = (12_345i64,);
+    let s = ten();
+    let only = std::env::var("LUA_SERDE_BENCH").ok();
+    let iters: u32 = std::env::var("LUA_SERDE_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let case = |name: &str, mp: bool, ten: bool| -> f64 {
+        let f = || {
+            if ten {
+                std::hint::black_box(round_trip::<Ten, Ten>(&lua, mp, std::hint::black_box(&s)));
+            } else {
+                std::hint::black_box(round_trip::<(i64,), i64>(
+                    &lua,
+                    mp,
+                    std::hint::black_box(&x),
+                ));
+            }
+        };
+        match &only {
+            Some(o) if o == name => time(1, iters, f),
+            Some(_) => 0.0,
+            None => time(5, iters, f),
         }
     };
-    let ten_args = |lua: &Lua, mp: bool| {
-        let v = std::hint::black_box(ten());
-        if mp {
-            lua.push_msgpack(&v).unwrap()
-        } else {
-            lua.push_direct(&v).unwrap()
-        }
-    };
-    let read_i64_mp = |lua: &Lua, n: c_int| {
-        std::hint::black_box(lua.read_msgpack::<i64>(lua.top() - n + 1, n).unwrap());
-    };
-    let read_i64 = |lua: &Lua, n: c_int| {
-        std::hint::black_box(lua.read_direct::<i64>(lua.top() - n + 1, n).unwrap());
-    };
-    let read_ten_mp = |lua: &Lua, n: c_int| {
-        std::hint::black_box(lua.read_msgpack::<Ten>(lua.top() - n + 1, n).unwrap());
-    };
-    let read_ten = |lua: &Lua, n: c_int| {
-        std::hint::black_box(lua.read_direct::<Ten>(lua.top() - n + 1, n).unwrap());
-    };
-    for _ in 0..3 {
-        let a = time(5, 200_000, || round_trip(true, &i64_args, &read_i64_mp));
-        let b = time(5, 200_000, || round_trip(false, &i64_args, &read_i64));
-        let c = time(5, 50_000, || round_trip(true, &ten_args, &read_ten_mp));
-        let d = time(5, 50_000, || round_trip(false, &ten_args, &read_ten));
+    for _ in 0..if only.is_some() { 1 } else { 3 } {
+        let a = case("i64_mp", true, false);
+        let b = case("i64_direct", false, false);
+        let c = case("ten_mp", true, true);
+        let d = case("ten_direct", false, true);
         println!(
             "(i64,) -> i64: MessagePack {a:.0} ns, direct {b:.0} ns ({:.2}x); \
              10-field struct: MessagePack {c:.0} ns, direct {d:.0} ns ({:.2}x)",
