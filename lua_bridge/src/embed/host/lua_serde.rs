@@ -119,7 +119,7 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
             Ok(n)
         }
         Err(e) => {
-            s.settop(base);
+            p.unwind();
             Err(Error::convert("arguments", e))
         }
     }

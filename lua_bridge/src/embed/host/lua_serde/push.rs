@@ -4,11 +4,12 @@
 
 use std::ffi::c_int;
 
+use mlua::ffi;
 use serde::ser::{self, Serialize};
 
 use super::cache;
 use crate::modules::msgpack::port;
-use crate::raw::{Raise, Stack};
+use crate::raw::{api, Raise, Stack};
 
 /// Integers within this magnitude are Lua numbers on LuaJIT, others 64-bit
 /// cdata: the decoder's `DBL_INT_MAX` (Tarantool's `utils.c`).
@@ -45,9 +46,22 @@ impl From<Raise> for PushError {
 
 type PushResult<T = ()> = Result<T, PushError>;
 
+/// Slots the pusher asks `lua_checkstack` for at once.
+const ROOM: c_int = 40;
+
 /// The serializer: each value it is given becomes one Lua value on top.
+///
+/// Scalars and tables are pushed and set through the C API directly, with
+/// the free slots counted here (serde rule 1): through the [`Stack`]
+/// handle, whose every table access checks its operands' types, a push
+/// cost about a third more. The rare steps (the cache, the decoder's own
+/// values, the end) go through the handle, told of the changes first
+/// ([`Pusher::handle`]).
 pub(super) struct Pusher<'a, 'f> {
     s: &'a mut Stack<'f>,
+    l: *mut ffi::lua_State,
+    /// Free slots known above the top.
+    room: c_int,
     /// The top before the arguments.
     base: c_int,
     /// Where the cache table is (at `base + 1`, below the arguments), once
@@ -64,7 +78,9 @@ impl<'a, 'f> Pusher<'a, 'f> {
     /// A pusher onto `s`, whose top is `base`.
     pub(super) fn new(s: &'a mut Stack<'f>, base: c_int) -> Self {
         Pusher {
+            l: s.as_ptr(),
             s,
+            room: 0,
             base,
             cache: 0,
             spread: false,
@@ -85,12 +101,39 @@ impl<'a, 'f> Pusher<'a, 'f> {
         Ok(1)
     }
 
+    /// The stack handle, told of what the pusher changed.
+    fn handle(&mut self) -> &mut Stack<'f> {
+        // SAFETY: every change since went through the C API (serde rule 1).
+        unsafe { self.s.sync() };
+        self.room = 0;
+        self.s
+    }
+
+    /// Pops everything pushed (after an error).
+    pub(super) fn unwind(&mut self) {
+        let base = self.base;
+        self.handle().settop(base);
+    }
+
     /// Room for `n` more values (serde rule 1).
     #[inline(always)]
     fn room(&mut self, n: c_int) -> PushResult {
-        self.s
-            .ensure(n)
-            .map_err(|_| PushError("nesting too deep for the Lua stack".into()))
+        if n <= self.room {
+            return Ok(());
+        }
+        self.grow(n)
+    }
+
+    #[cold]
+    fn grow(&mut self, n: c_int) -> PushResult {
+        let want = n.max(ROOM);
+        // SAFETY: `l` is valid; `lua_checkstack` only grows the stack, and
+        // does not fail on the memory limit here (serde rule 3).
+        if unsafe { ffi::lua_checkstack(self.l, want) } == 0 {
+            return Err(PushError("nesting too deep for the Lua stack".into()));
+        }
+        self.room = want;
+        Ok(())
     }
 
     /// The index of the cache table ([`cache`]), pushed the first time a
@@ -100,9 +143,11 @@ impl<'a, 'f> Pusher<'a, 'f> {
     #[inline(always)]
     fn cache(&mut self) -> PushResult<c_int> {
         if self.cache == 0 {
-            cache::push(self.s)?;
-            self.s.insert(self.base + 1);
-            self.cache = self.base + 1;
+            let base = self.base;
+            let s = self.handle();
+            cache::push(s)?;
+            s.insert(base + 1);
+            self.cache = base + 1;
         }
         Ok(self.cache)
     }
@@ -110,7 +155,8 @@ impl<'a, 'f> Pusher<'a, 'f> {
     /// Takes the cache table out from under the arguments.
     pub(super) fn drop_cache(&mut self) {
         if self.cache != 0 {
-            self.s.remove(self.cache);
+            let c = self.cache;
+            self.handle().remove(c);
             self.cache = 0;
         }
     }
@@ -119,7 +165,9 @@ impl<'a, 'f> Pusher<'a, 'f> {
     fn nil(&mut self) -> PushResult {
         let c = self.cache()?;
         self.room(1)?;
-        self.s.rawgeti(c, cache::NULL);
+        self.room -= 1;
+        // SAFETY: a free slot; the cache table at `c`.
+        unsafe { api::rawgeti_type(self.l, c, cache::NULL) };
         Ok(())
     }
 
@@ -129,15 +177,17 @@ impl<'a, 'f> Pusher<'a, 'f> {
         let c = self.cache()?;
         // The table, its metatable, and a key and a value above it.
         self.room(4)?;
+        self.room -= 1;
         let hint = n.min(1 << 20) as c_int;
-        if map {
-            self.s.new_table(0, hint);
-        } else {
-            self.s.new_table(hint, 0);
+        let (narr, nrec) = if map { (0, hint) } else { (hint, 0) };
+        let mt = if map { cache::MAP_MT } else { cache::ARRAY_MT };
+        // SAFETY: free slots for the table and its metatable; the cache
+        // table at `c` holds the metatable (a table).
+        unsafe {
+            ffi::lua_createtable(self.l, narr, nrec);
+            api::rawgeti_type(self.l, c, mt);
+            ffi::lua_setmetatable(self.l, -2);
         }
-        self.s
-            .rawgeti(c, if map { cache::MAP_MT } else { cache::ARRAY_MT });
-        self.s.set_metatable(-2);
         Ok(())
     }
 
@@ -149,7 +199,9 @@ impl<'a, 'f> Pusher<'a, 'f> {
             return self.through_msgpack(&i);
         }
         self.room(1)?;
-        self.s.push_int(i);
+        self.room -= 1;
+        // SAFETY: a free slot (a number on LuaJIT).
+        unsafe { ffi::lua_pushinteger(self.l, i as ffi::lua_Integer) };
         Ok(())
     }
 
@@ -160,17 +212,32 @@ impl<'a, 'f> Pusher<'a, 'f> {
             #[cfg(feature = "luajit")]
             Err(_) => self.through_msgpack(&u),
             #[cfg(not(feature = "luajit"))]
-            Err(_) => {
-                self.room(1)?;
-                self.s.push_number(u as f64);
-                Ok(())
-            }
+            Err(_) => self.number(u as f64),
         }
+    }
+
+    fn number(&mut self, n: f64) -> PushResult {
+        self.room(1)?;
+        self.room -= 1;
+        // SAFETY: a free slot.
+        unsafe { ffi::lua_pushnumber(self.l, n) };
+        Ok(())
+    }
+
+    fn boolean(&mut self, b: bool) -> PushResult {
+        self.room(1)?;
+        self.room -= 1;
+        // SAFETY: a free slot.
+        unsafe { ffi::lua_pushboolean(self.l, c_int::from(b)) };
+        Ok(())
     }
 
     fn bytes(&mut self, b: &[u8]) -> PushResult {
         self.room(1)?;
-        self.s.push_bytes(b);
+        self.room -= 1;
+        // SAFETY: a free slot; the allocation does not fail on the memory
+        // limit (serde rule 3).
+        unsafe { api::push_bytes(self.l, b) };
         Ok(())
     }
 
@@ -180,14 +247,15 @@ impl<'a, 'f> Pusher<'a, 'f> {
     #[cold]
     fn through_msgpack<T: Serialize + ?Sized>(&mut self, v: &T) -> PushResult {
         let bytes = rmp_serde::to_vec_named(v).map_err(|e| PushError(e.to_string()))?;
-        self.room(4)?;
-        let top = self.s.top();
-        if let Err(e) = port::decode_value(self.s, &bytes) {
+        let s = self.handle();
+        s.ensure(4)?;
+        let top = s.top();
+        if let Err(e) = port::decode_value(s, &bytes) {
             let e = match e {
-                Raise::Top => PushError(self.s.describe(-1)),
+                Raise::Top => PushError(s.describe(-1)),
                 e => e.into(),
             };
-            self.s.settop(top);
+            s.settop(top);
             return Err(e);
         }
         Ok(())
@@ -197,13 +265,35 @@ impl<'a, 'f> Pusher<'a, 'f> {
     #[inline(always)]
     fn set_element(&mut self, i: &mut i64) {
         *i += 1;
-        self.s.rawseti(-2, *i);
+        self.room += 1;
+        // SAFETY: the array this pusher made under the value on top.
+        unsafe { ffi::lua_rawseti(self.l, -2, *i as ffi::lua_Integer) };
     }
 
-    /// Sets the key and value on top into the map under them.
+    /// Sets the key and value on top into the map under them; a NaN key
+    /// is refused (as the decoder refuses it), with nothing set.
     #[inline(always)]
     fn set_pair(&mut self) -> PushResult {
-        Ok(self.s.rawset(-3)?)
+        // SAFETY: a key and a value on top (`lua_tonumber` of a number
+        // only reads it).
+        let nan = unsafe {
+            ffi::lua_type(self.l, -2) == ffi::LUA_TNUMBER && ffi::lua_tonumber(self.l, -2).is_nan()
+        };
+        if nan {
+            return Err(PushError("table index is NaN".into()));
+        }
+        self.set_field()
+    }
+
+    /// [`Pusher::set_pair`] of a key that cannot be NaN (a string; nil is
+    /// never pushed: the decoder's nil is `msgpack.NULL`).
+    #[inline(always)]
+    fn set_field(&mut self) -> PushResult {
+        self.room += 2;
+        // SAFETY: the map this pusher made under a key that is neither nil
+        // nor NaN (so the raw set cannot raise) and a value.
+        unsafe { ffi::lua_rawset(self.l, -3) };
+        Ok(())
     }
 
     /// Pushes a new array (or map) for `len` elements (pairs), as the value
@@ -264,12 +354,12 @@ impl Compound<'_, '_, '_> {
     fn field<T: Serialize + ?Sized>(&mut self, key: &'static str, v: &T) -> PushResult {
         self.p.bytes(key.as_bytes())?;
         v.serialize(&mut *self.p)?;
-        self.p.set_pair()
+        self.p.set_field()
     }
 
     fn end(self) -> PushResult {
         if self.variant {
-            self.p.set_pair()?;
+            self.p.set_field()?;
         }
         Ok(())
     }
@@ -357,9 +447,7 @@ impl<'p, 'a, 'f> ser::Serializer for &'p mut Pusher<'a, 'f> {
     }
 
     fn serialize_bool(self, v: bool) -> PushResult {
-        self.room(1)?;
-        self.s.push_bool(v);
-        Ok(())
+        self.boolean(v)
     }
 
     ints! {
@@ -385,9 +473,7 @@ impl<'p, 'a, 'f> ser::Serializer for &'p mut Pusher<'a, 'f> {
     }
 
     fn serialize_f64(self, v: f64) -> PushResult {
-        self.room(1)?;
-        self.s.push_number(v);
-        Ok(())
+        self.number(v)
     }
 
     fn serialize_char(self, v: char) -> PushResult {
@@ -443,7 +529,7 @@ impl<'p, 'a, 'f> ser::Serializer for &'p mut Pusher<'a, 'f> {
     ) -> PushResult {
         self.variant(variant)?;
         v.serialize(&mut *self)?;
-        self.set_pair()
+        self.set_field()
     }
 
     fn serialize_seq(self, len: Option<usize>) -> PushResult<Compound<'p, 'a, 'f>> {

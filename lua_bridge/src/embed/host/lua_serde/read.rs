@@ -72,9 +72,11 @@ pub(super) struct Reader<'a, 'f> {
     cfg: Config,
     /// Whether the encoder reads tables in place (LuaJIT's probed layout).
     in_place: bool,
-    /// The index of the cache table ([`cache`]) when the values have
-    /// tables or cdata (pushed before anything else, above them), else 0.
+    /// The index of the cache table ([`cache`]) once a value needed it,
+    /// else 0.
     cache: c_int,
+    /// The top when the read began.
+    start: c_int,
 }
 
 impl<'a, 'f> Reader<'a, 'f> {
@@ -85,6 +87,7 @@ impl<'a, 'f> Reader<'a, 'f> {
             cfg,
             in_place: crate::luajit::layout().tables.is_some(),
             cache: 0,
+            start: 0,
         }
     }
 
@@ -100,12 +103,7 @@ impl<'a, 'f> Reader<'a, 'f> {
     /// from their array; every value is read (validated when dropped), as
     /// every value is encoded.
     pub(super) fn results<R: DeserializeOwned>(&mut self, first: c_int, n: c_int) -> ReadResult<R> {
-        let needs_cache =
-            (first..first + n).any(|i| matches!(self.s.type_of(i), ffi::LUA_TTABLE | LUA_TCDATA));
-        if needs_cache {
-            cache::push(self.s).map_err(|_| Leave)?;
-            self.cache = self.s.top();
-        }
+        self.start = self.s.top();
         let (r, used) = match args::de_shape::<R>() {
             Shape::Unit => (nil_value()?, 0),
             Shape::One if n == 0 => (nil_value()?, 0),
@@ -137,7 +135,28 @@ impl<'a, 'f> Reader<'a, 'f> {
     /// What the value at `idx` encodes as; `Leave` for what only the
     /// encoder encodes.
     #[inline]
+    /// The index of the cache table, pushed the first time a value needs
+    /// it: a table the reader reads itself or a cdata, first met at level
+    /// 0 (a nested one's table met it first), when nothing of the
+    /// reader's is on the stack yet; there it stays until the end.
+    fn cache(&mut self) -> ReadResult<c_int> {
+        if self.cache == 0 {
+            debug_assert_eq!(self.s.top(), self.start, "the cache on top of the read");
+            cache::push(self.s).map_err(|_| Leave)?;
+            self.cache = self.s.top();
+        }
+        Ok(self.cache)
+    }
+
     fn head(&mut self, idx: c_int) -> ReadResult<Head> {
+        if self.s.type_of(idx) == LUA_TCDATA {
+            let c = self.cache()?;
+            return if is_null_cdata(self.s, c, idx) {
+                Ok(Head::Nil)
+            } else {
+                Err(Leave)
+            };
+        }
         let s = &mut *self.s;
         Ok(match s.type_of(idx) {
             ffi::LUA_TNUMBER => Head::Num(number(s, idx)),
@@ -146,7 +165,6 @@ impl<'a, 'f> Reader<'a, 'f> {
             ffi::LUA_TNIL | ffi::LUA_TNONE => Head::Nil,
             ffi::LUA_TBOOLEAN => Head::Bool(s.to_bool(idx)),
             ffi::LUA_TLIGHTUSERDATA if s.to_userdata(idx).is_null() => Head::Nil,
-            LUA_TCDATA if is_null_cdata(s, self.cache, idx) => Head::Nil,
             _ => return Err(Leave),
         })
     }
@@ -159,13 +177,14 @@ impl<'a, 'f> Reader<'a, 'f> {
         if level >= self.cfg.encode_max_depth.min(MAX_NESTING) || !serializer::stack_ok() {
             return Err(Leave);
         }
+        let c = self.cache()?;
         let s = &mut *self.s;
         // A metatable, its `__serialize`, a key and a value (serde rule 1).
         s.ensure(4).map_err(|_| Leave)?;
         let mut hint = None;
         if s.get_metatable(idx) {
             let mt = s.top();
-            s.rawgeti(self.cache, cache::SERIALIZE);
+            s.rawgeti(c, cache::SERIALIZE);
             s.rawget(mt);
             hint = match s.type_of(-1) {
                 ffi::LUA_TNIL => None,
@@ -217,7 +236,7 @@ fn number(s: &Stack, idx: c_int) -> Num {
 /// other cdata are left to it).
 #[cold]
 fn is_null_cdata(s: &mut Stack, cache: c_int, idx: c_int) -> bool {
-    if cache == 0 || s.ensure(1).is_err() {
+    if s.ensure(1).is_err() {
         return false;
     }
     s.rawgeti(cache, cache::NULL);
