@@ -2,7 +2,7 @@
 //! between: what a call that runs on the caller's own thread needs
 //! (issue 30, case (b)).
 //!
-//! A typed call crosses as MessagePack ([`args`](super::args)): the host
+//! A typed call crosses as MessagePack ([`args`]): the host
 //! encodes the arguments with `rmp-serde`, the cord decodes them with the
 //! `msgpack` module's decoder (`cords_unpack`), the results go back through
 //! the module's encoder (`cords_reply`) and `rmp-serde`. Between threads
@@ -35,7 +35,14 @@
 //!   integers, the nesting limit). What it does not read itself (a
 //!   `__serialize` function, cdata other than `msgpack.NULL`, userdata, a
 //!   function, any error) it leaves to the MessagePack path for the whole
-//!   value list, so the result, and the error, is always that path's.
+//!   value list, so the result, and the error, is always that path's. On
+//!   LuaJIT a table among the values is read by `rmp-serde` from the bytes
+//!   the encoder's in-place walk writes of it (LuaJIT's table layout, no
+//!   C API call per key or value: cheaper than any walk through the C
+//!   API); the reader walks tables itself on Lua 5.4, and where the
+//!   encoder leaves a table to its C API path.
+//!
+//! Between threads the MessagePack path stays: the bytes are what crosses.
 //!
 //! - `cache.rs`: the `msgpack` module's values both need, per Lua state;
 //! - `push.rs`: the serializer that pushes;
@@ -48,17 +55,22 @@
 //!
 //! Cited as "serde rule N":
 //!
-//! 1. Only raw table accesses and pushes, on the [`Stack`] handle, each
-//!    after [`Stack::ensure`] made room: no Lua error can be raised, no
-//!    push panics, and nothing runs Lua code but the MessagePack path (its
-//!    `__serialize` calls and cdata constructors run under `lua_pcall`).
+//! 1. Only raw table accesses and pushes, each after room was made (by
+//!    [`Stack::ensure`], or `lua_checkstack` for the pusher's own count),
+//!    on tables known to be tables, with keys known to be neither nil nor
+//!    NaN: no Lua error can be raised, no push panics, and nothing runs Lua
+//!    code but the MessagePack path (its `__serialize` calls and cdata
+//!    constructors run under `lua_pcall`).
 //! 2. A table is read with `lua_next` only while nothing assigns to it and
 //!    its key stays on the stack unconverted (no `lua_tolstring` of a
 //!    number key): the visitors are Rust code that cannot reach the Lua
 //!    state.
 //! 3. Both functions work through [`Stack::outside`]: their allocations do
 //!    not fail on the memory limit, as a C function body's do not (raw
-//!    rule 3), so they are safe inside a body and outside any.
+//!    rule 3), so they are safe inside a body and outside any. (As after
+//!    `cords_unpack`, a caller that runs Lua code with what `push_args`
+//!    pushed may ask the limit first:
+//!    [`Outside::over_limit`](crate::raw::Outside::over_limit).)
 
 mod cache;
 mod push;

@@ -159,7 +159,8 @@ impl<'a, 'f> Reader<'a, 'f> {
         }
         let s = &mut *self.s;
         Ok(match s.type_of(idx) {
-            ffi::LUA_TNUMBER => Head::Num(number(s, idx)),
+            // SAFETY: a number there.
+            ffi::LUA_TNUMBER => Head::Num(unsafe { number(s, idx) }),
             ffi::LUA_TSTRING => Head::Str,
             ffi::LUA_TTABLE => Head::Table,
             ffi::LUA_TNIL | ffi::LUA_TNONE => Head::Nil,
@@ -212,13 +213,24 @@ fn nil_value<R: DeserializeOwned>() -> ReadResult<R> {
 
 /// The number at `idx` as the encoder writes it (Tarantool's rule:
 /// integral values in the `int64`/`uint64` range are integers).
+///
+/// # Safety
+///
+/// The value at `idx` is a number.
 #[inline(always)]
-fn number(s: &Stack, idx: c_int) -> Num {
+unsafe fn number(s: &Stack, idx: c_int) -> Num {
+    let l = s.as_ptr();
     #[cfg(not(feature = "luajit"))]
-    if let Some(i) = s.to_integer(idx) {
-        return Num::Int(i);
+    {
+        let mut exact = 0;
+        // SAFETY: a number at `idx` (the caller's contract).
+        let i = unsafe { ffi::lua_tointegerx(l, idx, &mut exact) };
+        if exact != 0 {
+            return Num::Int(i as i64);
+        }
     }
-    let n = s.to_number(idx).unwrap_or_default();
+    // SAFETY: as above.
+    let n = unsafe { ffi::lua_tonumber(l, idx) };
     if (-TWO_63..TWO_63).contains(&n) {
         let i = n as i64;
         if i as f64 == n {
@@ -343,7 +355,15 @@ impl ValueDe<'_, '_, '_> {
     /// The string at `idx`: `visit_str`, or for bytes that are not UTF-8
     /// `visit_bytes` (`rmp-serde`'s `read_str_data`).
     fn string<'de, V: Visitor<'de>>(self, v: V) -> ReadResult<V::Value> {
-        let b = self.r.s.to_str(self.idx).ok_or(Leave)?;
+        let s: &Stack = self.r.s;
+        let mut len = 0;
+        // SAFETY: a string at `idx` (its type was read: `lua_tolstring`
+        // converts nothing), which stays on the stack while `s` is
+        // borrowed (raw rule 6).
+        let b = unsafe {
+            let p = ffi::lua_tolstring(s.as_ptr(), self.idx, &mut len);
+            std::slice::from_raw_parts(p.cast::<u8>(), len)
+        };
         match std::str::from_utf8(b) {
             Ok(s) => v.visit_str(s),
             Err(_) => v.visit_bytes(b),
