@@ -4,13 +4,12 @@
 
 use std::ffi::c_int;
 
+use luafiber_runtime::ibuf;
 use mlua::ffi;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, Visitor};
 use serde::Deserialize;
 
 use super::args::{self, Shape};
-use luafiber_runtime::ibuf;
-
 use super::cache;
 use crate::luajit::obj::LUA_TCDATA;
 use crate::modules::msgpack::{port, MAX_NESTING};

@@ -801,6 +801,58 @@ fn read_values_above_and_below() {
     lua.settop(base);
 }
 
+/// What the direct call path does with both: a Lua function called with
+/// the pushed arguments, its results read.
+#[test]
+fn a_call_through_both() {
+    let lua = lua();
+    lua.eval(
+        "function __sum(...) local s = 0 for _, v in ipairs({...}) do s = s + v end \
+             return s, select('#', ...) end \
+         function __point(p, n) return p.name, p.tags[2], \
+             getmetatable(p) == msgpack.map_mt, getmetatable(p.tags) == msgpack.array_mt, \
+             p.parent == msgpack.NULL, n == msgpack.NULL, {x = p.x * 2, y = p.y, name = 'q', tags = {}} end",
+    );
+    let call = |name: &std::ffi::CStr, args: &dyn Fn(&Lua) -> c_int| -> (c_int, c_int) {
+        let base = lua.top();
+        // SAFETY: the main state; room for the function; the arguments
+        // above it; a pcall catches its errors.
+        unsafe {
+            assert!(ffi::lua_checkstack(lua.l, 4) != 0);
+            ffi::lua_getglobal(lua.l, name.as_ptr());
+            let n = args(&lua);
+            assert_eq!(ffi::lua_pcall(lua.l, n, ffi::LUA_MULTRET, 0), 0);
+        }
+        (base + 1, lua.top() - base)
+    };
+    let (first, n) = call(c"__sum", &|lua| lua.push_direct(&(1, 2, 3.5)).unwrap());
+    assert_eq!(lua.read_direct::<(f64, i64)>(first, n).unwrap(), (6.5, 3));
+    assert_eq!(lua.read_direct::<f64>(first, n).unwrap(), 6.5);
+    lua.settop(first - 1);
+    let p = Point {
+        x: 4,
+        y: 0.5,
+        name: "p".into(),
+        tags: vec!["a".into(), "b".into()],
+        parent: None,
+    };
+    let (first, n) = call(c"__point", &|lua| {
+        lua.push_direct(&(&p, None::<i64>)).unwrap()
+    });
+    let got = lua
+        .read_direct::<(String, String, bool, bool, bool, bool, Point)>(first, n)
+        .unwrap();
+    let q = Point {
+        x: 8,
+        y: 0.5,
+        name: "q".into(),
+        tags: vec![],
+        parent: None,
+    };
+    assert_eq!(got, ("p".into(), "b".into(), true, true, true, true, q));
+    lua.settop(first - 1);
+}
+
 /// Best of `rounds` of `iters` runs of `f`, in ns per run.
 fn time(rounds: usize, iters: u32, mut f: impl FnMut()) -> f64 {
     (0..rounds)
