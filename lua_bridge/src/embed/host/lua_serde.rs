@@ -57,16 +57,17 @@
 //! trip by `valgrind --tool=callgrind` (`--profile ci`, the difference of a
 //! 1,000- and a 3,000-iteration run, `LUA_SERDE_BENCH=<case>
 //! LUA_SERDE_ITERS=<n>`); time by `cargo test --release -p luafiber-lua
-//! --lib lua_serde::tests::bench -- --ignored --nocapture` (LuaJIT, best
-//! of 5 per case, six side-by-side runs on the shared 2-core VM, load
-//! about 4: the range of the six):
+//! --lib lua_serde::tests::bench -- --ignored --nocapture` (with
+//! `--no-default-features --features lua54` for Lua 5.4; best of 5 per
+//! case, nine side-by-side runs on LuaJIT and six on Lua 5.4 on the shared
+//! 2-core VM, load 4 to 5: the range of the runs):
 //!
 //! | case | engine | MessagePack | direct | ratio |
 //! |---|---|---|---|---|
 //! | `(i64,)` args, `i64` result | LuaJIT | 2,448 instr, 92-99 ns | 786 instr, 33-36 ns | 3.1x instr, 2.7-2.9x time |
-//! | `(i64,)` args, `i64` result | Lua 5.4 | 2,398 instr | 746 instr | 3.2x instr |
+//! | `(i64,)` args, `i64` result | Lua 5.4 | 2,398 instr, 96-153 ns | 746 instr, 32-61 ns | 3.2x instr, 1.9-4.7x time (mostly 3.0-3.5x) |
 //! | 10-field struct both ways | LuaJIT | 19,726 instr, 1,138-1,239 ns | 15,045 instr, 839-1,036 ns | 1.31x instr, 1.13-1.39x time |
-//! | 10-field struct both ways | Lua 5.4 | 26,158 instr | 20,204 instr | 1.29x instr |
+//! | 10-field struct both ways | Lua 5.4 | 26,158 instr, 1,561-1,808 ns | 20,204 instr, 1,127-1,650 ns | 1.29x instr, 1.10-1.50x time |
 //!
 //! Most of a struct's cost is on both sides: interning its strings on the
 //! push, `rmp-serde`'s reading and the Rust values' allocations on the
