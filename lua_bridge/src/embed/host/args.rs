@@ -26,7 +26,7 @@ use super::Error;
 
 /// The outer shape of a value, as its `Serialize`/`Deserialize` says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Shape {
+pub(super) enum Shape {
     /// `()`: no values.
     Unit,
     /// A tuple of this many values.
@@ -135,14 +135,16 @@ impl de::Error for Probe {
     }
 }
 
-fn ser_shape<A: Serialize + ?Sized>(args: &A) -> Shape {
+/// The outer shape of the arguments `args`, as [`encode`] reads it.
+pub(super) fn ser_shape<A: Serialize + ?Sized>(args: &A) -> Shape {
     match args.serialize(ShapeSer) {
         Err(Probe(s)) => s,
         Ok(()) => Shape::One,
     }
 }
 
-fn de_shape<R: DeserializeOwned>() -> Shape {
+/// The outer shape of the results type `R`, as [`decode`] reads it.
+pub(super) fn de_shape<R: DeserializeOwned>() -> Shape {
     match R::deserialize(ShapeDe) {
         Err(Probe(s)) => s,
         Ok(_) => Shape::One,
