@@ -1,8 +1,8 @@
 //! The direct path of a local CALL ([`super::Handle::call_local`]): the
 //! call's fiber (pooled stack, pooled Lua thread) runs the named function
 //! itself, with no serve chain in Lua, its arguments pushed by
-//! [`values::push_args`] straight onto the fiber's thread and its results
-//! read off it by [`values::read_results`].
+//! [`lua_serde::push_args`] straight onto the fiber's thread and its results
+//! read off it by [`lua_serde::read_results`].
 //!
 //! The function is found at each call ([`Serving::names`]: the name's
 //! pieces kept as refs, a raw walk from the globals); a name the raw walk
@@ -27,7 +27,7 @@ use mlua::ffi::lua_State;
 use serde::de::DeserializeOwned;
 
 use super::handle::failure_to_error;
-use super::{values, Error, ErrorKind};
+use super::{lua_serde, Error, ErrorKind};
 use crate::embed::cords::serve::failure_at;
 use crate::embed::cords::Serving;
 use crate::fiber::handlers::{handler_ref, Handler};
@@ -68,7 +68,7 @@ pub(super) enum Started<R> {
 
 /// Runs the global function `name` (a dotted or colon path) on a new fiber
 /// of this thread's local cord, at once, with the arguments `push` pushes
-/// onto the fiber's thread (as [`values::push_args`] does: `push` is
+/// onto the fiber's thread (as [`lua_serde::push_args`] does: `push` is
 /// given that thread's state, idle, with allocations exempt from the
 /// memory limit); to be called outside any fiber, on a thread whose local
 /// cord runs.
@@ -179,7 +179,7 @@ unsafe fn read_into<R: DeserializeOwned>(out: *mut (), ok: bool, t: &mut Stack, 
         let n = t.top() - 1;
         // SAFETY: the fiber's thread, its results from 2 to the top; the
         // caller holds an exemption from the memory limit.
-        let r = unsafe { values::read_results::<R>(t.as_ptr(), 2, n) };
+        let r = unsafe { lua_serde::read_results::<R>(t.as_ptr(), 2, n) };
         // SAFETY: `read_results` changed the stack through the C API only.
         unsafe { t.sync() };
         // As a call's answer: a value that cannot cross names the fiber,

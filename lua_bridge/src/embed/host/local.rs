@@ -33,7 +33,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::handle::answer_to_result;
-use super::{args, direct, values, Call, Error, ErrorKind, Handle};
+use super::{args, direct, lua_serde, Call, Error, ErrorKind, Handle};
 use crate::embed::cords::{serve, Init, Serving};
 use crate::embed::{LuaRuntime, RuntimeBuilder};
 use crate::modules::threads::request::{Body, Gather, Kind, Request};
@@ -367,7 +367,7 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
             let name = self.what.what();
             // SAFETY: `direct::start` gives the new fiber's idle thread,
             // its allocations exempt from the memory limit.
-            let push = |l| unsafe { values::push_args(l, &args) };
+            let push = |l| unsafe { lua_serde::push_args(l, &args) };
             let remote = match direct::start::<R>(name, push) {
                 direct::Started::Done(r) => {
                     // As every poll here: the cord's other fibers get a

@@ -201,7 +201,8 @@ pub(crate) unsafe fn read_results<R: DeserializeOwned>(
 }
 
 /// [`read_results`] through MessagePack: the values encoded as
-/// `cords_reply` encodes them, decoded by [`args::decode`](super::args).
+/// `cords_reply` encodes a CALL's results (its errors name "call", as
+/// that path's do), decoded by [`args::decode`](super::args).
 fn via_msgpack<R: DeserializeOwned>(s: &mut Stack, first: c_int, n: c_int) -> Result<R, Error> {
     let top = s.top();
     let from = if n == 0 {
@@ -210,21 +211,21 @@ fn via_msgpack<R: DeserializeOwned>(s: &mut Stack, first: c_int, n: c_int) -> Re
         first
     } else {
         if s.ensure(n + 4).is_err() {
-            return Err(Error::new(ErrorKind::Refused, "results: too many values"));
+            return Err(Error::new(ErrorKind::Refused, "call: too many results"));
         }
         for i in 0..n {
             s.push_value(first + i);
         }
         top + 1
     };
-    let bytes = port::encode_array(s, from, "results", "result");
+    let bytes = port::encode_array(s, from, "call", "result");
     s.settop(top);
     match bytes {
         Ok(b) => args::decode(&b),
         Err(Raise::Error(_, m) | Raise::Message(m)) => Err(Error::new(ErrorKind::Refused, m)),
         Err(Raise::Top) => Err(Error::new(
             ErrorKind::Refused,
-            "results: a result could not be encoded",
+            "call: a result could not be encoded",
         )),
     }
 }

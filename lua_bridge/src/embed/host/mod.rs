@@ -34,12 +34,11 @@
 //! - `local.rs`: calls on a cord of the polling thread ([`LocalCall`]);
 //! - `direct.rs`: a local CALL's direct path: the fiber runs the function
 //!   itself, its answer straight to the future when it ends at once;
-//! - `values.rs`: typed values onto and off the Lua stack (a local call's);
 //! - `cord_lua.rs`: a cord's Lua state while it starts, typed Rust
 //!   functions Lua calls, sync or async;
 //! - `args.rs`: typed values to and from MessagePack arrays;
 //! - `lua_serde.rs`: typed values straight onto and off a Lua stack, as
-//!   the MessagePack path maps them (for calls on the caller's thread);
+//!   the MessagePack path maps them (a local CALL's arguments and results);
 //! - `error.rs`: [`Error`] and [`ErrorKind`], and how the older error types
 //!   map to them;
 //! - `text.rs`: the message of a table raised without `__tostring`.
@@ -56,13 +55,9 @@ mod direct;
 mod error;
 mod handle;
 mod local;
-// For the direct local call path anywhere in the crate (its own change);
-// until it lands, used by its tests and bench only.
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) mod lua_serde;
+mod lua_serde;
 mod runtime;
 mod text;
-mod values;
 
 pub use builder::Builder;
 pub use cord_lua::CordLua;
