@@ -171,7 +171,7 @@ impl Scheduler {
 
     /// Frees `h`'s slot and forgets its id.
     pub(super) fn remove(&mut self, h: Handle) {
-        self.slots.remove(h);
+        self.slots.discard(h);
         self.by_fid.remove(&h.id);
     }
 
