@@ -124,28 +124,29 @@ fn walk(s: &mut Stack, entry: &Entry) -> Option<Found> {
         None
     };
     s.push_globals();
+    if s.type_of(-1) != ffi::LUA_TTABLE {
+        return give_up(s);
+    }
+    // One type check per piece (each a C API call): a table to walk on,
+    // the function at the end.
     let last = entry.pieces.len() - 1;
     for (i, &piece) in entry.pieces.iter().enumerate() {
-        if s.type_of(-1) != ffi::LUA_TTABLE {
-            return give_up(s);
-        }
         s.push_ref(piece);
         s.rawget(-2);
-        if s.type_of(-1) == ffi::LUA_TNIL {
+        let want = if i == last {
+            ffi::LUA_TFUNCTION
+        } else {
+            ffi::LUA_TTABLE
+        };
+        if s.type_of(-1) != want {
             return give_up(s);
         }
         if i == last && entry.method {
             // [obj, fn] -> [fn, obj]
-            if s.type_of(-1) != ffi::LUA_TFUNCTION {
-                return give_up(s);
-            }
             s.insert(-2);
             return Some(Found::Method);
         }
         s.remove(-2);
-    }
-    if s.type_of(-1) != ffi::LUA_TFUNCTION {
-        return give_up(s);
     }
     Some(Found::Function)
 }
