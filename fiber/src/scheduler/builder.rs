@@ -109,31 +109,28 @@ impl Builder {
             let name = self.name.unwrap_or(Cow::Borrowed(b"lua"));
             // The bytes stay where they are when the slot moves.
             let name_bytes = (name.as_ptr(), name.len());
-            let h = s.slots.insert(
-                fid,
-                Slot {
-                    status: Status::Suspended,
-                    coro: Some(coro),
-                    resumer: None,
-                    yielder: std::ptr::null(),
-                    name,
-                    cancelled: false,
-                    joinable: self.joinable,
-                    timed_out: false,
-                    wait: 0,
-                    joiner: None,
-                    csw: 0,
-                    running: Running {
-                        guard,
-                        stack_size,
-                        fid,
-                        name: name_bytes,
-                        ext: self.ext,
-                        word: Cell::new(0),
-                        tag: self.tag,
-                    },
+            let h = s.slots.insert_with(fid, || Slot {
+                status: Status::Suspended,
+                coro: Some(coro),
+                resumer: None,
+                yielder: std::ptr::null(),
+                name,
+                cancelled: false,
+                joinable: self.joinable,
+                timed_out: false,
+                wait: 0,
+                joiner: None,
+                csw: 0,
+                running: Running {
+                    guard,
+                    stack_size,
+                    fid,
+                    name: name_bytes,
+                    ext: self.ext,
+                    word: Cell::new(0),
+                    tag: self.tag,
                 },
-            );
+            });
             s.by_fid.insert(fid, h);
             tracing::trace!(id = fid, name = %DisplayName(&s.slots[h].name), "spawn");
             h

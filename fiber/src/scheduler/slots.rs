@@ -101,7 +101,16 @@ impl<T> Slots<T> {
     }
 
     /// Stores `value` under `id`, which is above 0; returns its handle.
+    #[cfg(test)]
     pub fn insert(&mut self, id: u64, value: T) -> Handle<T> {
+        self.insert_with(id, || value)
+    }
+
+    /// Stores what `make` gives under `id`, which is above 0; returns its
+    /// handle. The value is made in its entry (a fiber's slot, 192 bytes,
+    /// is not built aside and copied in).
+    #[inline(always)]
+    pub fn insert_with(&mut self, id: u64, make: impl FnOnce() -> T) -> Handle<T> {
         if self.free == u32::MAX {
             let base = (self.chunks.len() * CHUNK) as u32;
             // Threaded so that the chunk's first key is handed out first.
@@ -132,9 +141,9 @@ impl<T> Slots<T> {
         // access to it for this call.
         let entry = unsafe { &mut *ptr.as_ptr() };
         debug_assert!(entry.value.is_none() && id > 0);
+        entry.value = Some(make());
         self.free = entry.next_free;
         entry.id = id;
-        entry.value = Some(value);
         self.len += 1;
         Handle { entry: ptr, id }
     }
