@@ -335,6 +335,30 @@ fn request_fibers_are_pooled_as_masters_with_fresh_state() {
         assert(seen2 == 'empty iproto nolast' and id2 ~= id, seen2)
         fiber.sleep(0.01)
         assert(fiber.find(id) == nil, 'it ended')
+        -- A global name is looked up at each call: a redefinition is
+        -- seen; a callable table, a name only __index of the globals
+        -- gives, and a missing one answer as before.
+        function version() return 1 end
+        assert(c:call('version') == 1)
+        assert(c:eval('function version() return 2 end return true'))
+        assert(c:call('version') == 2)
+        callable = setmetatable({}, {__call = function(_, x) return x * 2 end})
+        assert(c:call('callable', {21}) == 42)
+        setmetatable(_G, {__index = function(_, k)
+            if k == 'lazy' then return function() return 'lazy' end end
+        end})
+        assert(c:call('lazy') == 'lazy')
+        setmetatable(_G, nil)
+        e = select(2, pcall(c.call, c, 'missing'))
+        assert(e.code == 33 and e.message == "Procedure 'missing' is not defined", tostring(e))
+        -- LuaJIT's setfenv(0, ...) on a request's thread stays with it.
+        function fenv()
+            if setfenv then setfenv(0, {}) end
+            return fiber.id()
+        end
+        id = c:call('fenv')
+        seen, id2 = c:call('state')
+        assert(seen == 'empty iproto nolast' and id2 == id, seen)
         -- Requests that wait run on fibers of their own.
         local ids, done = {}, fiber.channel(10)
         for i = 1, 10 do

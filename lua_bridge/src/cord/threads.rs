@@ -203,9 +203,12 @@ pub(crate) fn recycle_thread(t: LuaThread) {
 pub(crate) unsafe fn reset_thread(main: *mut ffi::lua_State, l: *mut ffi::lua_State) {
     // SAFETY: the caller's contract.
     unsafe {
+        // setfenv(0, ...) is per thread on LuaJIT: restore the globals
+        // (when they changed: a look at both is cheaper than the move).
         #[cfg(feature = "luajit")]
+        if ffi::lua_topointer(l, ffi::LUA_GLOBALSINDEX)
+            != ffi::lua_topointer(main, ffi::LUA_GLOBALSINDEX)
         {
-            // setfenv(0, ...) is per thread on LuaJIT: restore the globals.
             ffi::lua_pushvalue(main, ffi::LUA_GLOBALSINDEX);
             ffi::lua_xmove(main, l, 1);
             ffi::lua_replace(l, ffi::LUA_GLOBALSINDEX);

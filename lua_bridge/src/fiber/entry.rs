@@ -82,12 +82,16 @@ pub(super) fn request_entry(idx: usize, s: &mut Stack, done: impl FnOnce(bool, &
 
 /// One request of a request fiber ([`request_entry`], or each request of a
 /// pooled one, [`spawn_worker_in`]): calls the function on its thread's
-/// stack `s` (`[msgh, fn, args...]`) and frees the `fiber.storage` the
-/// call made; returns whether it returned (`[msgh, results...]`) rather
+/// stack `s` (`[msgh, fn, args...]`, or `[msgh, name, args...]` for a
+/// CALL of a plain global name: `handlers::resolve_global`) and frees the
+/// `fiber.storage` the call made; returns whether it returned (`[msgh, results...]`) rather
 /// than raised (`[msgh, error]`).
 ///
 /// [`spawn_worker_in`]: super::spawn_worker_in
 pub(crate) fn request_call(idx: usize, s: &mut Stack) -> bool {
+    if s.type_of(2) == ffi::LUA_TSTRING {
+        super::handlers::resolve_global(s);
+    }
     let nargs = s.top() - 2;
     #[cfg(feature = "luajit")]
     let rc = crate::luajit::cstack::pcall_fresh(s, nargs, ffi::LUA_MULTRET, 1);

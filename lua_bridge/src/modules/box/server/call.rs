@@ -28,7 +28,7 @@ use mlua::ffi;
 use super::conn::{request_started, Conn};
 use super::{ServerState, SCHEMA};
 use crate::cord;
-use crate::fiber::handlers::{handler_ref, Handler};
+use crate::fiber::handlers::{handler_ref, is_plain_name, Handler};
 use crate::fiber::{
     request_call, spawn_request_in, spawn_worker_in, worker_end, worker_reset, Unfilled,
 };
@@ -100,20 +100,21 @@ fn serve(running: Running, handler: Handler, name: &[u8], args: Array<'_>) -> Re
     // it leaves the stack as it found it (it only anchors a new thread).
     let s = &mut unsafe { Stack::outside(main) };
     while let Some(w) = ServerState::with(|st| st.idle.borrow_mut().pop()) {
-        // One cancelled while it waited leaves the pool when it runs.
-        if !matches!(luafiber_fiber::is_cancelled(w.id), Ok(false)) {
+        // Woken first: it runs only once this reader waits. One cancelled
+        // while it waited leaves the pool when it runs.
+        if !matches!(luafiber_fiber::wakeup_uncancelled(w.id), Ok(true)) {
             continue;
         }
         // SAFETY: a fiber in the pool waits outside any Lua call, its
-        // thread idle at `[msgh]`; nothing else uses it until it is woken.
+        // thread idle at `[msgh]`; nothing else uses it until it runs.
         let t = &mut unsafe { Stack::from_state(w.l) };
         if let Err(e) = fill(t, main, handler, name, args) {
+            // Back in the pool: woken with no request, it waits again.
             t.settop(1);
             ServerState::with(|st| st.idle.borrow_mut().push(w));
             return Err(e);
         }
         super::running_start(w.idx, w.id, running);
-        let _ = luafiber_fiber::wakeup(w.id);
         return Ok(());
     }
     let (id, idx, _) = spawn_worker_in(
@@ -142,7 +143,11 @@ fn fill(
         return Err(other("not enough memory"));
     }
     let top = t.top();
-    t.push_ref(handler_ref(handler));
+    // A plain global name goes with no handler: the fiber looks it up
+    // right before its call (`resolve_global`).
+    if !matches!(handler, Handler::Call) || !is_plain_name(name) {
+        t.push_ref(handler_ref(handler));
+    }
     // Taken out while it pushes: an allocation may run a finalizer.
     let mut names = ServerState::with(|st| st.names.take());
     names.push(t, name);
