@@ -44,6 +44,9 @@ pub(crate) struct LuaFiber {
     /// last error): a pooled request fiber then ends with its request
     /// instead of serving the next one, which would see it.
     pub keyed: bool,
+    /// A pooled request fiber waiting for its next request (the report
+    /// of blocked fibers leaves it out).
+    pub pooled: bool,
 }
 
 /// Who reads a Lua fiber's error: this decides whether its message handler
@@ -79,6 +82,7 @@ impl LuaFiber {
             errors,
             max_slice: None,
             keyed: false,
+            pooled: false,
         }
     }
 

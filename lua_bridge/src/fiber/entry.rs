@@ -110,7 +110,8 @@ pub(crate) fn request_call(idx: usize, s: &mut Stack) -> bool {
 /// a pooled thread would start it: its thread's stack `s` back to
 /// `[msgh]`, its environment and debug hook reset ([`reset_thread`]), its
 /// own max slice and outcome forgotten (its `fiber.storage` went with its
-/// call). Returns `false` when it must end instead ([`worker_end`]): the
+/// call); it counts as waiting in the pool (`LuaFiber::pooled`) until
+/// [`worker_woken`]. Returns `false` when it must end instead ([`worker_end`]): the
 /// Lua heap is past its memory limit, or Lua code keyed state by its
 /// thread and id (`LuaFiber::keyed`).
 ///
@@ -121,6 +122,7 @@ pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
         lf.rc = None;
         lf.traceback = None;
         lf.max_slice = None;
+        lf.pooled = true;
         (c.main, lf.keyed)
     });
     s.settop(1);
@@ -136,6 +138,12 @@ pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
         s.sync();
     }
     true
+}
+
+/// A pooled request fiber readied by [`worker_reset`] has a request again
+/// (it no longer only waits).
+pub(crate) fn worker_woken(idx: usize) {
+    cord::with(|c| c.fibers[idx].pooled = false);
 }
 
 /// The end of a pooled request fiber: frees its Lua data, as the end of

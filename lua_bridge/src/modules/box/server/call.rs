@@ -30,7 +30,8 @@ use super::{ServerState, SCHEMA};
 use crate::cord;
 use crate::fiber::handlers::{handler_ref, is_plain_name, Handler};
 use crate::fiber::{
-    request_call, spawn_request_in, spawn_worker_in, worker_end, worker_reset, Unfilled,
+    request_call, spawn_request_in, spawn_worker_in, worker_end, worker_reset, worker_woken,
+    Unfilled,
 };
 use crate::modules::msgpack::port;
 use crate::raw::context::Part;
@@ -211,6 +212,7 @@ fn worker(idx: usize, l: *mut ffi::lua_State) {
                 return;
             }
             if super::has_request(idx, me) {
+                worker_woken(idx);
                 break;
             }
         }
