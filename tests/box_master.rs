@@ -4,7 +4,7 @@
 //! strings, `box.session.push` outside a request and after the peer left,
 //! error types of values a CALL cannot return, a name that is no function,
 //! the error reply to a bad size prefix, `conn:eval(5)`, `net.box.self`,
-//! the reply to malformed CALL arguments.
+//! the reply to malformed CALL arguments, the request fibers' pool.
 //! Each expectation was checked against master's source (named at each)
 //! and, where 2.6 agrees, against a running Tarantool. Runs on the engine
 //! the tests are built for (LuaJIT or Lua 5.4).
@@ -266,6 +266,113 @@ fn malformed_call_arguments_are_an_invalid_msgpack_reply() {
         code, body = call('\x91\xd4\x7f\x00')
         assert(code == 32 and body[0x31]:find('extension'), code .. ' ' .. tostring(body[0x31]))
         s:close()
+        print('done') os.exit(0)
+        "#,
+    );
+}
+
+#[test]
+fn request_fibers_are_pooled_as_masters_with_fresh_state() {
+    // As master's tx fiber pool (fiber_pool.c, 2.6 does the same): one
+    // fiber serves request after request with its id, its fiber.storage
+    // emptied between them (the on_stop trigger of lua/fiber.c), and one
+    // that was cancelled ends (fiber_pool_f's loop). luafiber also gives
+    // each request the name and last error of a fresh fiber (2.6 keeps
+    // them: "renamed", and box.error.last() of the previous request).
+    run_ok(
+        r#"
+        local fiber = require('fiber')
+        local net = require('net.box')
+        box.cfg{listen = '127.0.0.1:0'}
+        box.schema.user.grant('guest', 'execute', 'universe')
+        function state()
+            local f = fiber.self()
+            local seen = (next(f.storage) == nil and 'empty' or 'kept') .. ' ' ..
+                         f:name() .. ' ' ..
+                         (box.error.last() == nil and 'nolast' or 'last')
+            f.storage.x = 1
+            f:name('renamed')
+            return seen, f:id()
+        end
+        function set_last()
+            box.error.set(box.error.new(box.error.UNKNOWN))
+            return fiber.id()
+        end
+        function cancel_self() fiber.self():cancel() fiber.testcancel() end
+        function joinable() fiber.self():set_joinable(true) return fiber.id() end
+        function slow(t) fiber.sleep(t) return fiber.id() end
+        local c = net.connect(box.info.listen)
+        local seen, id = c:call('state')
+        assert(seen == 'empty iproto nolast', seen)
+        for _ = 1, 3 do
+            local seen2, id2 = c:call('state')
+            assert(seen2 == 'empty iproto nolast', seen2)
+            assert(id2 == id, 'one fiber serves request after request')
+        end
+        -- A spurious wakeup of a waiting request fiber is no request.
+        fiber.wakeup(id)
+        fiber.sleep(0.01)
+        seen = c:call('state')
+        assert(seen == 'empty iproto nolast', seen)
+        -- The last error stays with its request.
+        local kept = c:call('set_last')
+        seen, id = c:call('state')
+        assert(seen == 'empty iproto nolast', seen)
+        assert(id ~= kept, 'a fiber with a last error serves no other request')
+        -- A cancelled request: its error, then a fresh fiber.
+        local ok, e = pcall(c.call, c, 'cancel_self')
+        assert(not ok and tostring(e):find('cancel'), tostring(e))
+        seen, id = c:call('state')
+        assert(seen == 'empty iproto nolast', seen)
+        -- One made joinable is not reused either.
+        local j = c:call('joinable')
+        seen, id = c:call('state')
+        assert(seen == 'empty iproto nolast' and id ~= j, seen)
+        -- A waiting request fiber that is cancelled leaves the pool.
+        seen, id = c:call('state')
+        fiber.find(id):cancel()
+        local seen2, id2 = c:call('state')
+        assert(seen2 == 'empty iproto nolast' and id2 ~= id, seen2)
+        fiber.sleep(0.01)
+        assert(fiber.find(id) == nil, 'it ended')
+        -- A global name is looked up at each call: a redefinition is
+        -- seen; a callable table, a name only __index of the globals
+        -- gives, and a missing one answer as before.
+        function version() return 1 end
+        assert(c:call('version') == 1)
+        assert(c:eval('function version() return 2 end return true'))
+        assert(c:call('version') == 2)
+        callable = setmetatable({}, {__call = function(_, x) return x * 2 end})
+        assert(c:call('callable', {21}) == 42)
+        setmetatable(_G, {__index = function(_, k)
+            if k == 'lazy' then return function() return 'lazy' end end
+        end})
+        assert(c:call('lazy') == 'lazy')
+        setmetatable(_G, nil)
+        e = select(2, pcall(c.call, c, 'missing'))
+        assert(e.code == 33 and e.message == "Procedure 'missing' is not defined", tostring(e))
+        -- LuaJIT's setfenv(0, ...) on a request's thread stays with it.
+        function fenv()
+            if setfenv then setfenv(0, {}) end
+            return fiber.id()
+        end
+        id = c:call('fenv')
+        seen, id2 = c:call('state')
+        assert(seen == 'empty iproto nolast' and id2 == id, seen)
+        -- Requests that wait run on fibers of their own.
+        local ids, done = {}, fiber.channel(10)
+        for i = 1, 10 do
+            fiber.create(function()
+                ids[c:call('slow', {0.05})] = true
+                done:put(true)
+            end)
+        end
+        for _ = 1, 10 do assert(done:get(10)) end
+        local n = 0
+        for _ in pairs(ids) do n = n + 1 end
+        assert(n == 10, n)
+        assert(box.internal.server_stats().requests == 0)
+        c:close()
         print('done') os.exit(0)
         "#,
     );

@@ -276,3 +276,32 @@ fn main_fiber_blocked_forever_is_reported() {
     );
     assert_ok(&run, "");
 }
+
+/// The request fibers waiting in the IPROTO server's pool wait for no one:
+/// the report of a main fiber blocked forever leaves them out.
+#[test]
+fn waiting_request_fibers_are_not_reported_blocked() {
+    let path = script(
+        "blocked_pool.lua",
+        "box.cfg{listen = '127.0.0.1:0', log_level = 1}
+         box.schema.user.grant('guest', 'execute', 'universe')
+         function f(x) return x end
+         local c = require('net.box').connect(box.info.listen)
+         assert(c:call('f', {1}) == 1)
+         c:close()
+         box.cfg{listen = box.NULL}
+         print('served')
+         require('fiber').channel():get()
+",
+    );
+    let run = luafiber(&[&path], "");
+    assert_fails(
+        &run,
+        "served\n",
+        &[
+            "the main fiber can never be woken",
+            "blocked_pool.lua:9: in main chunk",
+        ],
+    );
+    assert!(!run.stderr.contains("(iproto)"), "{}", run.stderr);
+}

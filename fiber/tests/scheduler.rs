@@ -469,6 +469,35 @@ fn wakeup_ends_a_sleep_early_without_error() {
 }
 
 #[test]
+fn wakeup_uncancelled_wakes_only_a_fiber_not_cancelled() {
+    // A pool's waiting fiber: woken when not cancelled, left to its cancel
+    // (which woke it already) when it is; a dead one is an error.
+    let log = Log::default();
+    let l = log.clone();
+    let waiter = move |name: &'static str| {
+        let l = l.clone();
+        move || {
+            let r = fiber::block_cancellable(None);
+            push(
+                &l,
+                format!("{name} {}", if r.is_ok() { "woken" } else { "cancelled" }),
+            );
+        }
+    };
+    let a = spawn(waiter("a"));
+    let b = spawn(waiter("b"));
+    spawn(move || {
+        fiber::yield_now().unwrap();
+        assert!(matches!(fiber::wakeup_uncancelled(a), Ok(true)));
+        fiber::cancel(b).unwrap();
+        assert!(matches!(fiber::wakeup_uncancelled(b), Ok(false)));
+    });
+    fiber::run();
+    assert_eq!(entries(&log), ["a woken", "b cancelled"]);
+    assert!(matches!(fiber::wakeup_uncancelled(a), Err(Error::Dead(_))));
+}
+
+#[test]
 fn wakeup_of_a_ready_fiber_does_not_run_it_twice() {
     let runs = Rc::new(Cell::new(0));
     let r = runs.clone();

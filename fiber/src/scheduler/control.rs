@@ -33,6 +33,25 @@ pub fn wakeup(id: FiberId) -> Result<(), Error> {
     })
 }
 
+/// [`wakeup`] for a pool of fibers that wait for work: wakes the fiber
+/// unless its cancel flag is set, in one lookup. Returns `true` when it is
+/// not cancelled (woken now, or already ready or running), `false` when it
+/// is (it was not woken: a cancel woke it already).
+///
+/// # Errors
+///
+/// [`Error::Dead`] when there is no such fiber.
+pub fn wakeup_uncancelled(id: FiberId) -> Result<bool, Error> {
+    with(|s| {
+        let (h, slot) = s.live(id)?;
+        if slot.cancelled {
+            return Ok(false);
+        }
+        s.wake(h);
+        Ok(true)
+    })
+}
+
 /// Sets the fiber's cancel flag and wakes it; it sees the cancel at its next
 /// cancellation point. A no-op on a finished joinable fiber. Cancelling the
 /// caller itself only sets the flag: call [`testcancel`](crate::testcancel) after.

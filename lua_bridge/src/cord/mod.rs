@@ -15,7 +15,7 @@ use std::ffi::{c_int, c_void};
 use mlua::ffi;
 use slab::Slab;
 
-pub(crate) use threads::{recycle_thread, take_thread, LuaThread};
+pub(crate) use threads::{recycle_thread, reset_thread, take_thread, LuaThread};
 
 use crate::raw::context::Part;
 use crate::raw::Stack;
@@ -40,6 +40,13 @@ pub(crate) struct LuaFiber {
     pub errors: ErrorUse,
     /// Its own max slice (`fiber_obj:set_max_slice`), if set.
     pub max_slice: Option<crate::slice::Slice>,
+    /// Lua code keyed something by this fiber's thread and id (box.error's
+    /// last error): a pooled request fiber then ends with its request
+    /// instead of serving the next one, which would see it.
+    pub keyed: bool,
+    /// A pooled request fiber waiting for its next request (the report
+    /// of blocked fibers leaves it out).
+    pub pooled: bool,
 }
 
 /// Who reads a Lua fiber's error: this decides whether its message handler
@@ -74,6 +81,8 @@ impl LuaFiber {
             traceback: None,
             errors,
             max_slice: None,
+            keyed: false,
+            pooled: false,
         }
     }
 

@@ -182,19 +182,42 @@ pub(crate) fn recycle_thread(t: LuaThread) {
         let keep = room && !crate::raw::memory::past_limit(main);
         ffi::lua_settop(t.l, 0);
         if keep {
-            #[cfg(feature = "luajit")]
-            {
-                // setfenv(0, ...) is per thread on LuaJIT: restore the globals.
-                ffi::lua_pushvalue(main, ffi::LUA_GLOBALSINDEX);
-                ffi::lua_xmove(main, t.l, 1);
-                ffi::lua_replace(t.l, ffi::LUA_GLOBALSINDEX);
-            }
-            // Lua 5.4's hooks are per thread (LuaJIT's per state).
-            #[cfg(not(feature = "luajit"))]
-            ffi::lua_sethook(t.l, None, 0, 0);
+            reset_thread(main, t.l);
             with(|c| c.threads.push(t));
         } else {
             ffi::luaL_unref(main, ffi::LUA_REGISTRYINDEX, t.anchor);
+        }
+    }
+}
+
+/// Resets what a fiber can set on its Lua thread `l` besides its stack:
+/// its environment (LuaJIT's `setfenv(0, ...)`: back to the globals of
+/// `main`) and its debug hook (Lua 5.4's `debug.sethook`; LuaJIT's is per
+/// state). Leaves `l`'s stack as it was.
+///
+/// # Safety
+///
+/// `l` is an idle thread of the state whose main thread is `main` (no Lua
+/// code runs on it), with a free stack slot (LuaJIT); neither call
+/// allocates.
+pub(crate) unsafe fn reset_thread(main: *mut ffi::lua_State, l: *mut ffi::lua_State) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        // setfenv(0, ...) is per thread on LuaJIT: restore the globals
+        // (when they changed: a look at both is cheaper than the move).
+        #[cfg(feature = "luajit")]
+        if ffi::lua_topointer(l, ffi::LUA_GLOBALSINDEX)
+            != ffi::lua_topointer(main, ffi::LUA_GLOBALSINDEX)
+        {
+            ffi::lua_pushvalue(main, ffi::LUA_GLOBALSINDEX);
+            ffi::lua_xmove(main, l, 1);
+            ffi::lua_replace(l, ffi::LUA_GLOBALSINDEX);
+        }
+        // Lua 5.4's hooks are per thread (LuaJIT's per state).
+        #[cfg(not(feature = "luajit"))]
+        {
+            let _ = main;
+            ffi::lua_sethook(l, None, 0, 0);
         }
     }
 }

@@ -30,13 +30,19 @@ pub(crate) fn report(s: &mut Stack, main: FiberId) -> String {
         if fiber::status(id) != Some(Status::Suspended) || luafiber_runtime::io::is_watching(id) {
             continue;
         }
+        let ext = fiber::ext(id).ok().filter(|&e| e > 0);
+        // A request fiber waiting in the IPROTO server's pool waits for
+        // no one.
+        if ext.is_some_and(|e| {
+            cord::try_with(|c| c.fibers.get(e - 1).is_some_and(|lf| lf.pooled)) == Some(true)
+        }) {
+            continue;
+        }
         let name = fiber::name(id).unwrap_or_default();
         let name = fiber::DisplayName(&name);
         let main = if id == main { ", the main fiber" } else { "" };
         let _ = write!(out, "\n  fiber {id} ({name}){main}");
-        let thread = fiber::ext(id)
-            .ok()
-            .filter(|&e| e > 0)
+        let thread = ext
             .and_then(|e| cord::try_with(|c| c.fibers.get(e - 1).map(|lf| lf.thread_ptr())))
             .flatten();
         let Some(thread) = thread else {

@@ -75,6 +75,23 @@ pub(super) fn entry(idx: usize, s: &mut Stack) {
 ///
 /// [`spawn_request_in`]: super::spawn_request_in
 pub(super) fn request_entry(idx: usize, s: &mut Stack, done: impl FnOnce(bool, &mut Stack)) {
+    let ok = request_call(idx, s);
+    done(ok, s);
+    release(idx);
+}
+
+/// One request of a request fiber ([`request_entry`], or each request of a
+/// pooled one, [`spawn_worker_in`]): calls the function on its thread's
+/// stack `s` (`[msgh, fn, args...]`, or `[msgh, name, args...]` for a
+/// CALL of a plain global name: `handlers::resolve_global`) and frees the
+/// `fiber.storage` the call made; returns whether it returned (`[msgh, results...]`) rather
+/// than raised (`[msgh, error]`).
+///
+/// [`spawn_worker_in`]: super::spawn_worker_in
+pub(crate) fn request_call(idx: usize, s: &mut Stack) -> bool {
+    if s.type_of(2) == ffi::LUA_TSTRING {
+        super::handlers::resolve_global(s);
+    }
     let nargs = s.top() - 2;
     #[cfg(feature = "luajit")]
     let rc = crate::luajit::cstack::pcall_fresh(s, nargs, ffi::LUA_MULTRET, 1);
@@ -86,7 +103,52 @@ pub(super) fn request_entry(idx: usize, s: &mut Stack, done: impl FnOnce(bool, &
         std::mem::replace(&mut lf.storage, ffi::LUA_NOREF)
     });
     s.unref(storage);
-    done(rc == 0, s);
+    rc == 0
+}
+
+/// Readies a pooled request fiber for its next request as a new fiber on
+/// a pooled thread would start it: its thread's stack `s` back to
+/// `[msgh]`, its environment and debug hook reset ([`reset_thread`]), its
+/// own max slice and outcome forgotten (its `fiber.storage` went with its
+/// call); it counts as waiting in the pool (`LuaFiber::pooled`) until
+/// [`worker_woken`]. Returns `false` when it must end instead ([`worker_end`]): the
+/// Lua heap is past its memory limit, or Lua code keyed state by its
+/// thread and id (`LuaFiber::keyed`).
+///
+/// [`reset_thread`]: cord::reset_thread
+pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
+    let (main, keyed) = cord::with(|c| {
+        let lf = &mut c.fibers[idx];
+        lf.rc = None;
+        lf.traceback = None;
+        lf.max_slice = None;
+        lf.pooled = true;
+        (c.main, lf.keyed)
+    });
+    s.settop(1);
+    // SAFETY: `main` is the cord's state, of this thread.
+    if keyed || unsafe { crate::raw::memory::past_limit(main) } {
+        return false;
+    }
+    // SAFETY: the fiber's own thread, idle between two calls (this Rust
+    // code runs on the fiber, outside any Lua call), of the cord's state,
+    // with the room its call had; what it pushes it also pops.
+    unsafe {
+        cord::reset_thread(main, s.as_ptr());
+        s.sync();
+    }
+    true
+}
+
+/// A pooled request fiber readied by [`worker_reset`] has a request again
+/// (it no longer only waits).
+pub(crate) fn worker_woken(idx: usize) {
+    cord::with(|c| c.fibers[idx].pooled = false);
+}
+
+/// The end of a pooled request fiber: frees its Lua data, as the end of
+/// [`request_entry`] does.
+pub(crate) fn worker_end(idx: usize) {
     release(idx);
 }
 

@@ -105,6 +105,47 @@ pub(crate) fn handler_ref(handler: Handler) -> c_int {
     }
 }
 
+/// Whether a CALL of `name` may be laid out as `[msgh, name, args...]`
+/// with no handler ([`resolve_global`]): a plain global name, with no `.`
+/// or `:`.
+pub(crate) fn is_plain_name(name: &[u8]) -> bool {
+    !name.is_empty() && !name.iter().any(|&b| b == b'.' || b == b':')
+}
+
+/// Readies a CALL laid out as `[msgh, name, args...]` on `s` (a plain
+/// global name, [`is_plain_name`]), on the fiber that runs it, right
+/// before its call: when the globals have no metatable and hold a
+/// function by that name, the function replaces the name (it is then
+/// called with no C function between: what the CALL handler would call,
+/// looked up now as the handler would); else the CALL handler goes below
+/// the name, to look it up and raise what it raises.
+pub(crate) fn resolve_global(s: &mut Stack) {
+    let l = s.as_ptr();
+    // SAFETY: the fiber's own thread, idle before its call, laid out as
+    // above with the room its layout had (a fiber's thread keeps
+    // LUA_MINSTACK free above what was pushed); the raw get runs no Lua
+    // code; what this pushes it pops or moves.
+    unsafe {
+        ffi::lua_pushglobaltable(l);
+        if ffi::lua_getmetatable(l, -1) == 0 {
+            ffi::lua_pushvalue(l, 2);
+            if ffi::lua_rawget(l, -2) == ffi::LUA_TFUNCTION {
+                // [msgh, name, args..., G, fn]
+                ffi::lua_replace(l, 2);
+                ffi::lua_settop(l, -2);
+                s.sync();
+                return;
+            }
+            ffi::lua_settop(l, -3);
+        } else {
+            ffi::lua_settop(l, -3);
+        }
+        ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, handler_ref(Handler::Call).into());
+        ffi::lua_insert(l, 2);
+        s.sync();
+    }
+}
+
 /// The C function of `handler` (what a bench pushes per call).
 pub(crate) fn handler_fn(handler: Handler) -> ffi::lua_CFunction {
     match handler {

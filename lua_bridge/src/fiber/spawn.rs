@@ -4,6 +4,7 @@
 use std::ffi::c_int;
 
 use luafiber_fiber::{Builder, FiberId};
+use mlua::ffi;
 
 use super::entry::{entry, main_entry, push_msgh, request_entry};
 use crate::cord::{self, ErrorUse, LuaFiber};
@@ -106,6 +107,46 @@ pub(crate) fn spawn_request_in<E>(
     builder: Builder,
     done: impl FnOnce(bool, &mut Stack) + 'static,
 ) -> Result<(FiberId, usize), Unfilled<E>> {
+    let body = move |idx, s: &mut Stack| request_entry(idx, s, done);
+    spawn_filled_in(s, fill, start, builder, body).map(|(id, idx, _)| (id, idx))
+}
+
+/// Creates a detached Lua fiber that serves request after request (the
+/// IPROTO server's pool of request fibers, as Tarantool's tx `fiber_pool`):
+/// ready, its thread laid out by `fill` for its first request as
+/// [`spawn_request_in`] lays it out, then `body(idx, l)` runs on it, `idx`
+/// its index in the cord's fibers, `l` its Lua thread. The body calls
+/// [`request_call`] for each request, [`worker_reset`] between requests,
+/// and [`worker_end`] last. Returns the fiber's id, its index and its
+/// thread (valid while the fiber lives).
+///
+/// # Errors
+///
+/// As [`spawn_request_in`].
+///
+/// [`request_call`]: super::entry::request_call
+/// [`worker_reset`]: super::entry::worker_reset
+/// [`worker_end`]: super::entry::worker_end
+pub(crate) fn spawn_worker_in<E>(
+    s: &mut Stack,
+    fill: impl FnOnce(&mut Stack) -> Result<(), E>,
+    builder: Builder,
+    body: impl FnOnce(usize, *mut ffi::lua_State) + 'static,
+) -> Result<(FiberId, usize, *mut ffi::lua_State), Unfilled<E>> {
+    spawn_filled_in(s, fill, Start::Ready, builder, move |idx, s: &mut Stack| {
+        body(idx, s.as_ptr())
+    })
+}
+
+/// [`spawn_request_in`] with the fiber's body, started as `start` says;
+/// also returns its thread.
+fn spawn_filled_in<E>(
+    s: &mut Stack,
+    fill: impl FnOnce(&mut Stack) -> Result<(), E>,
+    start: Start,
+    builder: Builder,
+    body: impl FnOnce(usize, &mut Stack) + 'static,
+) -> Result<(FiberId, usize, *mut ffi::lua_State), Unfilled<E>> {
     let (mut thread, pushed) = cord::take_thread(s).map_err(Unfilled::Spawn)?;
     let filled = {
         let t = &mut thread.stack();
@@ -124,12 +165,12 @@ pub(crate) fn spawn_request_in<E>(
         cord::recycle_thread(thread);
         return Err(e);
     }
-    let body = move |idx, s: &mut Stack| request_entry(idx, s, done);
+    let l = thread.as_ptr();
     let r = launch(thread, start, builder, ErrorUse::Reply, body);
     if pushed {
         s.pop(1);
     }
-    r.map_err(Unfilled::Spawn)
+    r.map(|(id, idx)| (id, idx, l)).map_err(Unfilled::Spawn)
 }
 
 /// [`spawn`] with the fiber's body: `body(idx, s)` runs on the new fiber,

@@ -172,12 +172,15 @@ end
 local main_key = {}
 local diag = setmetatable({}, {__mode = 'k'})
 
+local fiber_keyed = internal.fiber_keyed
 local function diag_set(e)
     local key = coroutine.running() or main_key
     if e == nil then
         diag[key] = nil
     else
         diag[key] = {fiber.id(), e}
+        -- A pooled request fiber must not serve another request with it.
+        fiber_keyed()
     end
 end
 

@@ -61,6 +61,7 @@ const INTERNAL: &[Reg] = &[
     (c"errfields", box_errfields),
     (c"error_mt", box_error_mt),
     (c"getpid", box_getpid),
+    (c"fiber_keyed", box_fiber_keyed),
     (c"schema_version", box_schema_version),
     (c"build", box_build),
     (c"load_chunk", box_load_chunk),
@@ -205,6 +206,25 @@ lua_fn! {
     fn box_getpid(s: &mut Stack) {
         s.push_int(i64::from(std::process::id()));
         Ok(1)
+    }
+}
+
+lua_fn! {
+    /// `box.internal.fiber_keyed()`: says that Lua code keyed state by the
+    /// running fiber's thread and id (`box.error`'s last error), so a pooled
+    /// request fiber of the IPROTO server ends with its request instead of
+    /// serving another that would see it (`LuaFiber::keyed`). A no-op
+    /// outside a Lua fiber.
+    fn box_fiber_keyed(s: &mut Stack) {
+        let _ = s;
+        if let Some(idx) = luafiber_fiber::current_ext().and_then(|e| e.checked_sub(1)) {
+            crate::cord::with(|c| {
+                if let Some(lf) = c.fibers.get_mut(idx) {
+                    lf.keyed = true;
+                }
+            });
+        }
+        Ok(0)
     }
 }
 

@@ -1,15 +1,24 @@
-//! CALL, CALL_16 and EVAL: each on a fresh Lua fiber (a pooled stack and
-//! a pooled Lua thread), its handler C function fetched by its cached
+//! CALL, CALL_16 and EVAL: each on a request fiber (a pooled stack and a
+//! pooled Lua thread; one that served an earlier request waits for the
+//! next in the cord's pool of request fibers, as Tarantool's tx
+//! `fiber_pool` keeps them), its handler C function fetched by its cached
 //! registry ref (the one `LuaRuntime::call`/`eval` use: the `_G` path
 //! lookup of `box_lua_find` and the EVAL chunk cache), its arguments
 //! decoded from the request in place onto the Lua stack, its results
 //! encoded into one reply (Tarantool's `box_process_lua` of
 //! `src/box/lua/call.c`).
+//!
+//! A pooled fiber keeps its id and its Lua thread from one request to the
+//! next (as master's pool fibers do); what a request can set on it is
+//! reset before the next: its `fiber.storage` (master's `on_stop`), its
+//! name (back to `iproto`), its own max slice, its thread's environment
+//! and debug hook. A fiber that was cancelled or made joinable, or on
+//! which `box.error` kept a last error, ends with its request instead.
 
 use std::ffi::c_int;
 use std::rc::Rc;
 
-use luafiber_fiber::Builder;
+use luafiber_fiber::{Builder, FiberId};
 use luafiber_iproto::encode::{self, ErrorInfo};
 use luafiber_iproto::mp::Reader;
 use luafiber_iproto::{errcode, kind, Array};
@@ -19,8 +28,11 @@ use mlua::ffi;
 use super::conn::{request_started, Conn};
 use super::{ServerState, SCHEMA};
 use crate::cord;
-use crate::fiber::handlers::{handler_ref, Handler};
-use crate::fiber::{spawn_request_in, Start, Unfilled};
+use crate::fiber::handlers::{handler_ref, is_plain_name, Handler};
+use crate::fiber::{
+    request_call, spawn_request_in, spawn_worker_in, worker_end, worker_reset, worker_woken, Start,
+    Unfilled,
+};
 use crate::modules::msgpack::port;
 use crate::raw::context::Part;
 use crate::raw::{memory, Raise, Stack};
@@ -32,7 +44,25 @@ pub(crate) struct Running {
     pub conn: Rc<Conn>,
     /// Its sync.
     pub sync: u64,
+    /// Its type (CALL, CALL_16, EVAL).
+    pub kind: u32,
 }
+
+/// A request fiber waiting in the cord's pool for its next request.
+pub(super) struct Worker {
+    id: FiberId,
+    /// Its index in the cord's fibers.
+    idx: usize,
+    /// Its Lua thread, idle while it waits.
+    l: *mut ffi::lua_State,
+}
+
+/// Request fibers kept waiting in the pool, at most; one that ends a
+/// request with the pool full ends.
+const IDLE_MAX: usize = 256;
+
+/// The name of a request fiber.
+const NAME: &[u8] = b"iproto";
 
 /// Starts the fiber of a CALL, CALL_16 (`name` a function's path) or EVAL
 /// (`name` the expression) with `args`; a fiber that cannot start is an
@@ -43,9 +73,12 @@ pub(super) fn start(conn: &Rc<Conn>, sync: u64, kind: u32, name: &[u8], args: Ar
     } else {
         Handler::Call
     };
-    let c = conn.clone();
-    let done = move |ok: bool, t: &mut Stack| finish(&c, sync, kind, ok, t);
-    match spawn(conn, sync, handler, name, args, done) {
+    let running = Running {
+        conn: conn.clone(),
+        sync,
+        kind,
+    };
+    match serve(running, handler, name, args) {
         Ok(()) => request_started(conn),
         Err(Refused::Body(e)) => {
             let msg = e.to_string();
@@ -57,6 +90,154 @@ pub(super) fn start(conn: &Rc<Conn>, sync: u64, kind: u32, name: &[u8], args: Ar
     }
 }
 
+/// Hands the request to a request fiber waiting in the pool, or to a new
+/// one.
+fn serve(running: Running, handler: Handler, name: &[u8], args: Array<'_>) -> Result<(), Refused> {
+    let Some(main) = cord::try_with(|c| c.main) else {
+        return Err(other("no Lua runtime"));
+    };
+    // SAFETY: the reader is a Rust fiber: nothing else runs on the main
+    // thread while this code does (no switch until the fiber is made), and
+    // it leaves the stack as it found it (it only anchors a new thread).
+    let s = &mut unsafe { Stack::outside(main) };
+    while let Some(w) = ServerState::with(|st| st.idle.borrow_mut().pop()) {
+        // Woken first: it runs only once this reader waits. One cancelled
+        // while it waited leaves the pool when it runs.
+        if !matches!(luafiber_fiber::wakeup_uncancelled(w.id), Ok(true)) {
+            continue;
+        }
+        // SAFETY: a fiber in the pool waits outside any Lua call, its
+        // thread idle at `[msgh]`; nothing else uses it until it runs.
+        let t = &mut unsafe { Stack::from_state(w.l) };
+        if let Err(e) = fill(t, main, handler, name, args) {
+            // Back in the pool: woken with no request, it waits again.
+            t.settop(1);
+            ServerState::with(|st| st.idle.borrow_mut().push(w));
+            return Err(e);
+        }
+        super::running_start(w.idx, w.id, running);
+        return Ok(());
+    }
+    let (id, idx, _) = spawn_worker_in(
+        s,
+        |t| fill(t, main, handler, name, args),
+        Builder::new().name_bytes(NAME),
+        worker,
+    )
+    .map_err(refused)?;
+    super::running_start(idx, id, running);
+    Ok(())
+}
+
+/// Pushes `handler`, `name` and `args` onto a request fiber's thread `t`
+/// (above its message handler). On an error what it pushed may be left.
+fn fill(
+    t: &mut Stack,
+    main: *mut ffi::lua_State,
+    handler: Handler,
+    name: &[u8],
+    args: Array<'_>,
+) -> Result<(), Refused> {
+    // SAFETY: `main` is the cord's state, of this thread.
+    let used = unsafe { memory::used(main) };
+    if t.ensure(8).is_err() {
+        return Err(other("not enough memory"));
+    }
+    let top = t.top();
+    // A plain global name goes with no handler: the fiber looks it up
+    // right before its call (`resolve_global`).
+    if !matches!(handler, Handler::Call) || !is_plain_name(name) {
+        t.push_ref(handler_ref(handler));
+    }
+    // Taken out while it pushes: an allocation may run a finalizer.
+    let mut names = ServerState::with(|st| st.names.take());
+    names.push(t, name);
+    ServerState::with(|st| st.names.set(names));
+    // The decode checks arguments the protocol layer left unchecked: it
+    // takes them all, or they are malformed (or Lua cannot hold them).
+    match port::push_items(t, args.items_raw(), args.len()) {
+        Ok(used) if used == args.items_raw().len() => {}
+        Ok(_) => {
+            t.settop(top);
+            args.check().map_err(Refused::Body)?;
+            return Err(other("bytes after the arguments"));
+        }
+        Err(e) => {
+            t.settop(top);
+            args.check().map_err(Refused::Body)?;
+            return Err(other(raise_text(e)));
+        }
+    }
+    // SAFETY: as above.
+    if unsafe { memory::grew_past_limit(main, used) } {
+        return Err(other("not enough memory"));
+    }
+    Ok(())
+}
+
+/// The body of a request fiber: serves its request, then waits in the pool
+/// for the next, until it is cancelled, made joinable, keeps state a next
+/// request would see, or finds the pool full.
+fn worker(idx: usize, l: *mut ffi::lua_State) {
+    let me = luafiber_fiber::current().expect("a request fiber runs as current");
+    loop {
+        // SAFETY: the fiber's own thread, which it alone uses while it
+        // runs (the pool fills it only while the fiber waits there); the
+        // handle lives until the fiber waits again.
+        let s = &mut unsafe { Stack::from_state(l) };
+        let ok = request_call(idx, s);
+        if let Some((_, r)) = super::running_take(idx) {
+            finish(&r.conn, r.sync, r.kind, ok, s);
+        }
+        if !serves_again(idx, me, s) {
+            break;
+        }
+        let pooled = ServerState::with(|st| {
+            let mut idle = st.idle.borrow_mut();
+            let room = idle.len() < IDLE_MAX;
+            if room {
+                idle.push(Worker { id: me, idx, l });
+            }
+            room
+        });
+        if !pooled {
+            break;
+        }
+        // Woken with a request, or cancelled; any other wakeup
+        // (`fiber.wakeup` of its id) leaves it waiting.
+        loop {
+            if luafiber_fiber::block_cancellable(None).is_err() {
+                ServerState::with(|st| st.idle.borrow_mut().retain(|w| w.id != me));
+                worker_end(idx);
+                return;
+            }
+            if super::has_request(idx, me) {
+                worker_woken(idx);
+                break;
+            }
+        }
+    }
+    worker_end(idx);
+}
+
+/// Whether the request fiber `me` (at `idx`, its thread's stack `s`) may
+/// serve another request: not cancelled nor joinable, and readied for it
+/// ([`worker_reset`], the name).
+fn serves_again(idx: usize, me: FiberId, s: &mut Stack) -> bool {
+    let flags = luafiber_fiber::current_flags().expect("a request fiber runs as current");
+    if flags.cancelled || flags.joinable || cord::with(|c| c.shutting_down) {
+        return false;
+    }
+    if !worker_reset(idx, s) {
+        return false;
+    }
+    match luafiber_fiber::with_name(me, |n| n == NAME) {
+        Ok(true) => true,
+        Ok(false) => luafiber_fiber::set_name(me, NAME).is_ok(),
+        Err(_) => false,
+    }
+}
+
 /// Why a request's fiber did not start.
 enum Refused {
     /// The arguments are malformed (what the protocol layer left for the
@@ -64,6 +245,14 @@ enum Refused {
     Body(luafiber_iproto::Error),
     /// No fiber, no memory, arguments Lua cannot hold: `ER_PROC_LUA`.
     Other(String),
+}
+
+/// Why a request fiber was not made.
+fn refused(e: Unfilled<Refused>) -> Refused {
+    match e {
+        Unfilled::Fill(r) => r,
+        Unfilled::Spawn(e) => other(raise_text(e)),
+    }
 }
 
 /// [`Refused::Other`] with `m`.
@@ -124,67 +313,27 @@ fn spawn(
     let Some(main) = cord::try_with(|c| c.main) else {
         return Err(other("no Lua runtime"));
     };
-    // SAFETY: the reader is a Rust fiber: nothing else runs on the main
-    // thread while this code does (no switch until the fiber is made), and
-    // it leaves the stack as it found it (it only anchors a new thread).
+    // SAFETY: as in `serve`.
     let s = &mut unsafe { Stack::outside(main) };
-    // SAFETY: `main` is the cord's state, of this thread.
-    let used = unsafe { memory::used(main) };
-    // The handler, the name and the arguments straight onto the fiber's
-    // thread.
-    let fill = |t: &mut Stack| -> Result<(), Refused> {
-        if t.ensure(8).is_err() {
-            return Err(other("not enough memory"));
-        }
-        let top = t.top();
-        t.push_ref(handler_ref(handler));
-        // Taken out while it pushes: an allocation may run a finalizer.
-        let mut names = ServerState::with(|st| st.names.take());
-        names.push(t, name);
-        ServerState::with(|st| st.names.set(names));
-        // The decode checks arguments the protocol layer left unchecked:
-        // it takes them all, or they are malformed (or Lua cannot hold
-        // them).
-        match port::push_items(t, args.items_raw(), args.len()) {
-            Ok(used) if used == args.items_raw().len() => {}
-            Ok(_) => {
-                t.settop(top);
-                args.check().map_err(Refused::Body)?;
-                return Err(other("bytes after the arguments"));
-            }
-            Err(e) => {
-                t.settop(top);
-                args.check().map_err(Refused::Body)?;
-                return Err(other(raise_text(e)));
-            }
-        }
-        // SAFETY: as above.
-        if unsafe { memory::grew_past_limit(main, used) } {
-            return Err(other("not enough memory"));
-        }
-        Ok(())
-    };
     let wrapped = move |ok: bool, t: &mut Stack| {
         super::running_end();
         done(ok, t);
     };
     let (id, idx) = spawn_request_in(
         s,
-        fill,
+        |t| fill(t, main, handler, name, args),
         Start::Ready,
-        Builder::new().name("iproto"),
+        Builder::new().name_bytes(NAME),
         wrapped,
     )
-    .map_err(|e| match e {
-        Unfilled::Fill(r) => r,
-        Unfilled::Spawn(e) => other(raise_text(e)),
-    })?;
+    .map_err(refused)?;
     super::running_start(
         idx,
         id,
         Running {
             conn: conn.clone(),
             sync,
+            kind: kind::CALL,
         },
     );
     Ok(())

@@ -427,12 +427,27 @@ fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), S
             .min(READ_MAX)
             .max(limits.readahead);
         let room = buf.reserve(want);
-        match conn
-            .fd
-            .io(Interest::READABLE, None, |fd| sys::recv(fd, &mut room[..]))
-        {
+        let asked = room.len();
+        // After a short read (below) the event comes first, then the read:
+        // no recv that says EAGAIN per batch of requests.
+        let ready = if conn.fd.is_ready(Interest::READABLE) {
+            Ok(())
+        } else {
+            conn.fd.park(Interest::READABLE, None).map(drop)
+        };
+        match ready.and_then(|()| {
+            conn.fd
+                .io(Interest::READABLE, None, |fd| sys::recv(fd, &mut room[..]))
+        }) {
             Ok(0) => return Ok(()),
-            Ok(n) => buf.advance(n),
+            Ok(n) => {
+                // A short read took all the socket had (a stream socket
+                // fills a read from its whole queue).
+                if n < asked {
+                    conn.fd.drained(Interest::READABLE);
+                }
+                buf.advance(n);
+            }
             Err(e) if conn.closed.get() => return Err(e.to_string()),
             Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Ok(()),
             Err(e) => {

@@ -88,6 +88,9 @@ pub(crate) struct ServerState {
     /// (with the fiber's id, so a slot a fiber left behind is never read
     /// as another's).
     running: RefCell<Vec<Option<(FiberId, Running)>>>,
+    /// The request fibers waiting for a request (`call::Worker`), the one
+    /// that waited least last.
+    idle: RefCell<Vec<call::Worker>>,
     /// Bumped by every change of `users` (connections cache their
     /// user's privileges on the universe by it).
     pub(super) users_gen: Cell<u64>,
@@ -228,12 +231,26 @@ fn running_start(idx: usize, id: FiberId, r: Running) {
 
 /// The running fiber's request has ended (its reply is being made).
 fn running_end() {
-    let Some(idx) = my_index() else {
-        return;
-    };
-    let old = ServerState::with(|st| st.running.borrow_mut().get_mut(idx).and_then(Option::take));
-    // Dropped outside the borrow: the last reference to a connection.
-    drop(old);
+    if let Some(idx) = my_index() {
+        drop(running_take(idx));
+    }
+}
+
+/// Takes the request of the fiber at `idx` in the cord's fibers (the
+/// caller drops it outside any borrow: it may hold the last reference to
+/// a connection).
+fn running_take(idx: usize) -> Option<(FiberId, Running)> {
+    ServerState::with(|st| st.running.borrow_mut().get_mut(idx).and_then(Option::take))
+}
+
+/// Whether fiber `id`, at `idx` in the cord's fibers, has a request.
+fn has_request(idx: usize, id: FiberId) -> bool {
+    ServerState::with(|st| {
+        st.running
+            .borrow()
+            .get(idx)
+            .is_some_and(|r| r.as_ref().is_some_and(|(i, _)| *i == id))
+    })
 }
 
 lua_fn! {
