@@ -422,6 +422,39 @@ fn listen_takes_a_table_with_one_uri() {
 }
 
 #[test]
+fn on_disconnect_runs_after_a_failed_on_connect() {
+    // As master's `tx_process_disconnect`: the session was made, so its
+    // on_disconnect triggers run once a failed on_connect closed it.
+    let (status, stdout, stderr) = luafiber_e(
+        r#"
+        local fiber = require('fiber')
+        box.cfg{listen = '127.0.0.1:0'}
+        local events = {}
+        box.session.on_connect(function()
+            table.insert(events, 'connect ' .. box.session.id())
+            error('no entry')
+        end)
+        box.session.on_disconnect(function()
+            table.insert(events, 'disconnect ' .. box.session.id())
+        end)
+        local c = require('net.box').connect(box.info.listen, {connect_timeout = 5})
+        assert(not c:is_connected(), 'refused')
+        for _ = 1, 500 do
+            if #events >= 2 then break end
+            fiber.sleep(0.01)
+        end
+        c:close()
+        local id = events[1] and events[1]:match('^connect (%d+)$')
+        assert(id and events[2] == 'disconnect ' .. id, table.concat(events, ', '))
+        print('on_disconnect ok')
+        os.exit(0)
+        "#,
+    );
+    assert_eq!(status, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("on_disconnect ok"), "{stdout}\n{stderr}");
+}
+
+#[test]
 fn an_error_object_serializes_as_its_message() {
     // Master's error_serialize: json, msgpack and an IPROTO reply give the
     // message of an error returned as a value (Tarantool 2.6 too); a raised

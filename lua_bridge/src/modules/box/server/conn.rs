@@ -331,6 +331,9 @@ fn read_loop(conn: &Rc<Conn>, limits: Limits) {
     if has_triggers(TRIGGER_CONNECT) && !on_connect(conn) {
         conn.close();
         ServerState::with(|st| st.conns.borrow_mut().remove(&conn.session));
+        // The session was made: its on_disconnect triggers run, as
+        // `tx_process_disconnect` runs them after a failed on_connect.
+        on_disconnect(conn);
         return;
     }
     let uuid = ServerState::with(|st| st.uuid());
@@ -355,6 +358,11 @@ fn read_loop(conn: &Rc<Conn>, limits: Limits) {
             conn.peer
         );
     }
+    on_disconnect(conn);
+}
+
+/// Starts the on_disconnect triggers of `conn`'s session, if there are any.
+fn on_disconnect(conn: &Rc<Conn>) {
     if has_triggers(TRIGGER_DISCONNECT) {
         if let Err(e) = call::run_triggers(conn, "disconnect", &[], 0, |_| {}) {
             tracing::warn!(target: "iproto", "{}: on_disconnect triggers did not run: {e}", conn.peer);
