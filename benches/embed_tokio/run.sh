@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # benches/embed_tokio: luafiber against mlua calling the same Lua from a tokio
 # program (README.md). Builds both sides (each a crate of its own, in
-# target/embed_tokio), then runs the calls bench ROUNDS times, the sides (mlua,
-# luafiber with call_async, luafiber with call_local)
+# target/embed_tokio), then runs the calls bench ROUNDS times, the sides (the
+# floor with no Lua, mlua, luafiber with call_async, luafiber with call_local)
 # in turns, and the HTTP services under wrk (-t2 -c64, SECS seconds each).
 #   benches/embed_tokio/run.sh [ROUNDS] [SECS]      (3 and 5 by default)
 set -eu
@@ -16,6 +16,7 @@ done
 BIN=$CARGO_TARGET_DIR/release
 echo "side case calls/s cpu_us_per_call"
 for _ in $(seq "$ROUNDS"); do
+  "$BIN/floor" "$SECS"
   "$BIN/embed-tokio-mlua" "$SECS"
   "$BIN/embed-tokio-luafiber" "$SECS"
   "$BIN/embed-tokio-luafiber" "$SECS" local
