@@ -542,11 +542,24 @@ fn fast_path_writes_the_c_api_bytes() {
             {encode_sparse_safe = 1, encode_sparse_ratio = 1},
             {encode_load_metatables = false},
         }
+        -- Plain sequences of scalars (the encoder's one-pass path for them),
+        -- with the longer strings' and arrays' heads.
+        local plain = {string.rep('v', 65535), string.rep('w', 65536)}
+        for _, v in ipairs(scalars) do
+            if type(v) ~= 'cdata' then plain[#plain + 1] = v end
+        end
+        local function sequence()
+            local t = {}
+            for i = 1, math.random(1, 20) do t[i] = plain[math.random(#plain)] end
+            return t
+        end
         local defaults = {}
         for k, v in pairs(msgpack.cfg) do defaults[k] = v end
         for c, cfg in ipairs(cfgs) do
             msgpack.cfg(cfg); slow.cfg(cfg)
             for i = 1, 3000 do same(tab(0), ('cfg %d, table %d'):format(c, i)) end
+            for i = 1, 500 do same(sequence(), ('cfg %d, sequence %d'):format(c, i)) end
+            same({sequence(), {sequence()}}, ('cfg %d, nested sequences'):format(c))
             msgpack.cfg(defaults); slow.cfg(defaults)
         end
         local loop = {}

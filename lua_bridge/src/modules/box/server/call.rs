@@ -144,14 +144,20 @@ fn fill(
         return Err(other("not enough memory"));
     }
     let top = t.top();
-    // A plain global name goes with no handler: the fiber looks it up
-    // right before its call (`resolve_global`).
-    if !matches!(handler, Handler::Call) || !is_plain_name(name) {
-        t.push_ref(handler_ref(handler));
-    }
     // Taken out while it pushes: an allocation may run a finalizer.
     let mut names = ServerState::with(|st| st.names.take());
-    names.push(t, name);
+    let cached = names.find(name);
+    // A plain global name goes with no handler: the fiber looks it up
+    // right before its call (`resolve_global`).
+    let plain = matches!(handler, Handler::Call)
+        && cached.map_or_else(|| is_plain_name(name), |(_, plain)| plain);
+    if !plain {
+        t.push_ref(handler_ref(handler));
+    }
+    match cached {
+        Some((r, _)) => t.push_ref(r),
+        None => names.push_new(t, name),
+    }
     ServerState::with(|st| st.names.set(names));
     // The decode checks arguments the protocol layer left unchecked: it
     // takes them all, or they are malformed (or Lua cannot hold them).

@@ -103,6 +103,31 @@ enum Src<'d> {
     Arg(usize),
 }
 
+/// Pushes the integer `i` as a Lua number (an integer on Lua 5.4), in
+/// place with [`Fill`].
+///
+/// # Safety
+///
+/// `l` is a live state with a free checked slot; on LuaJIT `i` is within
+/// `±DBL_INT_MAX` (decode rule 5).
+#[inline(always)]
+unsafe fn push_int(l: *mut ffi::lua_State, fill: Option<Fill>, i: i64) {
+    // SAFETY: caller's contract; an integral double is a word of fill
+    // rule 4 (not a NaN).
+    unsafe {
+        #[cfg(feature = "luajit")]
+        match fill {
+            Some(fill) => fill.push_word(l, (i as f64).to_bits()),
+            None => ffi::lua_pushnumber(l, i as f64),
+        }
+        #[cfg(not(feature = "luajit"))]
+        {
+            let _ = fill;
+            ffi::lua_pushinteger(l, i);
+        }
+    }
+}
+
 pub(crate) struct Decoder {
     st: Dec,
 }
@@ -170,6 +195,33 @@ impl Decoder {
         let mut r = Reader { data, pos: 0 };
         for left in (1..=n).rev() {
             let at = r.pos;
+            // The commonest arguments, a small non-negative integer and a
+            // short string, pushed with no `Head` made.
+            match data.get(at) {
+                Some(&b) if b < 0x80 => {
+                    // SAFETY: room for `left` values was ensured (this one
+                    // included).
+                    unsafe {
+                        push_int(s.as_ptr(), self.st.fill, i64::from(b));
+                        s.assume_pushed(1);
+                    }
+                    r.pos = at + 1;
+                    continue;
+                }
+                Some(&b) if b & 0xe0 == 0xa0 => {
+                    let end = at + 1 + usize::from(b & 0x1f);
+                    if let Some(bytes) = data.get(at + 1..end) {
+                        // SAFETY: as above.
+                        unsafe {
+                            api::push_bytes(s.as_ptr(), bytes);
+                            s.assume_pushed(1);
+                        }
+                        r.pos = end;
+                        continue;
+                    }
+                }
+                _ => {}
+            }
             let head = r.head().map_err(|b| b.raise())?;
             if let Head::Array(_) | Head::Map(_) | Head::Ext(..) = head {
                 r.pos = at + self.decode(s, &data[at..])?;
@@ -391,17 +443,10 @@ impl Decoder {
             // An integer, and an unsigned one when it is the same value.
             let push_int = |i: i64| -> LResult<()> {
                 #[cfg(feature = "luajit")]
-                {
-                    if !(-DBL_INT_MAX..=DBL_INT_MAX).contains(&i) {
-                        return self.push_cdata(l, self.st.new_i64, i as u64);
-                    }
-                    match fill {
-                        Some(fill) => fill.push_word(l, (i as f64).to_bits()),
-                        None => ffi::lua_pushnumber(l, i as f64),
-                    }
+                if !(-DBL_INT_MAX..=DBL_INT_MAX).contains(&i) {
+                    return self.push_cdata(l, self.st.new_i64, i as u64);
                 }
-                #[cfg(not(feature = "luajit"))]
-                ffi::lua_pushinteger(l, i);
+                push_int(l, fill, i);
                 Ok(())
             };
             match head {

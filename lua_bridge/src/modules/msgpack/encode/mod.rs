@@ -242,18 +242,7 @@ impl<'a> Encoder<'a> {
         let len =
             u32::try_from(s.len()).map_err(|_| illegal("msgpack.encode: string is too long"))?;
         let room = self.out.try_reserve(5 + s.len()).map_err(oom)?;
-        let head = if len < 32 {
-            // The usual short string: rmp's fixstr marker, without the call.
-            room[0] = rmp::Marker::FixStr(len as u8).to_u8();
-            1
-        } else {
-            let had = room.len();
-            let mut w = &mut *room;
-            if mp::write_str_len(&mut w, len).is_err() {
-                return Err(oom(()));
-            }
-            had - w.len()
-        };
+        let head = len_head(room, len, true);
         room[head..head + s.len()].copy_from_slice(s);
         self.out.advance(head + s.len());
         Ok(())
@@ -275,17 +264,13 @@ impl<'a> Encoder<'a> {
     fn float(&mut self, n: f64) -> LResult<()> {
         // Tarantool's rule: integral values in the int64/uint64 range are
         // integers, everything else a float64.
-        if (-TWO_63..TWO_63).contains(&n) {
-            let i = n as i64;
-            if i as f64 == n {
-                return self.int(i);
-            }
-            return self.head(|w| mp::write_f64(w, n));
+        if n.is_finite() {
+            let room = self.out.try_reserve(HEAD_MAX).map_err(oom)?;
+            let len = finite_number(room, n);
+            self.out.advance(len);
+            return Ok(());
         }
-        if (TWO_63..2.0 * TWO_63).contains(&n) {
-            return self.head(|w| mp::write_uint(w, n as u64).map(drop));
-        }
-        if !self.cfg.encode_invalid_numbers && !n.is_finite() {
+        if !self.cfg.encode_invalid_numbers {
             if self.cfg.encode_invalid_as_nil {
                 return self.head(|w| mp::write_nil(w));
             }
@@ -317,40 +302,10 @@ impl<'a> Encoder<'a> {
         self.wide_int(i)
     }
 
-    /// The other integers, in rmp's shortest forms, written as one fixed
-    /// 9-byte copy (rmp's writers copy each part with a `memcpy` call).
+    /// The other integers ([`int_bytes`]).
     #[inline(never)]
     fn wide_int(&mut self, i: i64) -> LResult<()> {
-        use rmp::Marker as M;
-        let mut b = [0u8; HEAD_MAX];
-        let n = if (0..0x80).contains(&i) {
-            b[0] = i as u8;
-            1
-        } else if i >= 0 {
-            let u = i as u64;
-            let (m, n) = match u {
-                0x80..=0xff => (M::U8, 1),
-                0x100..=0xffff => (M::U16, 2),
-                0x1_0000..=0xffff_ffff => (M::U32, 4),
-                _ => (M::U64, 8),
-            };
-            b[0] = m.to_u8();
-            b[1..=n].copy_from_slice(&u.to_be_bytes()[8 - n..]);
-            n + 1
-        } else if i >= -32 {
-            b[0] = M::FixNeg(i as i8).to_u8();
-            1
-        } else {
-            let (m, n) = match i {
-                -0x80..=-33 => (M::I8, 1),
-                -0x8000..=-0x81 => (M::I16, 2),
-                -0x8000_0000..=-0x8001 => (M::I32, 4),
-                _ => (M::I64, 8),
-            };
-            b[0] = m.to_u8();
-            b[1..=n].copy_from_slice(&i.to_be_bytes()[8 - n..]);
-            n + 1
-        };
+        let (b, n) = int_bytes(i);
         let room = self.out.try_reserve(HEAD_MAX).map_err(oom)?;
         room[..HEAD_MAX].copy_from_slice(&b);
         self.out.advance(n);
@@ -487,4 +442,115 @@ impl<'a> Encoder<'a> {
         s.settop(top);
         r
     }
+}
+
+/// Writes the head of a string of `n` bytes (`str`) or of an array of
+/// `n` elements at the start of `room` (at least 5 bytes) in rmp's
+/// shortest form (Tarantool's `mp_encode_strl`, `mp_encode_array`);
+/// returns its length.
+#[inline(always)]
+fn len_head(room: &mut [u8], n: u32, str: bool) -> usize {
+    use rmp::Marker as M;
+    if str && n < 32 {
+        // The usual short string: rmp's fixstr marker, without the call.
+        room[0] = M::FixStr(n as u8).to_u8();
+        return 1;
+    }
+    if !str && n < 16 {
+        room[0] = M::FixArray(n as u8).to_u8();
+        return 1;
+    }
+    if str && n < 256 {
+        room[0] = M::Str8.to_u8();
+        room[1] = n as u8;
+        return 2;
+    }
+    let (m16, m32) = if str {
+        (M::Str16, M::Str32)
+    } else {
+        (M::Array16, M::Array32)
+    };
+    if n < 65536 {
+        room[0] = m16.to_u8();
+        room[1..3].copy_from_slice(&(n as u16).to_be_bytes());
+        return 3;
+    }
+    room[0] = m32.to_u8();
+    room[1..5].copy_from_slice(&n.to_be_bytes());
+    5
+}
+
+/// An integer in rmp's shortest form, as a fixed 9-byte block (one copy,
+/// where rmp's writers copy each part with a `memcpy` call) and the
+/// length of its used prefix.
+#[inline(always)]
+fn int_bytes(i: i64) -> ([u8; HEAD_MAX], usize) {
+    use rmp::Marker as M;
+    let mut b = [0u8; HEAD_MAX];
+    let n = if (0..0x80).contains(&i) {
+        b[0] = i as u8;
+        1
+    } else if i >= 0 {
+        let u = i as u64;
+        let (m, n) = match u {
+            0x80..=0xff => (M::U8, 1),
+            0x100..=0xffff => (M::U16, 2),
+            0x1_0000..=0xffff_ffff => (M::U32, 4),
+            _ => (M::U64, 8),
+        };
+        b[0] = m.to_u8();
+        b[1..=n].copy_from_slice(&u.to_be_bytes()[8 - n..]);
+        n + 1
+    } else if i >= -32 {
+        b[0] = M::FixNeg(i as i8).to_u8();
+        1
+    } else {
+        let (m, n) = match i {
+            -0x80..=-33 => (M::I8, 1),
+            -0x8000..=-0x81 => (M::I16, 2),
+            -0x8000_0000..=-0x8001 => (M::I32, 4),
+            _ => (M::I64, 8),
+        };
+        b[0] = m.to_u8();
+        b[1..=n].copy_from_slice(&i.to_be_bytes()[8 - n..]);
+        n + 1
+    };
+    (b, n)
+}
+
+/// Writes the finite Lua number `n` at the start of `room` (at least
+/// [`HEAD_MAX`] bytes) as Tarantool's rule has it (an integer when it is
+/// one in the int64/uint64 range, else a float64); returns its length.
+/// The one-byte form inline (the usual case), the rest in
+/// [`wide_number`].
+#[inline(always)]
+fn finite_number(room: &mut [u8], n: f64) -> usize {
+    if (0.0..128.0).contains(&n) {
+        let b = n as u8;
+        if f64::from(b) == n {
+            room[0] = b;
+            return 1;
+        }
+    }
+    wide_number(room, n)
+}
+
+/// [`finite_number`] of the numbers that are not `0..=127`.
+#[inline(never)]
+fn wide_number(room: &mut [u8], n: f64) -> usize {
+    if (-TWO_63..TWO_63).contains(&n) {
+        let i = n as i64;
+        if i as f64 == n {
+            let (b, len) = int_bytes(i);
+            room[..HEAD_MAX].copy_from_slice(&b);
+            return len;
+        }
+    } else if (TWO_63..2.0 * TWO_63).contains(&n) {
+        room[0] = rmp::Marker::U64.to_u8();
+        room[1..HEAD_MAX].copy_from_slice(&(n as u64).to_be_bytes());
+        return HEAD_MAX;
+    }
+    room[0] = rmp::Marker::F64.to_u8();
+    room[1..HEAD_MAX].copy_from_slice(&n.to_bits().to_be_bytes());
+    HEAD_MAX
 }

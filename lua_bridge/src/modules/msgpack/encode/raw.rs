@@ -24,9 +24,9 @@
 
 use rmp::encode as mp;
 
-use super::{Encoder, MAX_NESTING};
+use super::{finite_number, len_head, Encoder, HEAD_MAX, MAX_NESTING};
 use crate::luajit::cdata::payload_ctype_id;
-use crate::luajit::obj::{CDATA, FALSE, ISNUM, NIL, TRUE};
+use crate::luajit::obj::{CDATA, FALSE, ISNUM, NIL, STR, TRUE};
 use crate::luajit::table::{Table, Tv};
 use crate::modules::ext;
 use crate::modules::serializer::{self, Hint, Shape};
@@ -114,6 +114,7 @@ impl Encoder<'_> {
         }
         let shape = match hint {
             Some(shape) => shape,
+            None if self.raw_sequence(&t) => return Ok(()),
             None => self.raw_inspect(&t)?,
         };
         let (asize, hmask) = t.sizes();
@@ -139,6 +140,62 @@ impl Encoder<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// A table of the commonest shape, with no `__serialize` hint: a
+    /// sequence (`t[1..=n]` all set, nothing in the hash part nor at
+    /// `t[0]`) of numbers, strings and booleans, written with one
+    /// reservation and no inspection but the scan for its length; the
+    /// bytes [`Encoder::raw_inspect`] and [`Encoder::raw_elements`] give.
+    /// `false`, with nothing written, for any other table.
+    #[inline]
+    fn raw_sequence(&mut self, t: &Table<'_>) -> bool {
+        let (_, hmask) = t.sizes();
+        let array = t.array();
+        if hmask != 0 || !t.slots()[0].val().is_nil() || array.first().is_some_and(|v| !v.is_nil())
+        {
+            return false;
+        }
+        let Some(n) = array.iter().rposition(|v| !v.is_nil()).filter(|&n| n > 0) else {
+            return false;
+        };
+        let items = &array[1..=n];
+        // The bytes it takes at most: a number 9, a string its head and
+        // bytes, a boolean 1; nil (a hole) or another type: not for here.
+        let mut bytes = HEAD_MAX;
+        for &v in items {
+            bytes += match v.tag() {
+                tag if tag <= ISNUM => {
+                    if !f64::from_bits(v.word()).is_finite() {
+                        return false;
+                    }
+                    HEAD_MAX
+                }
+                STR => 5 + v.str().map_or(0, <[u8]>::len),
+                TRUE | FALSE => 1,
+                _ => return false,
+            };
+        }
+        // Dense, so never excessively sparse ([`serializer::sparse_rule`]:
+        // `n > n * encode_sparse_ratio` is false for any integer ratio).
+        let Ok(room) = self.out.try_reserve(bytes) else {
+            return false;
+        };
+        let mut at = len_head(room, n as u32, false);
+        for &v in items {
+            if let Some(x) = v.number() {
+                at += finite_number(&mut room[at..], x);
+            } else if let Some(b) = v.str() {
+                at += len_head(&mut room[at..], b.len() as u32, true);
+                room[at..at + b.len()].copy_from_slice(b);
+                at += b.len();
+            } else {
+                room[at] = if v.tag() == TRUE { 0xc3 } else { 0xc2 };
+                at += 1;
+            }
+        }
+        self.out.advance(at);
+        true
     }
 
     /// Tarantool's default rule, as [`Encoder::inspect`]: an array when
