@@ -434,3 +434,39 @@ fn a_waiting_call_ends_on_a_later_poll() {
     }
     assert_eq!(got, Some(8));
 }
+
+const POOLED: &str = r#"
+local fiber = require('fiber')
+local M = {}
+function M.dirty(tag)
+    local f = fiber.self()
+    local name, kept = f:name(), f.storage.tag
+    f:name('renamed')
+    f.storage.tag = tag
+    return name, kept == nil, f:id()
+end
+function M.id() return fiber.self():id() end
+function M.joinable()
+    fiber.self():set_joinable(true)
+    return fiber.self():id()
+end
+return M
+"#;
+
+#[test]
+fn a_calls_fiber_serves_the_next_call_clean() {
+    let rt = Builder::new().load_module("pool", POOLED).build().unwrap();
+    let h = rt.handle();
+    let dirty = |tag: &str| block_on(h.call_local::<(String, bool, u64)>("pool.dirty", (tag,)));
+    let (name, clean, first) = dirty("a").unwrap();
+    assert_eq!((name.as_str(), clean), ("call", true));
+    // The same fiber takes the next call, its name and storage reset.
+    let (name, clean, again) = dirty("b").unwrap();
+    assert_eq!((name.as_str(), clean, again), ("call", true, first));
+    // One made joinable ends with its call: the next gets another fiber.
+    let joinable = block_on(h.call_local::<u64>("pool.joinable", ())).unwrap();
+    assert_eq!(joinable, first);
+    let next = block_on(h.call_local::<u64>("pool.id", ())).unwrap();
+    assert_ne!(next, joinable);
+    assert_eq!(block_on(h.call_local::<u64>("pool.id", ())).unwrap(), next);
+}

@@ -498,6 +498,44 @@ fn wakeup_uncancelled_wakes_only_a_fiber_not_cancelled() {
 }
 
 #[test]
+fn resume_now_runs_a_waiting_fiber_at_once() {
+    // A pool's waiting fiber handed work from outside any fiber: it runs
+    // before `resume_now` returns, its timer stale; a ready, a cancelled or
+    // a running one is refused, a dead one is an error.
+    let log = Log::default();
+    let l = log.clone();
+    let waiter = Builder::new()
+        .spawn_now(move || {
+            for _ in 0..2 {
+                let timed_out = fiber::block(Some(Duration::from_millis(5))).unwrap();
+                push(&l, format!("ran, timed out: {timed_out}"));
+            }
+        })
+        .unwrap();
+    assert!(matches!(fiber::resume_now(waiter), Ok(true)));
+    assert_eq!(entries(&log), ["ran, timed out: false"]);
+    // Waiting again: a wakeup makes it ready, and a ready one is refused.
+    fiber::wakeup(waiter).unwrap();
+    assert!(matches!(fiber::resume_now(waiter), Ok(false)));
+    fiber::run();
+    assert_eq!(entries(&log).len(), 2);
+    assert!(matches!(fiber::resume_now(waiter), Err(Error::Dead(_))));
+    let cancelled = Builder::new()
+        .spawn_now(|| drop(fiber::block(None)))
+        .unwrap();
+    fiber::cancel(cancelled).unwrap();
+    assert!(matches!(fiber::resume_now(cancelled), Ok(false)));
+    let inner = Rc::new(Cell::new(None));
+    let i = inner.clone();
+    let me = spawn(move || {
+        i.set(Some(fiber::resume_now(fiber::current().unwrap())));
+    });
+    fiber::run();
+    assert!(matches!(inner.take(), Some(Ok(false))));
+    assert!(!fiber::exists(me));
+}
+
+#[test]
 fn wakeup_of_a_ready_fiber_does_not_run_it_twice() {
     let runs = Rc::new(Cell::new(0));
     let r = runs.clone();

@@ -9,6 +9,7 @@ use super::error::Error;
 use super::id::FiberId;
 use super::park::{block, far_future};
 use super::record::{Handle, Status, MAX_NAME_LEN};
+use super::switch::switch_to;
 
 /// Makes the fiber ready if it is suspended (as [`wakeup`] does, by handle,
 /// with no id lookup). Returns `false` when it has ended or is gone.
@@ -50,6 +51,40 @@ pub fn wakeup_uncancelled(id: FiberId) -> Result<bool, Error> {
         s.wake(h);
         Ok(true)
     })
+}
+
+/// [`wakeup_uncancelled`] that runs the fiber at once, from outside any
+/// fiber, until its next yield or its end, as
+/// [`Builder::spawn_now`](crate::Builder::spawn_now) runs a new one: a
+/// pool of fibers that wait for work hands one its work with no trip
+/// through the ready queue. Returns `true` when it ran; `false` (and
+/// nothing is done) when it is cancelled, not suspended (ready, running,
+/// ended), or when the caller is a fiber. A timer it waited with is
+/// dropped, as a wakeup drops it.
+///
+/// # Errors
+///
+/// [`Error::Dead`] when there is no such fiber.
+pub fn resume_now(id: FiberId) -> Result<bool, Error> {
+    let h = with(|s| {
+        if s.current.is_some() {
+            return Ok(None);
+        }
+        let (h, slot) = s.live(id)?;
+        if slot.status != Status::Suspended || slot.cancelled {
+            return Ok(None);
+        }
+        // As `wake`: the timer of its wait is stale from now on.
+        slot.wait += 1;
+        Ok::<_, Error>(Some(h))
+    })?;
+    match h {
+        Some(h) => {
+            switch_to(h);
+            Ok(true)
+        }
+        None => Ok(false),
+    }
 }
 
 /// Sets the fiber's cancel flag and wakes it; it sees the cancel at its next

@@ -104,7 +104,8 @@ pub use self::core::{config, configure, set_switch_hook, Config};
 pub use builder::Builder;
 pub(crate) use control::wake_fiber;
 pub use control::{
-    abandon, cancel, join, join_state, set_joinable, set_name, wakeup, wakeup_uncancelled,
+    abandon, cancel, join, join_state, resume_now, set_joinable, set_name, wakeup,
+    wakeup_uncancelled,
 };
 pub use id::{FiberId, FIRST_FID, SCHED_FID};
 pub(crate) use info::current_fiber;

@@ -20,7 +20,7 @@ mod cords;
 mod handle;
 pub mod host;
 pub mod interrupt;
-mod rust_fn;
+pub(crate) mod rust_fn;
 mod script;
 mod value;
 

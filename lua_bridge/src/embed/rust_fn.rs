@@ -25,16 +25,23 @@ use crate::raw::{lua_fn, Raise, Stack};
 enum RustFn {
     /// Through [`Value`]s ([`LuaRuntime::register_fn`]).
     Values(Rc<ValuesFn>),
-    /// Through MessagePack arrays (the typed functions of
-    /// [`crate::host`]), encoded and decoded as the `msgpack` module does.
-    Msgpack(Rc<MsgpackFn>),
+    /// Reading its arguments and pushing its results itself (the typed
+    /// functions of [`crate::host`], through its `lua_serde`).
+    Typed(Rc<TypedFn>),
 }
 
 /// A function of [`Value`]s.
 type ValuesFn = dyn Fn(Vec<Value>) -> Result<Vec<Value>, FnError>;
 
-/// A function of MessagePack arrays: the arguments in, the results out.
+/// A function of MessagePack arrays: the arguments in, the results out
+/// (what a [`TypedFn`] falls back to for a value that does not go
+/// straight across: [`call_msgpack_fn`]).
 pub(crate) type MsgpackFn = dyn Fn(&[u8]) -> Result<Vec<u8>, FnError>;
+
+/// A function given the stack of its C closure's call (its arguments from
+/// 1 to the top) and its name: it reads the arguments, pushes its results
+/// and returns how many, or the error Lua gets raised.
+pub(crate) type TypedFn = dyn Fn(&mut Stack, &str) -> crate::raw::LResult<c_int>;
 
 /// Why a function registered with [`LuaRuntime::register_fn`] failed: what
 /// Lua gets raised, as an error object whose `type` follows the variant and
@@ -124,7 +131,7 @@ impl From<Error> for FnError {
 
 impl FnError {
     /// What Lua gets raised for this error of the function `name`.
-    fn raise(self, name: &str) -> Raise {
+    pub(crate) fn raise(self, name: &str) -> Raise {
         let kind = match self {
             FnError::Illegal(_) => ErrorKind::IllegalParams,
             FnError::Cancelled => ErrorKind::FiberIsCancelled,
@@ -177,11 +184,11 @@ impl LuaRuntime {
         self.register(name, RustFn::Values(Rc::new(f)))
     }
 
-    /// Makes `f`, a function of MessagePack arrays (the arguments in, the
-    /// results out), the Lua global `name`, as [`register_fn`](LuaRuntime::register_fn)
-    /// does: the typed functions of [`crate::host`].
-    pub(crate) fn register_msgpack_fn(&self, name: &str, f: Rc<MsgpackFn>) -> Result<(), Error> {
-        self.register(name, RustFn::Msgpack(f))
+    /// Makes `f` the Lua global `name`, as [`register_fn`](LuaRuntime::register_fn)
+    /// does, `f` reading its arguments off the stack and pushing its
+    /// results itself ([`TypedFn`]): the typed functions of [`crate::host`].
+    pub(crate) fn register_typed_fn(&self, name: &str, f: Rc<TypedFn>) -> Result<(), Error> {
+        self.register(name, RustFn::Typed(f))
     }
 
     fn register(&self, name: &str, f: RustFn) -> Result<(), Error> {
@@ -225,7 +232,7 @@ lua_fn! {
         s.ensure(8)?;
         let f = match f {
             RustFn::Values(f) => f,
-            RustFn::Msgpack(f) => return call_msgpack_fn(s, &*f, &name),
+            RustFn::Typed(f) => return f(s, &name),
         };
         let args = (1..=s.top()).map(|i| value::read(s, i, 0)).collect::<Result<Vec<_>, _>>()?;
         let results = f(args).map_err(|e| e.raise(&name))?;
@@ -246,7 +253,11 @@ lua_fn! {
 
 /// Calls a function of MessagePack arrays with the arguments on `s` and
 /// pushes its results (the `msgpack` module's encoder and decoder).
-fn call_msgpack_fn(s: &mut Stack, f: &MsgpackFn, name: &str) -> crate::raw::LResult<c_int> {
+pub(crate) fn call_msgpack_fn(
+    s: &mut Stack,
+    f: &MsgpackFn,
+    name: &str,
+) -> crate::raw::LResult<c_int> {
     use crate::modules::msgpack::port;
     let args = port::encode_array(s, 1, name, "argument")?;
     let results = f(&args).map_err(|e| e.raise(name))?;

@@ -140,6 +140,27 @@ pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
     true
 }
 
+/// Whether the pooled request fiber `me` (at `idx`, its thread's stack
+/// `s`), whose request has ended, may serve another: not cancelled nor
+/// joinable, its cord not stopping, readied by [`worker_reset`], and its
+/// name back to `name` if its request renamed it.
+pub(crate) fn worker_serves_again(idx: usize, me: FiberId, s: &mut Stack, name: &[u8]) -> bool {
+    let Some(flags) = fiber::current_flags() else {
+        return false;
+    };
+    if flags.cancelled || flags.joinable || cord::with(|c| c.shutting_down) {
+        return false;
+    }
+    if !worker_reset(idx, s) {
+        return false;
+    }
+    match fiber::with_name(me, |n| n == name) {
+        Ok(true) => true,
+        Ok(false) => fiber::set_name(me, name).is_ok(),
+        Err(_) => false,
+    }
+}
+
 /// A pooled request fiber readied by [`worker_reset`] has a request again
 /// (it no longer only waits).
 pub(crate) fn worker_woken(idx: usize) {

@@ -19,9 +19,10 @@ pub(crate) mod join;
 pub(crate) mod shutdown;
 pub(crate) mod spawn;
 
-pub(crate) use entry::{request_call, worker_end, worker_reset, worker_woken};
+pub(crate) use entry::{request_call, worker_end, worker_reset, worker_serves_again, worker_woken};
 pub(crate) use guard::check_switch;
 pub(crate) use join::join;
 pub(crate) use spawn::{
-    spawn, spawn_at, spawn_main, spawn_request_in, spawn_worker_in, Start, Unfilled,
+    spawn, spawn_at, spawn_main, spawn_request_in, spawn_worker_in, spawn_worker_started, Start,
+    Unfilled,
 };

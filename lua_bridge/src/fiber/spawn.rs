@@ -133,7 +133,24 @@ pub(crate) fn spawn_worker_in<E>(
     builder: Builder,
     body: impl FnOnce(usize, *mut ffi::lua_State) + 'static,
 ) -> Result<(FiberId, usize, *mut ffi::lua_State), Unfilled<E>> {
-    spawn_filled_in(s, fill, Start::Ready, builder, move |idx, s: &mut Stack| {
+    spawn_worker_started(s, fill, Start::Ready, builder, body)
+}
+
+/// [`spawn_worker_in`], started as `start` says (`Now`: it runs at once,
+/// until its first yield or its end: a host's local call,
+/// `embed/host/direct.rs`).
+///
+/// # Errors
+///
+/// As [`spawn_request_in`].
+pub(crate) fn spawn_worker_started<E>(
+    s: &mut Stack,
+    fill: impl FnOnce(&mut Stack) -> Result<(), E>,
+    start: Start,
+    builder: Builder,
+    body: impl FnOnce(usize, *mut ffi::lua_State) + 'static,
+) -> Result<(FiberId, usize, *mut ffi::lua_State), Unfilled<E>> {
+    spawn_filled_in(s, fill, start, builder, move |idx, s: &mut Stack| {
         body(idx, s.as_ptr())
     })
 }

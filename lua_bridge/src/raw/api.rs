@@ -63,6 +63,26 @@ pub unsafe fn rawget(l: *mut ffi::lua_State, idx: c_int) {
     }
 }
 
+/// `lua_rawget` returning the type of the value pushed (one C call on Lua
+/// 5.4, two on LuaJIT).
+///
+/// # Safety
+///
+/// As `lua_rawget`: a table at `idx`, a key on top.
+#[inline(always)]
+pub unsafe fn rawget_type(l: *mut ffi::lua_State, idx: c_int) -> c_int {
+    // SAFETY: caller's contract.
+    unsafe {
+        #[cfg(feature = "luajit")]
+        {
+            ffi::lua_rawget_(l, idx);
+            ffi::lua_type(l, -1)
+        }
+        #[cfg(not(feature = "luajit"))]
+        ffi::lua_rawget(l, idx)
+    }
+}
+
 /// `lua_rawgeti` returning the type of the value pushed (one C call on Lua
 /// 5.4, two on LuaJIT).
 ///

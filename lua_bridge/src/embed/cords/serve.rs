@@ -76,10 +76,13 @@ pub(crate) struct Serving {
     /// (`host/direct.rs`). Taken out while it pushes (an allocation may
     /// run a finalizer).
     pub(crate) names: RefCell<CallNames>,
-    /// The direct local calls whose fibers run, by key: the slot of one
-    /// that went on waiting (`None` while it runs its first time). Borrowed
-    /// only for an insert, a write or a removal.
-    pub(crate) direct: RefCell<Slab<Option<Slot>>>,
+    /// The slots of the direct local calls that went on waiting, by the
+    /// index of their fiber in the cord's fibers. Borrowed only for a
+    /// write or a removal.
+    pub(crate) direct: RefCell<Vec<Option<Slot>>>,
+    /// The fibers of direct local calls waiting for their next call
+    /// (`host/direct.rs`). Borrowed only for a push, a pop or a removal.
+    pub(crate) idle: RefCell<Vec<crate::embed::host::direct::Worker>>,
 }
 
 /// Sets the calling cord up: builds its Lua runtime with `lua`, runs

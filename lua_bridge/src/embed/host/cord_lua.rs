@@ -8,8 +8,13 @@ use std::rc::Rc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{args, Error, ErrorKind};
+use std::ffi::c_int;
+
+use super::{args, lua_serde, Error, ErrorKind};
+use crate::embed::rust_fn::{call_msgpack_fn, MsgpackFn};
 use crate::embed::{FnError, LuaRuntime};
+use crate::modules::msgpack::port;
+use crate::raw::{LResult, Stack};
 
 /// A cord's Lua state, as [`Builder::on_cord_start`](super::Builder::on_cord_start)
 /// gives it while the cord starts (before it takes calls): register Rust
@@ -62,6 +67,11 @@ impl CordLua<'_> {
     /// arguments that do not make an `A`). A panic is raised as a
     /// `RustPanic` error object.
     ///
+    /// The arguments are read off the Lua stack into `A`, and the result
+    /// pushed onto it, with no MessagePack in between, as a local call's
+    /// are (the same values as the MessagePack mapping gives; a value that
+    /// does not go straight across goes through MessagePack).
+    ///
     /// # Errors
     ///
     /// [`ErrorKind::Lua`] when `name` has a NUL byte.
@@ -71,12 +81,43 @@ impl CordLua<'_> {
         R: Serialize,
         F: Fn(A) -> Result<R, Error> + 'static,
     {
-        let raw = move |bytes: &[u8]| -> Result<Vec<u8>, FnError> {
+        let f = Rc::new(f);
+        let g = f.clone();
+        // The MessagePack path: what a call falls back to when a value
+        // does not go straight across, for that path's very result or
+        // error.
+        let raw: Rc<MsgpackFn> = Rc::new(move |bytes: &[u8]| -> Result<Vec<u8>, FnError> {
             let a: A = args::decode(bytes).map_err(illegal)?;
-            let r = f(a)?;
+            let r = g(a)?;
             args::encode(&r).map_err(illegal)
+        });
+        let typed = move |s: &mut Stack, name: &str| -> LResult<c_int> {
+            let top = s.top();
+            // SAFETY: the stack of the closure's call on this cord's
+            // state, the arguments from 1 to the top; no Lua code runs
+            // while it reads, and it changes the stack through the C API
+            // only (synced after).
+            let a = unsafe { lua_serde::read_results::<A>(s.as_ptr(), 1, top) };
+            // SAFETY: as above.
+            unsafe { s.sync() };
+            let Ok(a) = a else {
+                return call_msgpack_fn(s, &*raw, name);
+            };
+            let r = f(a).map_err(|e| FnError::from(e).raise(name))?;
+            s.settop(0);
+            // SAFETY: as above.
+            let pushed = unsafe { lua_serde::push_args(s.as_ptr(), &r) };
+            // SAFETY: as above.
+            unsafe { s.sync() };
+            match pushed {
+                Ok(n) => Ok(n),
+                Err(_) => {
+                    let bytes = args::encode(&r).map_err(|e| illegal(e).raise(name))?;
+                    port::push_array(s, &bytes, "decode")
+                }
+            }
         };
-        Ok(self.rt.register_msgpack_fn(name, Rc::new(raw))?)
+        Ok(self.rt.register_typed_fn(name, Rc::new(typed))?)
     }
 
     /// Makes the Rust async function `f` the Lua global `name`: Lua calls

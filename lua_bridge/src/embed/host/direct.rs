@@ -12,11 +12,22 @@
 //! ([`failure_at`]), so a call fails with the same [`Error`].
 //!
 //! Where the answer goes: a call whose fiber ends in its first run (inside
-//! [`start`], which starts it at once) leaves its results in the caller's
-//! own local through this thread's [`SINK`]: no shared slot, no lock, no
-//! waker. Only a call whose fiber goes on waiting gets a [`Gather`] (an
-//! `Arc`, what a waker and a cancel from another thread need), its slot
-//! kept in [`Serving::direct`] until the fiber ends.
+//! [`start`], which runs it at once) leaves its results in the caller's
+//! own local through the [`Sink`] `start` hands the fiber: no shared slot,
+//! no lock, no waker. Only a call whose fiber goes on waiting gets a
+//! [`Gather`] (an `Arc`, what a waker and a cancel from another thread
+//! need), its slot kept in [`Serving::direct`] until the fiber ends.
+//!
+//! The fibers are pooled, as the IPROTO server's request fibers are
+//! (Tarantool's tx `fiber_pool`): one that ended its call waits in the
+//! cord's pool ([`Serving::idle`]) and [`start`] hands it the next call by
+//! switching to it at once ([`luafiber_fiber::resume_now`]), with no fiber,
+//! stack or Lua thread made or freed per call. A pooled fiber keeps its id
+//! from one call to the next; what a call can set on it is reset before
+//! the next (its `fiber.storage`, its name, its own max slice, its
+//! thread's environment and debug hook). One that was cancelled or made
+//! joinable, or kept state by its thread (`LuaFiber::keyed`), ends with
+//! its call instead; so does one that finds the pool full.
 
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -31,7 +42,10 @@ use super::{lua_serde, Error, ErrorKind};
 use crate::embed::cords::serve::failure_at;
 use crate::embed::cords::Serving;
 use crate::fiber::handlers::{handler_ref, Handler};
-use crate::fiber::{spawn_request_in, Start, Unfilled};
+use crate::fiber::{
+    request_call, spawn_worker_started, worker_end, worker_serves_again, worker_woken, Start,
+    Unfilled,
+};
 use crate::modules::msgpack::port;
 use crate::modules::threads::request::{FailKind, Failure, Gather};
 use crate::raw::context::Part;
@@ -47,16 +61,39 @@ type ReadFn = unsafe fn(out: *mut (), ok: bool, t: &mut Stack, fiber: FiberId);
 /// before `start` returns.
 #[derive(Clone, Copy)]
 struct Sink {
-    /// The call's key in [`Serving::direct`].
-    key: usize,
+    /// The call's number on this thread ([`LIVE`]).
+    token: u64,
     out: *mut (),
     read: ReadFn,
 }
 
 thread_local! {
-    /// The sink of the direct call this thread is starting, if any.
-    static SINK: Cell<Option<Sink>> = const { Cell::new(None) };
+    /// The call [`start`] hands to the fiber it switches to (taken by that
+    /// fiber as its first step).
+    static CALL: Cell<Option<Sink>> = const { Cell::new(None) };
+    /// The number of the call whose [`start`] runs now (0: none): a fiber
+    /// that ends that call before `start` returns writes into its sink.
+    static LIVE: Cell<u64> = const { Cell::new(0) };
+    /// The number of the last call started on this thread.
+    static LAST: Cell<u64> = const { Cell::new(0) };
 }
+
+/// A direct call's fiber waiting in its cord's pool for its next call
+/// ([`Serving::idle`]).
+pub(crate) struct Worker {
+    id: FiberId,
+    /// Its index in the cord's fibers.
+    idx: usize,
+    /// Its Lua thread, idle at `[msgh]` while it waits.
+    l: *mut lua_State,
+}
+
+/// Fibers kept waiting in a cord's pool, at most; one that ends a call
+/// with the pool full ends.
+const IDLE_MAX: usize = 256;
+
+/// The name of a direct call's fiber.
+const NAME: &[u8] = b"call";
 
 /// How a direct call went on.
 pub(super) enum Started<R> {
@@ -66,15 +103,15 @@ pub(super) enum Started<R> {
     Waiting(Arc<Gather>),
 }
 
-/// Runs the global function `name` (a dotted or colon path) on a new fiber
-/// of this thread's local cord, at once, with the arguments `push` pushes
-/// onto the fiber's thread (as [`lua_serde::push_args`] does: `push` is
-/// given that thread's state, idle, with allocations exempt from the
-/// memory limit); to be called outside any fiber, on a thread whose local
-/// cord runs.
+/// Runs the global function `name` (a dotted or colon path) on a fiber of
+/// this thread's local cord (one of its pool, else a new one), at once,
+/// with the arguments `push` pushes onto the fiber's thread (as
+/// [`lua_serde::push_args`] does: `push` is given that thread's state,
+/// idle, with allocations exempt from the memory limit); to be called
+/// outside any fiber, on a thread whose local cord runs.
 pub(super) fn start<R: DeserializeOwned>(
     name: &[u8],
-    push: impl FnOnce(*mut lua_State) -> Result<c_int, Error>,
+    push: impl Fn(*mut lua_State) -> Result<c_int, Error>,
 ) -> Started<R> {
     let Ok(s) = &mut crate::embed::handle::main_stack() else {
         return Started::Done(Err(Error::new(ErrorKind::Stopped, "no Lua runtime")));
@@ -82,7 +119,6 @@ pub(super) fn start<R: DeserializeOwned>(
     let main = s.as_ptr();
     // SAFETY: `main` is this thread's cord state.
     let used = unsafe { memory::used(main) };
-    let key = Serving::with(|p| p.direct.borrow_mut().insert(None));
     let fill = |t: &mut Stack| -> Result<(), Error> {
         let full = || Error::new(ErrorKind::Lua, "call: stack overflow");
         t.ensure(8).map_err(|_| full())?;
@@ -106,23 +142,51 @@ pub(super) fn start<R: DeserializeOwned>(
         Ok(())
     };
     let mut out: Option<Result<R, Error>> = None;
-    SINK.set(Some(Sink {
-        key,
+    let token = LAST.get().wrapping_add(1).max(1);
+    LAST.set(token);
+    let sink = Sink {
+        token,
         out: (&raw mut out).cast(),
         read: read_into::<R>,
-    }));
-    let done = move |ok: bool, t: &mut Stack| finish(key, ok, t);
-    let spawned = spawn_request_in(s, fill, Start::Now, Builder::new().name("call"), done);
-    SINK.set(None);
-    let fiber = match spawned {
-        Ok((id, _)) => id,
-        Err(e) => {
-            Serving::with(|p| p.direct.borrow_mut().try_remove(key));
-            return Started::Done(Err(match e {
-                Unfilled::Fill(e) => e,
-                Unfilled::Spawn(r) => Error::new(ErrorKind::Stopped, format!("call: {}", text(r))),
-            }));
+    };
+    let (fiber, idx) = loop {
+        let Some(w) = Serving::with(|p| p.idle.borrow_mut().pop()) else {
+            let spawned = handing(sink, || {
+                spawn_worker_started(
+                    s,
+                    |t| fill(t),
+                    Start::Now,
+                    Builder::new().name_bytes(NAME),
+                    worker,
+                )
+            });
+            match spawned {
+                Ok((id, idx, _)) => break (id, idx),
+                Err(e) => {
+                    return Started::Done(Err(match e {
+                        Unfilled::Fill(e) => e,
+                        Unfilled::Spawn(r) => {
+                            Error::new(ErrorKind::Stopped, format!("call: {}", text(r)))
+                        }
+                    }))
+                }
+            }
+        };
+        // SAFETY: a fiber in the pool is alive (it leaves the pool before
+        // it ends) and waits outside any Lua call, its thread idle at
+        // `[msgh]`; nothing else uses the thread until the fiber runs.
+        let t = &mut unsafe { Stack::from_state(w.l) };
+        if let Err(e) = fill(t) {
+            t.settop(1);
+            Serving::with(|p| p.idle.borrow_mut().push(w));
+            return Started::Done(Err(e));
         }
+        if matches!(handing(sink, || luafiber_fiber::resume_now(w.id)), Ok(true)) {
+            break (w.id, w.idx);
+        }
+        // Woken by someone else meanwhile, or cancelled: it runs without
+        // this call (and puts itself back in the pool, or ends).
+        t.settop(1);
     };
     if let Some(r) = out {
         return Started::Done(r);
@@ -130,29 +194,87 @@ pub(super) fn start<R: DeserializeOwned>(
     let (gather, slot) = Gather::one();
     gather.started(0, fiber);
     Serving::with(|p| {
-        if let Some(s) = p.direct.borrow_mut().get_mut(key) {
-            *s = Some(slot);
+        let mut d = p.direct.borrow_mut();
+        if d.len() <= idx {
+            d.resize_with(idx + 1, || None);
         }
+        d[idx] = Some(slot);
     });
     Started::Waiting(gather)
 }
 
-/// The end of a direct call's fiber: its outcome to the sink of the
-/// [`start`] that runs it, or to its slot.
-fn finish(key: usize, ok: bool, t: &mut Stack) {
+/// Runs `f`, which switches to the fiber that takes the call of `sink`.
+fn handing<T>(sink: Sink, f: impl FnOnce() -> T) -> T {
+    CALL.set(Some(sink));
+    LIVE.set(sink.token);
+    let r = f();
+    CALL.set(None);
+    LIVE.set(0);
+    r
+}
+
+/// The body of a direct call's fiber: runs the call [`start`] handed it,
+/// then waits in the pool for the next, until it is cancelled, made
+/// joinable, keeps state a next call would see, or finds the pool full.
+fn worker(idx: usize, l: *mut lua_State) {
+    let me = luafiber_fiber::current().expect("a call's fiber runs as current");
+    let mut call = CALL.take();
+    loop {
+        if let Some(sink) = call.take() {
+            // SAFETY: the fiber's own thread, which it alone uses while it
+            // runs (`start` fills it only while the fiber waits in the
+            // pool); the handle lives until the fiber waits again.
+            let s = &mut unsafe { Stack::from_state(l) };
+            let ok = request_call(idx, s);
+            finish(idx, sink, ok, s, me);
+            if !worker_serves_again(idx, me, s, NAME) || !pool(Worker { id: me, idx, l }) {
+                break;
+            }
+        }
+        // Switched to with a call, or cancelled; any other wakeup
+        // (`fiber.wakeup` of its id) leaves it waiting in the pool.
+        if luafiber_fiber::block_cancellable(None).is_err() {
+            Serving::try_with(|p| p.idle.borrow_mut().retain(|w| w.id != me));
+            break;
+        }
+        call = CALL.take();
+        if call.is_some() {
+            worker_woken(idx);
+        } else {
+            let listed = Serving::try_with(|p| p.idle.borrow().iter().any(|w| w.id == me));
+            if listed == Some(false) && !pool(Worker { id: me, idx, l }) {
+                break;
+            }
+        }
+    }
+    worker_end(idx);
+}
+
+/// Puts `w` in its cord's pool; `false` when the pool is full (or gone).
+fn pool(w: Worker) -> bool {
+    Serving::try_with(|p| {
+        let mut idle = p.idle.borrow_mut();
+        let room = idle.len() < IDLE_MAX;
+        if room {
+            idle.push(w);
+        }
+        room
+    }) == Some(true)
+}
+
+/// The end of a direct call (`ok`, its fiber's stack `t` as [`ReadFn`]
+/// says): its outcome to the sink of the [`start`] that runs it, or to its
+/// slot.
+fn finish(idx: usize, sink: Sink, ok: bool, t: &mut Stack, fiber: FiberId) {
     let _exempt = Exempt::enter();
-    let Some(fiber) = luafiber_fiber::current() else {
-        return;
-    };
-    if let Some(sink) = SINK.get().filter(|s| s.key == key) {
-        SINK.set(None);
-        Serving::try_with(|p| p.direct.borrow_mut().try_remove(key));
-        // SAFETY: the sink of this call: `out` is the live local of the
-        // `start` that runs this fiber, of the type `read` was made for.
+    if LIVE.get() == sink.token {
+        LIVE.set(0);
+        // SAFETY: the sink of the call whose `start` runs now: `out` is
+        // its live local, of the type `read` was made for.
         unsafe { (sink.read)(sink.out, ok, t, fiber) };
         return;
     }
-    let slot = Serving::try_with(|p| p.direct.borrow_mut().try_remove(key)).flatten();
+    let slot = Serving::try_with(|p| p.direct.borrow_mut().get_mut(idx).and_then(Option::take));
     let Some(Some(slot)) = slot else {
         return;
     };

@@ -283,8 +283,7 @@ impl Handle {
         LocalCall {
             state: State::Start,
             kind,
-            // The name inline when short (no allocation).
-            what: Body::new(what.as_bytes(), &[]),
+            what: What::new(what.as_bytes()),
             args: Some(args),
             handle: thread_handle(self),
             _r: PhantomData,
@@ -319,6 +318,38 @@ fn thread_handle(h: &Handle) -> Arc<Handle> {
     kept.ok().flatten().unwrap_or_else(|| Arc::new(h.clone()))
 }
 
+/// Bytes a [`What`] holds inline at most: a usual function name
+/// (`"module.function"`).
+const WHAT_INLINE: usize = 22;
+
+/// A local call's function name or chunk: inline when short (no
+/// allocation), and small, as the future moves (into an executor's task,
+/// a `FuturesUnordered`) by copy.
+enum What {
+    Inline(u8, [u8; WHAT_INLINE]),
+    Heap(Box<[u8]>),
+}
+
+impl What {
+    fn new(b: &[u8]) -> What {
+        match u8::try_from(b.len()) {
+            Ok(n) if b.len() <= WHAT_INLINE => {
+                let mut buf = [0; WHAT_INLINE];
+                buf[..b.len()].copy_from_slice(b);
+                What::Inline(n, buf)
+            }
+            _ => What::Heap(b.into()),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            What::Inline(n, buf) => &buf[..usize::from(*n)],
+            What::Heap(b) => b,
+        }
+    }
+}
+
 enum State<R> {
     /// Not polled yet.
     Start,
@@ -344,7 +375,7 @@ pub struct LocalCall<R, A> {
     state: State<R>,
     kind: Kind,
     /// The function's name or the chunk.
-    what: Body,
+    what: What,
     /// The arguments, until the first poll takes them.
     args: Option<A>,
     handle: Arc<Handle>,
@@ -364,8 +395,8 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
         };
         let spec = self.handle.local.as_ref();
         if self.kind == Kind::Call && spec.is_some_and(enter) {
-            let name = self.what.what();
-            // SAFETY: `direct::start` gives the new fiber's idle thread,
+            let name = self.what.bytes();
+            // SAFETY: `direct::start` gives the call fiber's idle thread,
             // its allocations exempt from the memory limit.
             let push = |l| unsafe { lua_serde::push_args(l, &args) };
             let remote = match direct::start::<R>(name, push) {
@@ -391,7 +422,7 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
             };
             return None;
         }
-        let what = String::from_utf8_lossy(self.what.what()).into_owned();
+        let what = String::from_utf8_lossy(self.what.bytes()).into_owned();
         let encoded = args::encode(&args);
         let Some(remote) = spec.and_then(enter_remote) else {
             let call = self.handle.start_async(None, self.kind, &what, encoded);
@@ -493,10 +524,19 @@ impl<R, A> Drop for LocalCall<R, A> {
         let Some((_, id)) = gather.abandon() else {
             return;
         };
+        // The call's fiber is pooled (`direct.rs`): once the call answered
+        // it may run another, which the cancel must not reach. On its
+        // thread an unanswered call still has it (only that thread
+        // answers); elsewhere it is asked there.
         if remote.is_home() {
             let _ = luafiber_fiber::cancel(id);
         } else {
-            remote.run(move || drop(luafiber_fiber::cancel(id)));
+            let gather = gather.clone();
+            remote.run(move || {
+                if !gather.is_done() {
+                    let _ = luafiber_fiber::cancel(id);
+                }
+            });
         }
     }
 }

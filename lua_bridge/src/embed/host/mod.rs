@@ -51,7 +51,7 @@
 mod args;
 mod builder;
 mod cord_lua;
-mod direct;
+pub(crate) mod direct;
 mod error;
 mod handle;
 mod local;
