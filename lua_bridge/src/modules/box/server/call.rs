@@ -30,8 +30,8 @@ use super::{ServerState, SCHEMA};
 use crate::cord;
 use crate::fiber::handlers::{handler_ref, is_plain_name, Handler};
 use crate::fiber::{
-    request_call, spawn_request_in, spawn_worker_in, worker_end, worker_reset, worker_woken, Start,
-    Unfilled,
+    request_call, spawn_request_in, spawn_worker_in, worker_end, worker_serves_again, worker_woken,
+    Start, Unfilled,
 };
 use crate::modules::msgpack::port;
 use crate::raw::context::Part;
@@ -195,7 +195,7 @@ fn worker(idx: usize, l: *mut ffi::lua_State) {
         if let Some((_, r)) = super::running_take(idx) {
             finish(&r.conn, r.sync, r.kind, ok, s);
         }
-        if !serves_again(idx, me, s) {
+        if !worker_serves_again(idx, me, s, NAME) {
             break;
         }
         let pooled = ServerState::with(|st| {
@@ -224,24 +224,6 @@ fn worker(idx: usize, l: *mut ffi::lua_State) {
         }
     }
     worker_end(idx);
-}
-
-/// Whether the request fiber `me` (at `idx`, its thread's stack `s`) may
-/// serve another request: not cancelled nor joinable, and readied for it
-/// ([`worker_reset`], the name).
-fn serves_again(idx: usize, me: FiberId, s: &mut Stack) -> bool {
-    let flags = luafiber_fiber::current_flags().expect("a request fiber runs as current");
-    if flags.cancelled || flags.joinable || cord::with(|c| c.shutting_down) {
-        return false;
-    }
-    if !worker_reset(idx, s) {
-        return false;
-    }
-    match luafiber_fiber::with_name(me, |n| n == NAME) {
-        Ok(true) => true,
-        Ok(false) => luafiber_fiber::set_name(me, NAME).is_ok(),
-        Err(_) => false,
-    }
 }
 
 /// Why a request's fiber did not start.
