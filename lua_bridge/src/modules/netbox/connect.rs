@@ -19,7 +19,7 @@ use super::calls::{
     wait_request,
 };
 use super::request::{Decode, Request};
-use super::transport::{Peer, ReadEnd, State, Transport};
+use super::transport::{Peer, ReadEnd, State, Transport, ER_NO_CONNECTION};
 use crate::raw::{args, lua_fn, LResult, Raise, Stack};
 
 lua_fn! {
@@ -121,7 +121,10 @@ lua_fn! {
 
 lua_fn! {
     /// `lib.run(t)`: the reader, on the calling fiber, until the
-    /// connection fails (`'error', message`), a response shows another
+    /// connection fails (`'error', message`; the requests in flight fail
+    /// with it at once, as master's `netbox_transport_fail` fails them, so
+    /// a handshake's own requests, the schema's selects, do not wait for a
+    /// reply that cannot come), a response shows another
     /// schema version (`'schema', version`) or an EVENT comes (`'event',
     /// key, value` with the value as a MessagePack string, or nil).
     pub(super) fn run(s: &mut Stack) {
@@ -136,6 +139,7 @@ lua_fn! {
                 s.push_number(v as f64);
             }
             ReadEnd::Failed(m) => {
+                t.fail_all(ER_NO_CONNECTION, &m);
                 s.push_cstr(c"error");
                 s.push_str(&m);
             }
