@@ -455,6 +455,49 @@ fn on_disconnect_runs_after_a_failed_on_connect() {
 }
 
 #[test]
+fn a_failed_on_connect_sends_the_greeting_and_its_error() {
+    // As master's `tx_process_connect` and `net_send_greeting` (Tarantool
+    // 2.6 too): the greeting, then the trigger's error as a reply with
+    // sync 0, then the close.
+    let (status, stdout, stderr) = luafiber_e(
+        r#"
+        local socket, msgpack = require('socket'), require('msgpack')
+        box.cfg{listen = '127.0.0.1:0'}
+        box.session.on_connect(function() error('no entry') end)
+        local port = tonumber(box.info.listen:match(':(%d+)$'))
+        local s = assert(socket.tcp_connect('127.0.0.1', port))
+        local data = s:read(4096, 5)
+        s:close()
+        assert(data and #data > 128, 'greeting and reply: ' .. tostring(data and #data))
+        assert(data:sub(1, 9) == 'Tarantool', data:sub(1, 64))
+        local rest = data:sub(129)
+        local size, pos = msgpack.decode(rest)
+        assert(size == #rest - pos + 1, ('size %d of %d'):format(size, #rest - pos + 1))
+        local header, body
+        header, pos = msgpack.decode(rest, pos)
+        body = msgpack.decode(rest, pos)
+        assert(header[0x00] == 0x8000 + box.error.PROC_LUA, tostring(header[0x00]))
+        assert(header[0x01] == 0, 'sync 0')
+        assert(tostring(body[0x31]):find('no entry', 1, true), tostring(body[0x31]))
+        assert(type(body[0x52]) == 'table', 'an MP_ERROR stack')
+        -- net.box fails the handshake's requests when the peer closes
+        -- (it waited for the schema's replies forever, against Tarantool
+        -- 2.6 too): the connection ends in 'error' at once.
+        local c = require('net.box').connect(box.info.listen, {wait_connected = 30})
+        assert(c.state == 'error', tostring(c.state))
+        -- (the reset when the server closed with the selects unread)
+        assert(c.error == 'Peer closed' or c.error == 'Connection reset by peer',
+               tostring(c.error))
+        c:close()
+        print('refused ok')
+        os.exit(0)
+        "#,
+    );
+    assert_eq!(status, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("refused ok"), "{stdout}\n{stderr}");
+}
+
+#[test]
 fn an_error_object_serializes_as_its_message() {
     // Master's error_serialize: json, msgpack and an IPROTO reply give the
     // message of an error returned as a value (Tarantool 2.6 too); a raised

@@ -252,13 +252,15 @@ fn other(m: impl Into<String>) -> Refused {
 /// for `conn` on a fresh fiber in its session: the Lua function
 /// `box.internal.session_triggers(kind, ...)` with the MessagePack items
 /// `extra` (`auth`: the user name and whether it succeeded), then
-/// `done(ok)`.
+/// `done(None)`, or when a trigger failed `done(Some(reply))`: its error
+/// as an IPROTO error reply with sync 0 (master's `tx_reply_error` of a
+/// failed connect), which the caller may send or drop.
 pub(super) fn run_triggers(
     conn: &Rc<Conn>,
     kind: &str,
     extra: &[u8],
     n_extra: u32,
-    done: impl FnOnce(bool) + 'static,
+    done: impl FnOnce(Option<Vec<u8>>) + 'static,
 ) -> Result<(), String> {
     let mut raw = Vec::with_capacity(8 + kind.len() + extra.len());
     let _ = rmp::encode::write_array_len(&mut raw, 1 + n_extra);
@@ -268,11 +270,14 @@ pub(super) fn run_triggers(
     let peer = conn.peer.clone();
     let kind = kind.to_string();
     let on_end = move |ok: bool, t: &mut Stack| {
-        if !ok {
-            let msg = t.describe_tostring(-1);
-            tracing::warn!(target: "iproto", "{peer}: a session on_{kind} trigger failed: {msg}");
+        if ok {
+            return done(None);
         }
-        done(ok);
+        let msg = t.describe_tostring(-1);
+        tracing::warn!(target: "iproto", "{peer}: a session on_{kind} trigger failed: {msg}");
+        let mut out = Ibuf::new();
+        encode_lua_error(t, 0, &mut out);
+        done(Some(out.data().to_vec()));
     };
     spawn(
         conn,

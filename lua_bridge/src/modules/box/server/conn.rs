@@ -80,8 +80,9 @@ pub(crate) struct Conn {
     universe: Cell<(u64, u32, u32)>,
     /// Replies dropped because the connection had closed.
     pub dropped: Cell<u64>,
-    /// The result of the on_connect triggers, once they ran.
-    connected: Cell<Option<bool>>,
+    /// The result of the on_connect triggers, once they ran: `Ok`, or
+    /// the error reply of the one that failed.
+    connected: RefCell<Option<Result<(), Vec<u8>>>>,
     /// Signalled when they have.
     connect_done: Cond,
     /// The writer is writing a batch (swapped out of `out`).
@@ -243,7 +244,7 @@ pub(super) fn start(fd: Fd, peer: String) {
         closed: Cell::new(false),
         universe: Cell::new((u64::MAX, 0, 0)),
         dropped: Cell::new(0),
-        connected: Cell::new(None),
+        connected: RefCell::new(None),
         connect_done: Cond::new(),
         writing: Cell::new(false),
     });
@@ -328,16 +329,14 @@ fn write_loop(conn: &Conn) {
 /// The reader: reads packets and serves them until the peer goes, the
 /// stream is garbage, or the connection is closed.
 fn read_loop(conn: &Rc<Conn>, limits: Limits) {
-    if has_triggers(TRIGGER_CONNECT) && !on_connect(conn) {
-        conn.close();
-        ServerState::with(|st| st.conns.borrow_mut().remove(&conn.session));
-        // The session was made: its on_disconnect triggers run, as
-        // `tx_process_disconnect` runs them after a failed on_connect.
-        on_disconnect(conn);
-        return;
-    }
     let uuid = ServerState::with(|st| st.uuid());
     let greeting = luafiber_iproto::encode_greeting(GREETING_VERSION, &uuid, &conn.salt);
+    if has_triggers(TRIGGER_CONNECT) {
+        if let Err(reply) = on_connect(conn) {
+            refuse(conn, &greeting, &reply);
+            return;
+        }
+    }
     conn.send(&greeting);
     let mut buf = Ibuf::new();
     let why = read_packets(conn, &mut buf, limits);
@@ -361,6 +360,27 @@ fn read_loop(conn: &Rc<Conn>, limits: Limits) {
     on_disconnect(conn);
 }
 
+/// Ends `conn` whose on_connect trigger failed, as master's
+/// `net_send_greeting` does: the greeting and `reply` (the trigger's error,
+/// sync 0) in one write, whatever of it the socket takes, then the close;
+/// the session was made, so its on_disconnect triggers run after, as
+/// `tx_process_disconnect` runs them.
+fn refuse(conn: &Rc<Conn>, greeting: &[u8], reply: &[u8]) {
+    let mut data = Vec::with_capacity(greeting.len() + reply.len());
+    data.extend_from_slice(greeting);
+    data.extend_from_slice(reply);
+    if let Err(e) = conn
+        .fd
+        .io(Interest::WRITABLE, None, |fd| sys::send(fd, &data))
+    {
+        let e = crate::modules::errno::io_text(&e);
+        tracing::debug!(target: "iproto", "{}: the refusal was not sent ({e})", conn.peer);
+    }
+    conn.close();
+    ServerState::with(|st| st.conns.borrow_mut().remove(&conn.session));
+    on_disconnect(conn);
+}
+
 /// Starts the on_disconnect triggers of `conn`'s session, if there are any.
 fn on_disconnect(conn: &Rc<Conn>) {
     if has_triggers(TRIGGER_DISCONNECT) {
@@ -370,24 +390,27 @@ fn on_disconnect(conn: &Rc<Conn>) {
     }
 }
 
-/// Runs the on_connect triggers and waits for them; false when one
-/// failed (the connection is then closed, as Tarantool does).
-fn on_connect(conn: &Rc<Conn>) -> bool {
+/// Runs the on_connect triggers and waits for them; `Err` with the error
+/// reply to send when one failed (the connection is then closed, as
+/// Tarantool does), an empty one when they could not run.
+fn on_connect(conn: &Rc<Conn>) -> Result<(), Vec<u8>> {
     let c = conn.clone();
-    let done = move |ok: bool| {
-        c.connected.set(Some(ok));
+    let done = move |failed: Option<Vec<u8>>| {
+        *c.connected.borrow_mut() = Some(failed.map_or(Ok(()), Err));
         c.connect_done.broadcast();
     };
     if let Err(e) = call::run_triggers(conn, "connect", &[], 0, done) {
         tracing::warn!(target: "iproto", "{}: on_connect triggers did not run: {e}", conn.peer);
-        return false;
+        return Err(Vec::new());
     }
-    while conn.connected.get().is_none() {
+    loop {
+        if let Some(r) = conn.connected.borrow_mut().take() {
+            return r;
+        }
         if conn.connect_done.wait(None).is_err() {
-            return false;
+            return Err(Vec::new());
         }
     }
-    conn.connected.get() == Some(true)
 }
 
 fn read_packets(conn: &Rc<Conn>, buf: &mut Ibuf, limits: Limits) -> Result<(), String> {
