@@ -96,6 +96,19 @@ thread_local! {
     static EXIT: UnsafeCell<Option<ExitGuard>> = const { UnsafeCell::new(None) };
 }
 
+/// Starts loading the cache line at `p` (any address, null too: a
+/// prefetch reads nothing and never faults); nothing off x86-64.
+#[inline(always)]
+fn prefetch(p: *const Free) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: no memory is read, nothing faults.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// The class of a block of `n` bytes (`1..=MAX_SMALL`).
 #[inline(always)]
 fn class(n: usize) -> usize {
@@ -138,7 +151,14 @@ impl Pool {
         if !head.is_null() {
             // SAFETY: a free-list entry is a freed block of this arena,
             // which holds its link (heap rule 1).
-            self.free[c] = unsafe { (*head).next };
+            let next = unsafe { (*head).next };
+            self.free[c] = next;
+            // The collector's sweep freed the list's blocks long ago: each
+            // is out of the cache by the time it is handed out, and reading
+            // its link was a cache miss per allocation (10% of the IPROTO
+            // server's CPU under CALL, `perf`). The next block's line is
+            // fetched now, while Lua fills this one.
+            prefetch(next);
             self.live += 1;
             return head.cast();
         }
