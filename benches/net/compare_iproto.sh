@@ -4,8 +4,9 @@
 # on luafiber). Per mode, the median of RUNS runs (default 5) of REQUESTS
 # requests (default 100000): requests/s (K) and the callee's CPU per
 # request (microseconds; user + system of the callee process, all its
-# threads, from /proc/PID/stat around the run); `heap` gives the callee's
-# Lua heap growth per 1000 CALLs with its collector stopped (KB).
+# threads, from /proc/PID/task/*/schedstat around the run); `heap` gives
+# the callee's Lua heap growth per 1000 CALLs with its collector stopped
+# (KB).
 #   benches/net/compare_iproto.sh [LUAFIBER_BINARY]
 # MODES (default: call eval ping pairs call1 heap), RUNS, REQUESTS.
 set -eu
@@ -21,9 +22,10 @@ trap cleanup EXIT INT TERM
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# ticks PID: user + system clock ticks of the process (all its threads)
-ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
+# cpu_ns PID: the CPU time the process's threads have run so far, in
+# nanoseconds (the scheduler's own count, /proc/PID/task/*/schedstat: user
+# and system, at the nanosecond where /proc/PID/stat counts 10 ms ticks)
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 
 # start_callee NAME BINARY: starts it, sets $port and $cpid
 start_callee() {
@@ -52,11 +54,11 @@ start_callee luafiber "$LUAFIBER"; lport=$port; lpid=$cpid
 # measure MODE N PORT PID OUT: one run, appended to OUT as
 # "requests krps callee_us heap"
 measure() {
-    t0=$(ticks "$4")
+    t0=$(cpu_ns "$4")
     line=$(timeout 300 tarantool "$here/iproto_caller.lua" "127.0.0.1:$3" "$1" "$2" || true)
-    t1=$(ticks "$4")
-    echo "$line" | awk -v d=$((t1 - t0)) -v hz="$HZ" \
-        'NF >= 4 { printf "%s %s %.3f %s\n", $2, $4, d / hz / $2 * 1e6, ($5 == "" ? "-" : $5) }' >>"$5"
+    t1=$(cpu_ns "$4")
+    echo "$line" | awk -v d=$((t1 - t0)) \
+        'NF >= 4 { printf "%s %s %.3f %s\n", $2, $4, d / $2 / 1e3, ($5 == "" ? "-" : $5) }' >>"$5"
 }
 
 printf '%-6s %10s %10s %12s %12s %8s %10s %10s\n' mode t_krps l_krps t_us_req l_us_req cpu_l/t t_heap_kb l_heap_kb
