@@ -36,6 +36,51 @@ pub fn tokio_rt() -> tokio::runtime::Runtime {
     rt
 }
 
+/// A current-thread tokio runtime, for the `*_instr` binaries: the calls
+/// and the tasks `host_wait` spawns all run on the calling thread, so
+/// callgrind counts the same work from run to run.
+pub fn tokio_rt_current() -> tokio::runtime::Runtime {
+    let mut b = tokio::runtime::Builder::new_current_thread();
+    b.enable_all();
+    if let Some(&f) = ON_PARK.get() {
+        b.on_thread_park(f);
+    }
+    let rt = b.build().expect("tokio starts");
+    let _ = TOKIO.set(rt.handle().clone());
+    rt
+}
+
+/// Makes `n` calls of `call` on `rt` from one task, [`IN_FLIGHT`] at a
+/// time, checking each answer with `expect`; returns how many answered
+/// (the `*_instr` binaries' fixed amount of work).
+pub fn run_calls<F, Fut>(
+    rt: &tokio::runtime::Runtime,
+    n: i64,
+    call: F,
+    expect: fn(i64) -> i64,
+) -> i64
+where
+    F: Fn(i64) -> Fut,
+    Fut: Future<Output = i64>,
+{
+    rt.block_on(async {
+        let mut flight = FuturesUnordered::new();
+        let (mut next, mut done) = (0i64, 0i64);
+        while done < n {
+            while next < n && flight.len() < IN_FLIGHT {
+                let x = next;
+                next += 1;
+                let c = call(x);
+                flight.push(async move { (x, c.await) });
+            }
+            let (x, r) = flight.next().await.expect("calls in flight");
+            assert_eq!(r, expect(x), "call {x}");
+            done += 1;
+        }
+        done
+    })
+}
+
 /// The Rust async function Lua's `host_wait` awaits: `x` goes to a new
 /// tokio task, which answers through a oneshot (a handler that waits on a
 /// service, once).
