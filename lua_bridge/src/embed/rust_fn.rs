@@ -149,7 +149,7 @@ impl FnError {
 /// Per-cord state of registered functions (a part of the cord context):
 /// the functions registered on the cord's runtime, with their names.
 #[derive(Default)]
-pub(crate) struct RustFns(RefCell<Vec<(RustFn, String)>>);
+pub(crate) struct RustFns(RefCell<Vec<(RustFn, Rc<str>)>>);
 
 /// Forgets the functions of this thread's runtime (it is going).
 pub(super) fn clear() {
@@ -195,7 +195,7 @@ impl LuaRuntime {
         let cname = CString::new(name).map_err(|_| Error::Load(format!("bad name {name:?}")))?;
         let idx = RustFns::with(|fns| {
             let mut fns = fns.0.borrow_mut();
-            fns.push((f, name.to_owned()));
+            fns.push((f, Rc::from(name)));
             fns.len() - 1
         });
         let s = &mut self.main_stack();
