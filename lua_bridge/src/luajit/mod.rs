@@ -40,7 +40,12 @@
 //!    or allocate a Lua object: the walk borrows the stack its root is on
 //!    ([`table`]), so no collection starts and no table changes under it.
 //! 4. A value written in place holds no GC object (booleans and numbers),
-//!    into a slot the stack handle counted.
+//!    into a slot the stack handle counted; or it is the word of a live
+//!    table's value, read with nothing run or allocated since (the
+//!    function and the table [`Tables::push_path`](table::Tables::push_path)
+//!    finds): LuaJIT's collector never leaves a thread black, so a stack
+//!    slot takes a live object with no write barrier, as the VM's own
+//!    `TGETS` writes one.
 //! 5. Nothing is cached that can go stale: the facts read at a call come
 //!    from the state at that call; a token holds only what is fixed for the
 //!    state's life.

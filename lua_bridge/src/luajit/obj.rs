@@ -23,6 +23,8 @@ pub(crate) const TRUE: u32 = !2;
 pub(crate) const LIGHTUD: u32 = !3;
 /// `itype` of a string.
 pub(crate) const STR: u32 = !4;
+/// `itype` of a function.
+pub(crate) const FUNC: u32 = !8;
 /// `itype` of a cdata.
 pub(crate) const CDATA: u32 = !10;
 /// `itype` of a table.

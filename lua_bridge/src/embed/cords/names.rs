@@ -11,6 +11,11 @@
 //! runs the metamethods or raises "Procedure 'NAME' is not defined" as
 //! before.
 //!
+//! On LuaJIT with the probed table layout the walk reads the tables in
+//! place ([`Tables::push_path`]: a hash lookup per piece with the pieces'
+//! interned strings, the function written at the top), with the same
+//! outcome as the C API walk, which Lua 5.4 takes.
+//!
 //! A small direct-mapped table: a name's slot is picked by a hash of its
 //! bytes, a miss replaces what the slot held (its refs released). Bounded:
 //! at most [`SLOTS`] names of at most [`NAME_MAX`] bytes (a longer name is
@@ -20,6 +25,8 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
+use crate::luajit::obj::GcStr;
+use crate::luajit::table::Tables;
 use crate::raw::{api, Stack};
 
 /// Names kept at once.
@@ -28,11 +35,13 @@ const SLOTS: usize = 64;
 /// Longer names are left to the CALL handler.
 const NAME_MAX: usize = 256;
 
-/// One name: its bytes, the refs of its pieces' strings, and whether the
-/// last piece is a method (`a.b:c`).
+/// One name: its bytes, the refs of its pieces' strings and the strings
+/// themselves (`lua_topointer`: alive while their refs are), and whether
+/// the last piece is a method (`a.b:c`).
 struct Entry {
     name: Box<[u8]>,
     pieces: Box<[c_int]>,
+    keys: Box<[*const GcStr]>,
     method: bool,
 }
 
@@ -40,6 +49,9 @@ struct Entry {
 #[derive(Default)]
 pub(crate) struct CallNames {
     slots: Vec<Option<Entry>>,
+    /// The in-place table readers of the cord's state (LuaJIT), taken at
+    /// the first name.
+    tables: Option<Tables>,
 }
 
 /// What [`CallNames::push_function`] pushed.
@@ -63,6 +75,7 @@ impl CallNames {
         }
         if self.slots.is_empty() {
             self.slots.resize_with(SLOTS, || None);
+            self.tables = crate::luajit::layout().tables;
         }
         let i = (hash(name) % SLOTS as u64) as usize;
         if self.slots[i].as_ref().is_none_or(|e| &*e.name != name) {
@@ -74,6 +87,16 @@ impl CallNames {
             }
         }
         let entry = self.slots[i].as_ref().expect("filled above");
+        #[cfg(feature = "luajit")]
+        if let Some(t) = &self.tables {
+            return t
+                .push_path(s, &entry.keys, entry.method)
+                .then_some(if entry.method {
+                    Found::Method
+                } else {
+                    Found::Function
+                });
+        }
         walk(s, entry)
     }
 }
@@ -114,16 +137,18 @@ fn make(s: &mut Stack, name: &[u8]) -> Option<Entry> {
         parts.push(&name[start..end]);
         start = end + 1;
     }
-    let pieces = parts
+    let (pieces, keys): (Vec<c_int>, Vec<*const GcStr>) = parts
         .iter()
         .map(|p| {
             s.push_bytes(p);
-            s.make_ref()
+            let key = s.to_pointer(-1).cast::<GcStr>();
+            (s.make_ref(), key)
         })
-        .collect();
+        .unzip();
     Some(Entry {
         name: name.into(),
-        pieces,
+        pieces: pieces.into(),
+        keys: keys.into(),
         method,
     })
 }
