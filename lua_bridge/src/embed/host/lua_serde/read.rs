@@ -148,7 +148,8 @@ impl<'a, 'f> Reader<'a, 'f> {
     }
 
     fn head(&mut self, idx: c_int) -> ReadResult<Head> {
-        if self.s.type_of(idx) == LUA_TCDATA {
+        let t = self.s.type_of(idx);
+        if t == LUA_TCDATA {
             let c = self.cache()?;
             return if is_null_cdata(self.s, c, idx) {
                 Ok(Head::Nil)
@@ -157,7 +158,7 @@ impl<'a, 'f> Reader<'a, 'f> {
             };
         }
         let s = &mut *self.s;
-        Ok(match s.type_of(idx) {
+        Ok(match t {
             // SAFETY: a number there.
             ffi::LUA_TNUMBER => Head::Num(unsafe { number(s, idx) }),
             ffi::LUA_TSTRING => Head::Str,
