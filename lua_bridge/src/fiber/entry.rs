@@ -125,7 +125,11 @@ pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
         lf.pooled = true;
         (c.main, lf.keyed)
     });
-    s.settop(1);
+    // With its top read first, a pop needs no room asked (`settop` of an
+    // unknown top would ask `lua_checkstack`).
+    if s.top() != 1 {
+        s.settop(1);
+    }
     // SAFETY: `main` is the cord's state, of this thread.
     if keyed || unsafe { crate::raw::memory::past_limit(main) } {
         return false;
@@ -154,7 +158,9 @@ pub(crate) fn worker_serves_again(idx: usize, me: FiberId, s: &mut Stack, name: 
     if !worker_reset(idx, s) {
         return false;
     }
-    match fiber::with_name(me, |n| n == name) {
+    // Its own name is the bytes it was given (a renamed fiber's are its
+    // own copy): the address tells most calls apart before the bytes.
+    match fiber::with_name(me, |n| std::ptr::eq(n, name) || n == name) {
         Ok(true) => true,
         Ok(false) => fiber::set_name(me, name).is_ok(),
         Err(_) => false,

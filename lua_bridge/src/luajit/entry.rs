@@ -16,7 +16,7 @@ use std::ffi::{c_int, c_void};
 
 use std::mem::size_of;
 
-use super::obj::{gcptr, itype, Global, State, Udata, Word, ISNUM, MAX_MEM, UDATA};
+use super::obj::{gcptr, itype, GcTab, Global, State, Udata, Word, ISNUM, MAX_MEM, UDATA};
 use crate::raw::context::Part;
 use crate::raw::{Kind, Stack};
 
@@ -88,6 +88,19 @@ impl Entry {
     #[inline(always)]
     pub(crate) fn identity(self, s: &Stack) -> *const c_void {
         state(s).glref.cast()
+    }
+
+    /// The globals table of the thread `l` (`LUA_GLOBALSINDEX`), read in
+    /// place (`lua_topointer` of it walks `index2adr`).
+    ///
+    /// # Safety
+    ///
+    /// `l` is a live thread of the state the probe checked.
+    #[inline(always)]
+    pub(crate) unsafe fn globals(self, l: *mut mlua::ffi::lua_State) -> *const GcTab {
+        // SAFETY: the caller's contract; `env` of the checked layout
+        // (luajit rule 1).
+        unsafe { (*l.cast::<State>()).env }
     }
 
     /// Whether the collector of `s`'s state may run now: false inside a

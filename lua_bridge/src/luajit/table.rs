@@ -13,8 +13,10 @@ use std::marker::PhantomData;
 use mlua::ffi;
 
 use super::obj::{
-    gcptr, itype, GcCdata, GcStr, GcTab, Node, State, Word, CDATA, FUNC, ISNUM, NIL_WORD, STR, TAB,
+    gcptr, itype, GcCdata, GcStr, GcTab, Node, Word, CDATA, ISNUM, NIL_WORD, STR, TAB,
 };
+#[cfg(feature = "luajit")]
+use super::obj::{State, FUNC};
 use crate::raw::Stack;
 
 #[cfg(feature = "luajit")]
@@ -95,11 +97,15 @@ impl Tables {
         // in the one before) with interned strings the caller keeps alive;
         // nothing here allocates or runs Lua code, so nothing changes or
         // goes between the reads and the writes (luajit rule 3). On
-        // LuaJIT a thread's globals are always a table, whose
-        // `lua_topointer` is its `GCtab`; every value word is read as
+        // LuaJIT a thread's globals are always a table (its `env`, read in
+        // place with the entry token, else `lua_topointer`'s `GCtab`);
+        // every value word is read as
         // `lj_obj.h` lays it out (luajit rule 1, the probe's token).
         unsafe {
-            let mut t = ffi::lua_topointer(l, ffi::LUA_GLOBALSINDEX).cast::<GcTab>();
+            let mut t = match super::entry::entry() {
+                Some(e) => e.globals(l),
+                None => ffi::lua_topointer(l, ffi::LUA_GLOBALSINDEX).cast::<GcTab>(),
+            };
             let mut obj = NIL_WORD;
             for &key in path {
                 let v = lj_tab_getstr(t, key);
