@@ -41,6 +41,7 @@ const NAME_MAX: usize = 256;
 struct Entry {
     name: Box<[u8]>,
     pieces: Box<[c_int]>,
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
     keys: Box<[*const GcStr]>,
     method: bool,
 }
@@ -78,7 +79,7 @@ impl CallNames {
             self.tables = crate::luajit::layout().tables;
         }
         let i = (hash(name) % SLOTS as u64) as usize;
-        if self.slots[i].as_ref().is_none_or(|e| &*e.name != name) {
+        if self.slots[i].as_ref().is_none_or(|e| !same(&e.name, name)) {
             let entry = make(s, name)?;
             if let Some(old) = self.slots[i].replace(entry) {
                 for r in old.pieces.iter() {
@@ -114,11 +115,33 @@ fn hash(b: &[u8]) -> u64 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+        // The last 8 bytes (overlapping the chunks before), or the short
+        // name's bytes: no copy of a variable length.
+        let w = match b.len().checked_sub(8) {
+            Some(at) => u64::from_le_bytes(b[at..].try_into().expect("8 bytes")),
+            None => rest
+                .iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &c)| w | u64::from(c) << (8 * i)),
+        };
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
     }
     h ^ (h >> 32)
+}
+
+/// Whether the names `a` and `b` are the same bytes: a usual name (8 to 16
+/// bytes) as two words, others as slices.
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if !(8..=16).contains(&n) {
+        return a == b;
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
+    word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8)
 }
 
 /// The entry of `name`: its pieces (split at `.` and `:`, a `:` only

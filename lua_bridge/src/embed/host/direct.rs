@@ -117,15 +117,18 @@ pub(super) fn start<R: DeserializeOwned>(
         return Started::Done(Err(Error::new(ErrorKind::Stopped, "no Lua runtime")));
     };
     let main = s.as_ptr();
-    // SAFETY: `main` is this thread's cord state.
-    let used = unsafe { memory::used(main) };
+    let used = s.used();
     let fill = |t: &mut Stack| -> Result<(), Error> {
         let full = || Error::new(ErrorKind::Lua, "call: stack overflow");
         t.ensure(8).map_err(|_| full())?;
-        // Taken out while it pushes: an allocation may run a finalizer.
-        let mut names = Serving::with(|p| p.names.take());
-        let found = names.push_function(t, name);
-        Serving::with(|p| p.names.replace(names));
+        // Borrowed while it pushes: a finalizer that an allocation runs
+        // and that makes a call meanwhile leaves its name to the handler.
+        let found = Serving::with(|p| {
+            p.names
+                .try_borrow_mut()
+                .ok()
+                .and_then(|mut n| n.push_function(t, name))
+        });
         if found.is_none() {
             // The CALL handler finds it (or raises) in the fiber.
             t.push_ref(handler_ref(Handler::Call));

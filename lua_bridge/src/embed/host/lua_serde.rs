@@ -89,7 +89,8 @@
 //!    its key stays on the stack unconverted (no `lua_tolstring` of a
 //!    number key): the visitors are Rust code that cannot reach the Lua
 //!    state.
-//! 3. Both functions work through [`Stack::outside`]: their allocations do
+//! 3. Both functions work through [`Stack::outside`] (or in an [`Exempt`]
+//!    scope, where they ask nothing of the heap's count): their allocations do
 //!    not fail on the memory limit, as a C function body's do not (raw
 //!    rule 3), so they are safe inside a body and outside any. (As after
 //!    `cords_unpack`, a caller that runs Lua code with what `push_args`
@@ -112,6 +113,7 @@ use super::args::{self, Shape};
 use super::{Error, ErrorKind};
 use crate::modules::msgpack::port;
 use crate::modules::serializer::Config;
+use crate::raw::memory::Exempt;
 use crate::raw::{Raise, Stack};
 use push::Pusher;
 use read::{Leave, Reader};
@@ -139,9 +141,11 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
     l: *mut ffi::lua_State,
     args: &A,
 ) -> Result<c_int, Error> {
-    // SAFETY: the caller's contract (serde rule 3).
-    let mut out = unsafe { Stack::outside(l) };
-    let s: &mut Stack = &mut out;
+    // Serde rule 3 without `Stack::outside`'s count of the heap, which a
+    // push never asks.
+    let _exempt = Exempt::enter();
+    // SAFETY: the caller's contract.
+    let s = &mut unsafe { Stack::from_state(l) };
     let base = s.top();
     let mut p = Pusher::new(s, base);
     let r = match args::ser_shape(args) {
