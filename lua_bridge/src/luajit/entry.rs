@@ -16,7 +16,7 @@ use std::ffi::{c_int, c_void};
 
 use std::mem::size_of;
 
-use super::obj::{gcptr, itype, GcTab, Global, State, Udata, Word, ISNUM, MAX_MEM, UDATA};
+use super::obj::{gcptr, itype, Global, State, Udata, Word, ISNUM, MAX_MEM, UDATA};
 use crate::raw::context::Part;
 use crate::raw::{Kind, Stack};
 
@@ -96,8 +96,9 @@ impl Entry {
     /// # Safety
     ///
     /// `l` is a live thread of the state the probe checked.
+    #[cfg(feature = "luajit")]
     #[inline(always)]
-    pub(crate) unsafe fn globals(self, l: *mut mlua::ffi::lua_State) -> *const GcTab {
+    pub(crate) unsafe fn globals(self, l: *mut mlua::ffi::lua_State) -> *const super::obj::GcTab {
         // SAFETY: the caller's contract; `env` of the checked layout
         // (luajit rule 1).
         unsafe { (*l.cast::<State>()).env }

@@ -75,11 +75,19 @@ fn state_ok(s: &mut Stack) -> bool {
         ffi::lua_pop(main, 1);
         let g = (*main.cast::<State>()).glref;
         let env = (*main.cast::<State>()).env;
+        #[cfg(feature = "luajit")]
+        let env_ok = !env.is_null()
+            && env.cast::<c_void>() == ffi::lua_topointer(main, ffi::LUA_GLOBALSINDEX);
+        // Never probed without LuaJIT (`probe` returns first).
+        #[cfg(not(feature = "luajit"))]
+        let env_ok = {
+            let _ = env;
+            false
+        };
         let mut ud = std::ptr::null_mut();
         let allocf = ffi::lua_getallocf(main, &mut ud);
         if !is_main
-            || env.is_null()
-            || env.cast::<c_void>() != ffi::lua_topointer(main, ffi::LUA_GLOBALSINDEX)
+            || !env_ok
             || g.is_null()
             || (*g).allocf != allocf as *const c_void
             || (*g).allocd != ud.cast_const()
