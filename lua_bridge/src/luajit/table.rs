@@ -75,14 +75,21 @@ impl Tables {
     /// `false`, nothing pushed, when a key is missing or gives a value of
     /// another type (no metamethod is asked: a raw walk). The keys are
     /// interned strings (`lua_topointer` of each) that the caller keeps
-    /// alive; at least one.
+    /// alive; at least one. `entry`: the state's entry token, if the probe
+    /// made one (the globals are then read in place).
     ///
     /// A lookup per key in the tables' hash parts (`lj_tab_getstr`, where
     /// string keys always are) and the values written at the top in place:
     /// no C API call per key and no move of what was found (luajit rule
     /// 4's second case).
     #[cfg(feature = "luajit")]
-    pub(crate) fn push_path(&self, s: &mut Stack, keys: &[*const GcStr], method: bool) -> bool {
+    pub(crate) fn push_path(
+        &self,
+        s: &mut Stack,
+        entry: Option<super::Entry>,
+        keys: &[*const GcStr],
+        method: bool,
+    ) -> bool {
         let Some((&last, path)) = keys.split_last() else {
             return false;
         };
@@ -102,7 +109,7 @@ impl Tables {
         // every value word is read as
         // `lj_obj.h` lays it out (luajit rule 1, the probe's token).
         unsafe {
-            let mut t = match super::entry::entry() {
+            let mut t = match entry {
                 Some(e) => e.globals(l),
                 None => ffi::lua_topointer(l, ffi::LUA_GLOBALSINDEX).cast::<GcTab>(),
             };

@@ -53,6 +53,8 @@ pub(crate) struct CallNames {
     /// The in-place table readers of the cord's state (LuaJIT), taken at
     /// the first name.
     tables: Option<Tables>,
+    /// Its entry token (the globals read in place), taken with it.
+    entry: Option<crate::luajit::Entry>,
 }
 
 /// What [`CallNames::push_function`] pushed.
@@ -76,7 +78,9 @@ impl CallNames {
         }
         if self.slots.is_empty() {
             self.slots.resize_with(SLOTS, || None);
-            self.tables = crate::luajit::layout().tables;
+            let layout = crate::luajit::layout();
+            self.tables = layout.tables;
+            self.entry = layout.entry;
         }
         let i = (hash(name) % SLOTS as u64) as usize;
         if self.slots[i].as_ref().is_none_or(|e| !same(&e.name, name)) {
@@ -91,7 +95,7 @@ impl CallNames {
         #[cfg(feature = "luajit")]
         if let Some(t) = &self.tables {
             return t
-                .push_path(s, &entry.keys, entry.method)
+                .push_path(s, self.entry, &entry.keys, entry.method)
                 .then_some(if entry.method {
                     Found::Method
                 } else {

@@ -141,11 +141,28 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
     l: *mut ffi::lua_State,
     args: &A,
 ) -> Result<c_int, Error> {
+    // SAFETY: the caller's contract.
+    unsafe { push_args_onto(&mut Stack::from_state(l), args) }
+}
+
+/// [`push_args`] onto the stack of `s`, using the room `s` knows of (a
+/// scalar argument after a [`Stack::ensure`] asks `lua_checkstack`
+/// nothing); `s` reads its top again after.
+///
+/// # Errors
+///
+/// As [`push_args`].
+///
+/// # Safety
+///
+/// As [`push_args`], for `s`'s state.
+pub(crate) unsafe fn push_args_onto<A: Serialize + ?Sized>(
+    s: &mut Stack,
+    args: &A,
+) -> Result<c_int, Error> {
     // Serde rule 3 without `Stack::outside`'s count of the heap, which a
     // push never asks.
     let _exempt = Exempt::enter();
-    // SAFETY: the caller's contract.
-    let s = &mut unsafe { Stack::from_state(l) };
     let base = s.top();
     let mut p = Pusher::new(s, base);
     let r = match args::ser_shape(args) {
@@ -153,7 +170,7 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
         Shape::Tuple(_) => p.spread(args),
         Shape::One => p.one(args),
     };
-    match r {
+    let r = match r {
         Ok(n) => {
             p.drop_cache();
             Ok(n)
@@ -162,7 +179,10 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
             p.unwind();
             Err(Error::convert("arguments", e))
         }
-    }
+    };
+    // SAFETY: the pusher changed the stack through the C API only.
+    unsafe { s.sync() };
+    r
 }
 
 /// `R` from the `n` Lua values at `first..first + n` of `l`'s stack, as

@@ -567,13 +567,6 @@ pub struct Outside<'f> {
 }
 
 impl Outside<'_> {
-    /// The bytes the state had allocated when the handle was made, when it
-    /// has a memory limit (for [`memory::grew_past_limit`](super::memory::grew_past_limit)).
-    #[inline(always)]
-    pub fn used(&self) -> Option<usize> {
-        self.used
-    }
-
     /// Whether what was allocated since the handle was made took the state
     /// past its memory limit: a call that pushed its caller's values then
     /// fails with "not enough memory" instead of running. (Pushing what
