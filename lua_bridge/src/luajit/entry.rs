@@ -104,6 +104,19 @@ impl Entry {
         unsafe { (*l.cast::<State>()).env }
     }
 
+    /// The word of the value at `idx` (1-based, from the bottom of the
+    /// running frame, as the C API counts) of `s`'s stack, read in place;
+    /// `None` when `idx` is not below the top.
+    #[inline(always)]
+    pub(crate) fn value(self, s: &Stack, idx: c_int) -> Option<Word> {
+        let st = state(s);
+        let n = (st.top.cast_const() as usize - st.base as usize) / size_of::<Word>();
+        let i = usize::try_from(idx).ok().filter(|&i| i >= 1 && i <= n)?;
+        // SAFETY: a slot of the frame below `top` (just checked), of the
+        // checked layout.
+        Some(unsafe { *st.base.add(i - 1) })
+    }
+
     /// Whether the collector of `s`'s state may run now: false inside a
     /// `__gc` finalizer and after `collectgarbage("stop")` (what
     /// `LUA_GCISRUNNING` reports, read in place).

@@ -210,21 +210,17 @@ pub(crate) unsafe fn read_results<R: DeserializeOwned>(
     n: c_int,
 ) -> Result<R, Error> {
     if n == 1 {
-        // SAFETY: the caller's contract: a value at `first`.
-        let t = unsafe { ffi::lua_type(l, first) };
-        if matches!(
-            t,
-            ffi::LUA_TNUMBER | ffi::LUA_TBOOLEAN | ffi::LUA_TNIL | ffi::LUA_TSTRING
-        ) {
-            // One scalar, the usual answer: read where it is. The reader
-            // pushes nothing for it (no cache: no table, no cdata) and
-            // allocates no Lua object, so no exemption, no reading of the
-            // top before and no reset of it after. A value that is no `R`
-            // goes the whole way below (which gives the error).
-            // SAFETY: the caller's contract.
-            let mut s = unsafe { Stack::from_state(l) };
-            let first = if first < 0 { s.abs(first) } else { first };
-            if let Ok(v) = Reader::new(&mut s, Config::default()).results::<R>(first, 1) {
+        // One scalar, the usual answer: read where it is. The reader
+        // pushes nothing for it (no cache: no table, no cdata) and
+        // allocates no Lua object, so no exemption, no reading of the top
+        // before and no reset of it after. A value that is no `R` goes
+        // the whole way below (which gives the error).
+        // SAFETY: the caller's contract.
+        let mut s = unsafe { Stack::from_state(l) };
+        let first = if first < 0 { s.abs(first) } else { first };
+        let mut r = Reader::new(&mut s, Config::default());
+        if r.is_scalar(first) {
+            if let Ok(v) = r.results::<R>(first, 1) {
                 return Ok(v);
             }
         }
