@@ -108,10 +108,18 @@ impl CallNames {
 
 /// A hash of `b` for its slot: its length and its bytes taken 8 at a time
 /// (a few instructions for a usual name, where FNV-1a's byte steps were
-/// some 50).
+/// some 50); a name of 8 to 16 bytes as its first and last 8 (the words
+/// [`same`] compares).
 fn hash(b: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = (b.len() as u64).wrapping_mul(K);
+    let n = b.len();
+    let mut h = (n as u64).wrapping_mul(K);
+    if (8..=16).contains(&n) {
+        let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        h = (h ^ word(0)).wrapping_mul(K).rotate_left(29);
+        h = (h ^ word(n - 8)).wrapping_mul(K).rotate_left(29);
+        return h ^ (h >> 32);
+    }
     let mut chunks = b.chunks_exact(8);
     for c in &mut chunks {
         let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
