@@ -7,9 +7,12 @@
 //! - [`probe`]: the start-up probe, whose [`Layout`] holds the tokens of the
 //!   readers below;
 //! - [`entry`]: the blocking C functions' arguments and results, and the
-//!   switch guard's facts, read and written in place ([`Entry`]);
+//!   switch guard's facts, read and written in place ([`Entry`]); also a
+//!   thread's globals and a stack slot's word (a local call's function
+//!   and results);
 //! - [`table`]: tables walked in place for the msgpack encoder
-//!   ([`Tables`](table::Tables));
+//!   ([`Tables`](table::Tables)), and the raw walk of a local call's
+//!   function name ([`Tables::push_path`](table::Tables::push_path));
 //! - [`fill`]: tables filled in place by the msgpack decoder
 //!   ([`Fill`](fill::Fill));
 //! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes)), and
