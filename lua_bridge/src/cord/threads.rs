@@ -206,9 +206,15 @@ pub(crate) unsafe fn reset_thread(main: *mut ffi::lua_State, l: *mut ffi::lua_St
         // setfenv(0, ...) is per thread on LuaJIT: restore the globals
         // (when they changed: a look at both is cheaper than the move).
         #[cfg(feature = "luajit")]
-        if ffi::lua_topointer(l, ffi::LUA_GLOBALSINDEX)
-            != ffi::lua_topointer(main, ffi::LUA_GLOBALSINDEX)
-        {
+        let moved = match crate::luajit::entry::entry() {
+            Some(e) => e.globals(l) != e.globals(main),
+            None => {
+                ffi::lua_topointer(l, ffi::LUA_GLOBALSINDEX)
+                    != ffi::lua_topointer(main, ffi::LUA_GLOBALSINDEX)
+            }
+        };
+        #[cfg(feature = "luajit")]
+        if moved {
             ffi::lua_pushvalue(main, ffi::LUA_GLOBALSINDEX);
             ffi::lua_xmove(main, l, 1);
             ffi::lua_replace(l, ffi::LUA_GLOBALSINDEX);

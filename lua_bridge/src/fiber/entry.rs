@@ -92,6 +92,12 @@ pub(crate) fn request_call(idx: usize, s: &mut Stack) -> bool {
     if s.type_of(2) == ffi::LUA_TSTRING {
         super::handlers::resolve_global(s);
     }
+    call_found(idx, s)
+}
+
+/// [`request_call`] of a function already on the stack (`[msgh, fn,
+/// args...]`: no name to resolve).
+pub(crate) fn call_found(idx: usize, s: &mut Stack) -> bool {
     let nargs = s.top() - 2;
     #[cfg(feature = "luajit")]
     let rc = crate::luajit::cstack::pcall_fresh(s, nargs, ffi::LUA_MULTRET, 1);
@@ -111,23 +117,35 @@ pub(crate) fn request_call(idx: usize, s: &mut Stack) -> bool {
 /// `[msgh]`, its environment and debug hook reset ([`reset_thread`]), its
 /// own max slice and outcome forgotten (its `fiber.storage` went with its
 /// call); it counts as waiting in the pool (`LuaFiber::pooled`) until
-/// [`worker_woken`]. Returns `false` when it must end instead ([`worker_end`]): the
-/// Lua heap is past its memory limit, or Lua code keyed state by its
-/// thread and id (`LuaFiber::keyed`).
+/// [`worker_woken`]. Returns `false` when it must end instead ([`worker_end`]): its
+/// cord is shutting down (then it is left as it was), the Lua heap is past
+/// its memory limit, or Lua code keyed state by its thread and id
+/// (`LuaFiber::keyed`).
 ///
 /// [`reset_thread`]: cord::reset_thread
 pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
-    let (main, keyed) = cord::with(|c| {
+    let Some((main, keyed)) = cord::with(|c| {
+        if c.shutting_down {
+            return None;
+        }
         let lf = &mut c.fibers[idx];
         lf.rc = None;
         lf.traceback = None;
         lf.max_slice = None;
         lf.pooled = true;
-        (c.main, lf.keyed)
-    });
-    s.settop(1);
+        Some((c.main, lf.keyed))
+    }) else {
+        return false;
+    };
+    // SAFETY: a pop to `[msgh]` (the stack is `[msgh, results...]` or
+    // `[msgh, error]`), which needs no room; the handle learns the top
+    // again.
+    unsafe {
+        ffi::lua_settop(s.as_ptr(), 1);
+        s.sync();
+    }
     // SAFETY: `main` is the cord's state, of this thread.
-    if keyed || unsafe { crate::raw::memory::past_limit(main) } {
+    if keyed || crate::raw::memory::limited() && unsafe { crate::raw::memory::past_limit(main) } {
         return false;
     }
     // SAFETY: the fiber's own thread, idle between two calls (this Rust
@@ -148,13 +166,16 @@ pub(crate) fn worker_serves_again(idx: usize, me: FiberId, s: &mut Stack, name: 
     let Some(flags) = fiber::current_flags() else {
         return false;
     };
-    if flags.cancelled || flags.joinable || cord::with(|c| c.shutting_down) {
+    if flags.cancelled || flags.joinable {
         return false;
     }
+    // The reset reads the cord's shutdown in its own look at the cord.
     if !worker_reset(idx, s) {
         return false;
     }
-    match fiber::with_name(me, |n| n == name) {
+    // Its own name is the bytes it was given (a renamed fiber's are its
+    // own copy): the address tells most calls apart before the bytes.
+    match fiber::with_name(me, |n| std::ptr::eq(n, name) || n == name) {
         Ok(true) => true,
         Ok(false) => fiber::set_name(me, name).is_ok(),
         Err(_) => false,

@@ -90,6 +90,33 @@ impl Entry {
         state(s).glref.cast()
     }
 
+    /// The globals table of the thread `l` (`LUA_GLOBALSINDEX`), read in
+    /// place (`lua_topointer` of it walks `index2adr`).
+    ///
+    /// # Safety
+    ///
+    /// `l` is a live thread of the state the probe checked.
+    #[cfg(feature = "luajit")]
+    #[inline(always)]
+    pub(crate) unsafe fn globals(self, l: *mut mlua::ffi::lua_State) -> *const super::obj::GcTab {
+        // SAFETY: the caller's contract; `env` of the checked layout
+        // (luajit rule 1).
+        unsafe { (*l.cast::<State>()).env }
+    }
+
+    /// The word of the value at `idx` (1-based, from the bottom of the
+    /// running frame, as the C API counts) of `s`'s stack, read in place;
+    /// `None` when `idx` is not below the top.
+    #[inline(always)]
+    pub(crate) fn value(self, s: &Stack, idx: c_int) -> Option<Word> {
+        let st = state(s);
+        let n = (st.top.cast_const() as usize - st.base as usize) / size_of::<Word>();
+        let i = usize::try_from(idx).ok().filter(|&i| i >= 1 && i <= n)?;
+        // SAFETY: a slot of the frame below `top` (just checked), of the
+        // checked layout.
+        Some(unsafe { *st.base.add(i - 1) })
+    }
+
     /// Whether the collector of `s`'s state may run now: false inside a
     /// `__gc` finalizer and after `collectgarbage("stop")` (what
     /// `LUA_GCISRUNNING` reports, read in place).

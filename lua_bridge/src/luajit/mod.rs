@@ -7,9 +7,12 @@
 //! - [`probe`]: the start-up probe, whose [`Layout`] holds the tokens of the
 //!   readers below;
 //! - [`entry`]: the blocking C functions' arguments and results, and the
-//!   switch guard's facts, read and written in place ([`Entry`]);
+//!   switch guard's facts, read and written in place ([`Entry`]); also a
+//!   thread's globals and a stack slot's word (a local call's function
+//!   and results);
 //! - [`table`]: tables walked in place for the msgpack encoder
-//!   ([`Tables`](table::Tables));
+//!   ([`Tables`](table::Tables)), and the raw walk of a local call's
+//!   function name ([`Tables::push_path`](table::Tables::push_path));
 //! - [`fill`]: tables filled in place by the msgpack decoder
 //!   ([`Fill`](fill::Fill));
 //! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes)), and
@@ -40,7 +43,12 @@
 //!    or allocate a Lua object: the walk borrows the stack its root is on
 //!    ([`table`]), so no collection starts and no table changes under it.
 //! 4. A value written in place holds no GC object (booleans and numbers),
-//!    into a slot the stack handle counted.
+//!    into a slot the stack handle counted; or it is the word of a live
+//!    table's value, read with nothing run or allocated since (the
+//!    function and the table [`Tables::push_path`](table::Tables::push_path)
+//!    finds): LuaJIT's collector never leaves a thread black, so a stack
+//!    slot takes a live object with no write barrier, as the VM's own
+//!    `TGETS` writes one.
 //! 5. Nothing is cached that can go stale: the facts read at a call come
 //!    from the state at that call; a token holds only what is fixed for the
 //!    state's life.

@@ -23,6 +23,8 @@ pub(crate) const TRUE: u32 = !2;
 pub(crate) const LIGHTUD: u32 = !3;
 /// `itype` of a string.
 pub(crate) const STR: u32 = !4;
+/// `itype` of a function.
+pub(crate) const FUNC: u32 = !8;
 /// `itype` of a cdata.
 pub(crate) const CDATA: u32 = !10;
 /// `itype` of a table.
@@ -84,6 +86,12 @@ pub(crate) struct State {
     pub base: *const Word,
     /// The first free slot: one past the last argument or result.
     pub top: *mut Word,
+    pub maxstack: u64,
+    pub stack: u64,
+    pub openupval: u64,
+    /// The thread's globals (`LUA_GLOBALSINDEX`, `setfenv(0, t)`'s `t`):
+    /// always a table.
+    pub env: *const GcTab,
 }
 
 /// The head of `global_State`: the allocator, then `GCState`'s head.
@@ -171,6 +179,7 @@ const _: () = {
     assert!(offset_of!(State, glref) == 16);
     assert!(offset_of!(State, base) == 32);
     assert!(offset_of!(State, top) == 40);
+    assert!(offset_of!(State, env) == 72);
     assert!(offset_of!(Global, threshold) == 24);
     assert!(size_of::<Udata>() == 48);
     assert!(size_of::<GcStr>() == 24);

@@ -6,6 +6,7 @@
 //! - the state: `G(L)` is the `global_State` whose allocator
 //!   `lua_getallocf` reports, and its threshold agrees with
 //!   `LUA_GCISRUNNING` while the collector runs and while it is stopped;
+//!   `env` is the table `lua_topointer(L, LUA_GLOBALSINDEX)` gives;
 //! - the C function frame: inside a C function called with a userdata and
 //!   a number, `base` holds them as `lua_touserdata` and `lua_tonumber`
 //!   read them, `top` is past them, and words written at `top` read back
@@ -73,9 +74,20 @@ fn state_ok(s: &mut Stack) -> bool {
         let is_main = ffi::lua_pushthread(main) == 1;
         ffi::lua_pop(main, 1);
         let g = (*main.cast::<State>()).glref;
+        let env = (*main.cast::<State>()).env;
+        #[cfg(feature = "luajit")]
+        let env_ok = !env.is_null()
+            && env.cast::<c_void>() == ffi::lua_topointer(main, ffi::LUA_GLOBALSINDEX);
+        // Never probed without LuaJIT (`probe` returns first).
+        #[cfg(not(feature = "luajit"))]
+        let env_ok = {
+            let _ = env;
+            false
+        };
         let mut ud = std::ptr::null_mut();
         let allocf = ffi::lua_getallocf(main, &mut ud);
         if !is_main
+            || !env_ok
             || g.is_null()
             || (*g).allocf != allocf as *const c_void
             || (*g).allocd != ud.cast_const()

@@ -15,6 +15,8 @@ use mlua::ffi;
 use super::obj::{
     gcptr, itype, GcCdata, GcStr, GcTab, Node, Word, CDATA, ISNUM, NIL_WORD, STR, TAB,
 };
+#[cfg(feature = "luajit")]
+use super::obj::{State, FUNC};
 use crate::raw::Stack;
 
 #[cfg(feature = "luajit")]
@@ -64,6 +66,80 @@ impl Tables {
         // probe checked (luajit rule 1); it lives while `s` is borrowed.
         let t = unsafe { &*t };
         Some(Table { t, tables: self })
+    }
+
+    /// Pushes the function at the end of the raw path `keys` from the
+    /// globals of `s`'s thread (`a.b.c`: each key but the last gives a
+    /// table, the last a function), and for a `method` the table it was
+    /// found in above it (`a.b:c`: the function, then `a.b`): `true`.
+    /// `false`, nothing pushed, when a key is missing or gives a value of
+    /// another type (no metamethod is asked: a raw walk). The keys are
+    /// interned strings (`lua_topointer` of each) that the caller keeps
+    /// alive; at least one. `entry`: the state's entry token, if the probe
+    /// made one (the globals are then read in place).
+    ///
+    /// A lookup per key in the tables' hash parts (`lj_tab_getstr`, where
+    /// string keys always are) and the values written at the top in place:
+    /// no C API call per key and no move of what was found (luajit rule
+    /// 4's second case).
+    #[cfg(feature = "luajit")]
+    pub(crate) fn push_path(
+        &self,
+        s: &mut Stack,
+        entry: Option<super::Entry>,
+        keys: &[*const GcStr],
+        method: bool,
+    ) -> bool {
+        let Some((&last, path)) = keys.split_last() else {
+            return false;
+        };
+        if method && path.is_empty() {
+            return false;
+        }
+        if s.room() < 2 && s.ensure(2).is_err() {
+            return false;
+        }
+        let l = s.as_ptr();
+        // SAFETY: reads of live tables (the globals, then each table found
+        // in the one before) with interned strings the caller keeps alive;
+        // nothing here allocates or runs Lua code, so nothing changes or
+        // goes between the reads and the writes (luajit rule 3). On
+        // LuaJIT a thread's globals are always a table (its `env`, read in
+        // place with the entry token, else `lua_topointer`'s `GCtab`);
+        // every value word is read as
+        // `lj_obj.h` lays it out (luajit rule 1, the probe's token).
+        unsafe {
+            let mut t = match entry {
+                Some(e) => e.globals(l),
+                None => ffi::lua_topointer(l, ffi::LUA_GLOBALSINDEX).cast::<GcTab>(),
+            };
+            let mut obj = NIL_WORD;
+            for &key in path {
+                let v = lj_tab_getstr(t, key);
+                if v.is_null() || itype(*v) != TAB {
+                    return false;
+                }
+                obj = *v;
+                t = gcptr::<GcTab>(obj);
+            }
+            let f = lj_tab_getstr(t, last);
+            if f.is_null() || itype(*f) != FUNC {
+                return false;
+            }
+            // Two free slots at `top` (counted above); the handle is told
+            // of the pushes at once. A function and a table read from
+            // live tables just now (luajit rule 4).
+            let st = &mut *l.cast::<State>();
+            *st.top = *f;
+            st.top = st.top.add(1);
+            s.assume_pushed(1);
+            if method {
+                *st.top = obj;
+                st.top = st.top.add(1);
+                s.assume_pushed(1);
+            }
+        }
+        true
     }
 
     /// Whether `v` is a light userdata NULL.

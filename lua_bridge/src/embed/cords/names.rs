@@ -11,6 +11,11 @@
 //! runs the metamethods or raises "Procedure 'NAME' is not defined" as
 //! before.
 //!
+//! On LuaJIT with the probed table layout the walk reads the tables in
+//! place ([`Tables::push_path`]: a hash lookup per piece with the pieces'
+//! interned strings, the function written at the top), with the same
+//! outcome as the C API walk, which Lua 5.4 takes.
+//!
 //! A small direct-mapped table: a name's slot is picked by a hash of its
 //! bytes, a miss replaces what the slot held (its refs released). Bounded:
 //! at most [`SLOTS`] names of at most [`NAME_MAX`] bytes (a longer name is
@@ -20,6 +25,8 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
+use crate::luajit::obj::GcStr;
+use crate::luajit::table::Tables;
 use crate::raw::{api, Stack};
 
 /// Names kept at once.
@@ -28,11 +35,14 @@ const SLOTS: usize = 64;
 /// Longer names are left to the CALL handler.
 const NAME_MAX: usize = 256;
 
-/// One name: its bytes, the refs of its pieces' strings, and whether the
-/// last piece is a method (`a.b:c`).
+/// One name: its bytes, the refs of its pieces' strings and the strings
+/// themselves (`lua_topointer`: alive while their refs are), and whether
+/// the last piece is a method (`a.b:c`).
 struct Entry {
     name: Box<[u8]>,
     pieces: Box<[c_int]>,
+    #[cfg_attr(not(feature = "luajit"), allow(dead_code))]
+    keys: Box<[*const GcStr]>,
     method: bool,
 }
 
@@ -40,6 +50,11 @@ struct Entry {
 #[derive(Default)]
 pub(crate) struct CallNames {
     slots: Vec<Option<Entry>>,
+    /// The in-place table readers of the cord's state (LuaJIT), taken at
+    /// the first name.
+    tables: Option<Tables>,
+    /// Its entry token (the globals read in place), taken with it.
+    entry: Option<crate::luajit::Entry>,
 }
 
 /// What [`CallNames::push_function`] pushed.
@@ -63,9 +78,12 @@ impl CallNames {
         }
         if self.slots.is_empty() {
             self.slots.resize_with(SLOTS, || None);
+            let layout = crate::luajit::layout();
+            self.tables = layout.tables;
+            self.entry = layout.entry;
         }
         let i = (hash(name) % SLOTS as u64) as usize;
-        if self.slots[i].as_ref().is_none_or(|e| &*e.name != name) {
+        if self.slots[i].as_ref().is_none_or(|e| !same(&e.name, name)) {
             let entry = make(s, name)?;
             if let Some(old) = self.slots[i].replace(entry) {
                 for r in old.pieces.iter() {
@@ -74,16 +92,34 @@ impl CallNames {
             }
         }
         let entry = self.slots[i].as_ref().expect("filled above");
+        #[cfg(feature = "luajit")]
+        if let Some(t) = &self.tables {
+            return t
+                .push_path(s, self.entry, &entry.keys, entry.method)
+                .then_some(if entry.method {
+                    Found::Method
+                } else {
+                    Found::Function
+                });
+        }
         walk(s, entry)
     }
 }
 
 /// A hash of `b` for its slot: its length and its bytes taken 8 at a time
 /// (a few instructions for a usual name, where FNV-1a's byte steps were
-/// some 50).
+/// some 50); a name of 8 to 16 bytes as its first and last 8 (the words
+/// [`same`] compares).
 fn hash(b: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut h = (b.len() as u64).wrapping_mul(K);
+    let n = b.len();
+    let mut h = (n as u64).wrapping_mul(K);
+    if (8..=16).contains(&n) {
+        let word = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        h = (h ^ word(0)).wrapping_mul(K).rotate_left(29);
+        h = (h ^ word(n - 8)).wrapping_mul(K).rotate_left(29);
+        return h ^ (h >> 32);
+    }
     let mut chunks = b.chunks_exact(8);
     for c in &mut chunks {
         let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
@@ -91,11 +127,33 @@ fn hash(b: &[u8]) -> u64 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+        // The last 8 bytes (overlapping the chunks before), or the short
+        // name's bytes: no copy of a variable length.
+        let w = match b.len().checked_sub(8) {
+            Some(at) => u64::from_le_bytes(b[at..].try_into().expect("8 bytes")),
+            None => rest
+                .iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &c)| w | u64::from(c) << (8 * i)),
+        };
+        h = (h ^ w).wrapping_mul(K).rotate_left(29);
     }
     h ^ (h >> 32)
+}
+
+/// Whether the names `a` and `b` are the same bytes: a usual name (8 to 16
+/// bytes) as two words, others as slices.
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if !(8..=16).contains(&n) {
+        return a == b;
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
+    word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8)
 }
 
 /// The entry of `name`: its pieces (split at `.` and `:`, a `:` only
@@ -114,16 +172,18 @@ fn make(s: &mut Stack, name: &[u8]) -> Option<Entry> {
         parts.push(&name[start..end]);
         start = end + 1;
     }
-    let pieces = parts
+    let (pieces, keys): (Vec<c_int>, Vec<*const GcStr>) = parts
         .iter()
         .map(|p| {
             s.push_bytes(p);
-            s.make_ref()
+            let key = s.to_pointer(-1).cast::<GcStr>();
+            (s.make_ref(), key)
         })
-        .collect();
+        .unzip();
     Some(Entry {
         name: name.into(),
-        pieces,
+        pieces: pieces.into(),
+        keys: keys.into(),
         method,
     })
 }

@@ -43,7 +43,7 @@ use crate::embed::cords::serve::failure_at;
 use crate::embed::cords::Serving;
 use crate::fiber::handlers::{handler_ref, Handler};
 use crate::fiber::{
-    request_call, spawn_worker_started, worker_end, worker_serves_again, worker_woken, Start,
+    call_found, spawn_worker_started, worker_end, worker_serves_again, worker_woken, Start,
     Unfilled,
 };
 use crate::modules::msgpack::port;
@@ -106,37 +106,45 @@ pub(super) enum Started<R> {
 /// Runs the global function `name` (a dotted or colon path) on a fiber of
 /// this thread's local cord (one of its pool, else a new one), at once,
 /// with the arguments `push` pushes onto the fiber's thread (as
-/// [`lua_serde::push_args`] does: `push` is given that thread's state,
-/// idle, with allocations exempt from the memory limit); to be called
+/// [`lua_serde::push_args_onto`] does: `push` is given that thread's
+/// stack handle, idle, with allocations exempt from the memory limit, and
+/// leaves the handle told of what it pushed); to be called
 /// outside any fiber, on a thread whose local cord runs.
 pub(super) fn start<R: DeserializeOwned>(
     name: &[u8],
-    push: impl Fn(*mut lua_State) -> Result<c_int, Error>,
+    push: impl Fn(&mut Stack) -> Result<c_int, Error>,
 ) -> Started<R> {
-    let Ok(s) = &mut crate::embed::handle::main_stack() else {
+    let Some(main) = crate::cord::try_with(|c| c.main) else {
         return Started::Done(Err(Error::new(ErrorKind::Stopped, "no Lua runtime")));
     };
-    let main = s.as_ptr();
-    // SAFETY: `main` is this thread's cord state.
-    let used = unsafe { memory::used(main) };
+    // As a main-stack handle would: what the name's cache allocates does
+    // not fail on the limit (the arguments' push has its own scope).
+    let _exempt = Exempt::enter();
+    let limited = memory::limited();
+    let used = match limited {
+        // SAFETY: `main` is this thread's cord state.
+        true => unsafe { memory::used(main) },
+        false => None,
+    };
     let fill = |t: &mut Stack| -> Result<(), Error> {
         let full = || Error::new(ErrorKind::Lua, "call: stack overflow");
         t.ensure(8).map_err(|_| full())?;
-        // Taken out while it pushes: an allocation may run a finalizer.
-        let mut names = Serving::with(|p| p.names.take());
-        let found = names.push_function(t, name);
-        Serving::with(|p| p.names.replace(names));
+        // Borrowed while it pushes: a finalizer that an allocation runs
+        // and that makes a call meanwhile leaves its name to the handler.
+        let found = Serving::with(|p| {
+            p.names
+                .try_borrow_mut()
+                .ok()
+                .and_then(|mut n| n.push_function(t, name))
+        });
         if found.is_none() {
             // The CALL handler finds it (or raises) in the fiber.
             t.push_ref(handler_ref(Handler::Call));
             t.push_bytes(name);
         }
-        let pushed = push(t.as_ptr());
-        // SAFETY: `push` changed the stack through the C API only.
-        unsafe { t.sync() };
-        pushed?;
-        // SAFETY: as above.
-        if unsafe { memory::grew_past_limit(main, used) } {
+        push(t)?;
+        // SAFETY: `main` is this thread's cord state.
+        if limited && unsafe { memory::grew_past_limit(main, used) } {
             return Err(Error::new(ErrorKind::Lua, "not enough memory"));
         }
         Ok(())
@@ -151,6 +159,9 @@ pub(super) fn start<R: DeserializeOwned>(
     };
     let (fiber, idx) = loop {
         let Some(w) = Serving::with(|p| p.idle.borrow_mut().pop()) else {
+            let Ok(s) = &mut crate::embed::handle::main_stack() else {
+                return Started::Done(Err(Error::new(ErrorKind::Stopped, "no Lua runtime")));
+            };
             let spawned = handing(sink, || {
                 spawn_worker_started(
                     s,
@@ -225,7 +236,9 @@ fn worker(idx: usize, l: *mut lua_State) {
             // runs (`start` fills it only while the fiber waits in the
             // pool); the handle lives until the fiber waits again.
             let s = &mut unsafe { Stack::from_state(l) };
-            let ok = request_call(idx, s);
+            // The function is at 2: found, or the CALL handler (the
+            // name above it).
+            let ok = call_found(idx, s);
             finish(idx, sink, ok, s, me);
             if !worker_serves_again(idx, me, s, NAME) || !pool(Worker { id: me, idx, l }) {
                 break;

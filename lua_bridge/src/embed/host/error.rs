@@ -62,7 +62,12 @@ pub enum ErrorKind {
 /// assert!(err.fiber_id().is_some());
 /// ```
 #[derive(Clone)]
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+/// What an [`Error`] holds, boxed: a call's `Result` of a small value
+/// stays two words as it moves up from the call's fiber to its future.
+#[derive(Clone)]
+struct Inner {
     kind: ErrorKind,
     message: String,
     fiber: Option<FiberId>,
@@ -74,50 +79,50 @@ impl Error {
     /// An error of `kind` with `message` (for a registered function's
     /// `Err`: see [`ErrorKind`]).
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error {
+        Error(Box::new(Inner {
             kind,
             message: message.into(),
             fiber: None,
             value: None,
-        }
+        }))
     }
 
     /// What went wrong.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 
     /// The message (for a Lua error, the string raised or what `tostring`
     /// gives for the error object).
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// The id of the fiber the error is about (the call's fiber, as
     /// `fiber.id()` gives it in Lua on its cord), when known.
     pub fn fiber_id(&self) -> Option<FiberId> {
-        self.fiber
+        self.0.fiber
     }
 
     /// Whether the kind is [`ErrorKind::Cancelled`].
     pub fn is_cancelled(&self) -> bool {
-        self.kind == ErrorKind::Cancelled
+        self.0.kind == ErrorKind::Cancelled
     }
 
     /// The value Lua raised ([`ErrorKind::Lua`]), decoded as `T` (a
     /// string, a map for an error object: `{type = ..., message = ...}`
     /// as `box.error`'s unpack gives), when it could cross as MessagePack.
     pub fn lua_value<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
-        rmp_serde::from_slice(self.value.as_deref()?).ok()
+        rmp_serde::from_slice(self.0.value.as_deref()?).ok()
     }
 
     pub(crate) fn with_fiber(mut self, fiber: Option<FiberId>) -> Error {
-        self.fiber = self.fiber.or(fiber);
+        self.0.fiber = self.0.fiber.or(fiber);
         self
     }
 
     pub(crate) fn with_value(mut self, value: Option<Vec<u8>>) -> Error {
-        self.value = value;
+        self.0.value = value;
         self
     }
 
@@ -129,8 +134,9 @@ impl Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("Error");
-        d.field("kind", &self.kind).field("message", &self.message);
-        if let Some(id) = self.fiber {
+        d.field("kind", &self.0.kind)
+            .field("message", &self.0.message);
+        if let Some(id) = self.0.fiber {
             d.field("fiber", &id.0);
         }
         d.finish()
@@ -139,7 +145,7 @@ impl fmt::Debug for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 

@@ -38,6 +38,7 @@ use crate::embed::cords::{serve, Init, Serving};
 use crate::embed::{LuaRuntime, RuntimeBuilder};
 use crate::modules::threads::request::{Body, Gather, Kind, Request};
 use crate::raw::context::Part;
+use crate::raw::Stack;
 
 /// Fiber switches one drive runs at most before it gives the thread back
 /// to its executor (a fiber that keeps yielding cannot hold a worker).
@@ -396,9 +397,8 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
         let spec = self.handle.local.as_ref();
         if self.kind == Kind::Call && spec.is_some_and(enter) {
             let name = self.what.bytes();
-            // SAFETY: `direct::start` gives the call fiber's idle thread,
-            // its allocations exempt from the memory limit.
-            let push = |l| unsafe { lua_serde::push_args(l, &args) };
+            // SAFETY: `direct::start` gives the call fiber's idle thread.
+            let push = |s: &mut Stack<'_>| unsafe { lua_serde::push_args_onto(s, &args) };
             let remote = match direct::start::<R>(name, push) {
                 direct::Started::Done(r) => {
                     // As every poll here: the cord's other fibers get a

@@ -89,7 +89,8 @@
 //!    its key stays on the stack unconverted (no `lua_tolstring` of a
 //!    number key): the visitors are Rust code that cannot reach the Lua
 //!    state.
-//! 3. Both functions work through [`Stack::outside`]: their allocations do
+//! 3. Both functions work through [`Stack::outside`] (or in an [`Exempt`]
+//!    scope, where they ask nothing of the heap's count): their allocations do
 //!    not fail on the memory limit, as a C function body's do not (raw
 //!    rule 3), so they are safe inside a body and outside any. (As after
 //!    `cords_unpack`, a caller that runs Lua code with what `push_args`
@@ -112,6 +113,7 @@ use super::args::{self, Shape};
 use super::{Error, ErrorKind};
 use crate::modules::msgpack::port;
 use crate::modules::serializer::Config;
+use crate::raw::memory::Exempt;
 use crate::raw::{Raise, Stack};
 use push::Pusher;
 use read::{Leave, Reader};
@@ -139,9 +141,28 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
     l: *mut ffi::lua_State,
     args: &A,
 ) -> Result<c_int, Error> {
-    // SAFETY: the caller's contract (serde rule 3).
-    let mut out = unsafe { Stack::outside(l) };
-    let s: &mut Stack = &mut out;
+    // SAFETY: the caller's contract.
+    unsafe { push_args_onto(&mut Stack::from_state(l), args) }
+}
+
+/// [`push_args`] onto the stack of `s`, using the room `s` knows of (a
+/// scalar argument after a [`Stack::ensure`] asks `lua_checkstack`
+/// nothing); `s` reads its top again after.
+///
+/// # Errors
+///
+/// As [`push_args`].
+///
+/// # Safety
+///
+/// As [`push_args`], for `s`'s state.
+pub(crate) unsafe fn push_args_onto<A: Serialize + ?Sized>(
+    s: &mut Stack,
+    args: &A,
+) -> Result<c_int, Error> {
+    // Serde rule 3 without `Stack::outside`'s count of the heap, which a
+    // push never asks.
+    let _exempt = Exempt::enter();
     let base = s.top();
     let mut p = Pusher::new(s, base);
     let r = match args::ser_shape(args) {
@@ -149,7 +170,7 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
         Shape::Tuple(_) => p.spread(args),
         Shape::One => p.one(args),
     };
-    match r {
+    let r = match r {
         Ok(n) => {
             p.drop_cache();
             Ok(n)
@@ -158,7 +179,10 @@ pub(crate) unsafe fn push_args<A: Serialize + ?Sized>(
             p.unwind();
             Err(Error::convert("arguments", e))
         }
-    }
+    };
+    // SAFETY: the pusher changed the stack through the C API only.
+    unsafe { s.sync() };
+    r
 }
 
 /// `R` from the `n` Lua values at `first..first + n` of `l`'s stack, as
@@ -185,6 +209,22 @@ pub(crate) unsafe fn read_results<R: DeserializeOwned>(
     first: c_int,
     n: c_int,
 ) -> Result<R, Error> {
+    if n == 1 {
+        // One scalar, the usual answer: read where it is. The reader
+        // pushes nothing for it (no cache: no table, no cdata) and
+        // allocates no Lua object, so no exemption, no reading of the top
+        // before and no reset of it after. A value that is no `R` goes
+        // the whole way below (which gives the error).
+        // SAFETY: the caller's contract.
+        let mut s = unsafe { Stack::from_state(l) };
+        let first = if first < 0 { s.abs(first) } else { first };
+        let mut r = Reader::new(&mut s, Config::default());
+        if r.is_scalar(first) {
+            if let Ok(v) = r.results::<R>(first, 1) {
+                return Ok(v);
+            }
+        }
+    }
     // SAFETY: the caller's contract (serde rule 3).
     let mut out = unsafe { Stack::outside(l) };
     let s: &mut Stack = &mut out;

@@ -75,12 +75,12 @@ pub(super) struct Pusher<'a, 'f> {
 }
 
 impl<'a, 'f> Pusher<'a, 'f> {
-    /// A pusher onto `s`, whose top is `base`.
+    /// A pusher onto `s`, whose top is `base`, with the room `s` knows of.
     pub(super) fn new(s: &'a mut Stack<'f>, base: c_int) -> Self {
         Pusher {
             l: s.as_ptr(),
+            room: s.room(),
             s,
-            room: 0,
             base,
             cache: 0,
             spread: false,

@@ -11,7 +11,8 @@ use serde::Deserialize;
 
 use super::args::{self, Shape};
 use super::cache;
-use crate::luajit::obj::LUA_TCDATA;
+use crate::luajit::obj::{itype, FALSE, ISNUM, LUA_TCDATA, NIL, STR, TAB, TRUE};
+use crate::luajit::Entry;
 use crate::modules::msgpack::{port, MAX_NESTING};
 use crate::modules::serializer::{self, Config, Hint, Shape as TableShape};
 use crate::raw::Stack;
@@ -71,20 +72,24 @@ pub(super) struct Reader<'a, 'f> {
     cfg: Config,
     /// Whether the encoder reads tables in place (LuaJIT's probed layout).
     in_place: bool,
+    /// The probe's entry token: a value's head read in place (LuaJIT).
+    entry: Option<Entry>,
     /// The index of the cache table ([`cache`]) once a value needed it,
     /// else 0.
     cache: c_int,
-    /// The top when the read began.
+    /// The top when the read began (debug builds: `cache`'s check).
     start: c_int,
 }
 
 impl<'a, 'f> Reader<'a, 'f> {
     /// A reader of `s`'s values, encoded with `cfg`.
     pub(super) fn new(s: &'a mut Stack<'f>, cfg: Config) -> Self {
+        let layout = crate::luajit::layout();
         Reader {
             s,
             cfg,
-            in_place: crate::luajit::layout().tables.is_some(),
+            in_place: layout.tables.is_some(),
+            entry: layout.entry,
             cache: 0,
             start: 0,
         }
@@ -102,7 +107,10 @@ impl<'a, 'f> Reader<'a, 'f> {
     /// from their array; every value is read (validated when dropped), as
     /// every value is encoded.
     pub(super) fn results<R: DeserializeOwned>(&mut self, first: c_int, n: c_int) -> ReadResult<R> {
-        self.start = self.s.top();
+        if cfg!(debug_assertions) {
+            // Only the check in `cache` reads it.
+            self.start = self.s.top();
+        }
         let (r, used) = match args::de_shape::<R>() {
             Shape::Unit => (nil_value()?, 0),
             Shape::One if n == 0 => (nil_value()?, 0),
@@ -147,8 +155,35 @@ impl<'a, 'f> Reader<'a, 'f> {
         Ok(self.cache)
     }
 
+    /// Whether the value at `idx` is a number, a boolean, nil or a
+    /// string: what the reader reads with nothing pushed.
+    pub(super) fn is_scalar(&self, idx: c_int) -> bool {
+        if let Some(w) = self.entry.and_then(|e| e.value(self.s, idx)) {
+            let t = itype(w);
+            return t <= ISNUM || matches!(t, NIL | FALSE | TRUE | STR);
+        }
+        matches!(
+            self.s.type_of(idx),
+            ffi::LUA_TNUMBER | ffi::LUA_TBOOLEAN | ffi::LUA_TNIL | ffi::LUA_TSTRING
+        )
+    }
+
     fn head(&mut self, idx: c_int) -> ReadResult<Head> {
-        if self.s.type_of(idx) == LUA_TCDATA {
+        // Read in place when its type says all (the others, and Lua 5.4,
+        // through the C API below).
+        if let Some(w) = self.entry.and_then(|e| e.value(self.s, idx)) {
+            match itype(w) {
+                t if t <= ISNUM => return Ok(Head::Num(num_of(f64::from_bits(w)))),
+                NIL => return Ok(Head::Nil),
+                FALSE => return Ok(Head::Bool(false)),
+                TRUE => return Ok(Head::Bool(true)),
+                STR => return Ok(Head::Str),
+                TAB => return Ok(Head::Table),
+                _ => {}
+            }
+        }
+        let t = self.s.type_of(idx);
+        if t == LUA_TCDATA {
             let c = self.cache()?;
             return if is_null_cdata(self.s, c, idx) {
                 Ok(Head::Nil)
@@ -157,7 +192,7 @@ impl<'a, 'f> Reader<'a, 'f> {
             };
         }
         let s = &mut *self.s;
-        Ok(match s.type_of(idx) {
+        Ok(match t {
             // SAFETY: a number there.
             ffi::LUA_TNUMBER => Head::Num(unsafe { number(s, idx) }),
             ffi::LUA_TSTRING => Head::Str,
@@ -229,7 +264,12 @@ unsafe fn number(s: &Stack, idx: c_int) -> Num {
         }
     }
     // SAFETY: as above.
-    let n = unsafe { ffi::lua_tonumber(l, idx) };
+    num_of(unsafe { ffi::lua_tonumber(l, idx) })
+}
+
+/// The encoder's form of the number `n` (see [`number`]).
+#[inline(always)]
+fn num_of(n: f64) -> Num {
     if (-TWO_63..TWO_63).contains(&n) {
         let i = n as i64;
         if i as f64 == n {
