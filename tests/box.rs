@@ -670,3 +670,38 @@ fn sigint_without_a_console_runs_the_triggers_and_exits() {
     let out: Vec<String> = lines.iter().collect();
     assert_eq!(out, ["bye"]);
 }
+
+#[test]
+fn short_string_arguments_arrive_whole_while_the_cache_turns_over() {
+    // The decoder keeps the Lua strings of short arguments seen twice in a
+    // row in their slot (msgpack/decode/short_strings.rs): repeated ones,
+    // ever new ones that evict them, lengths 1 to 17 around its 16-byte
+    // bound, all under a full collection per request, must arrive as sent.
+    let (status, stdout, stderr) = luafiber_e(
+        r#"
+        box.cfg{listen = '127.0.0.1:0'}
+        box.schema.user.grant('guest', 'execute', 'universe')
+        function echo(...)
+            collectgarbage('collect')
+            return {...}
+        end
+        local c = require('net.box').connect(box.info.listen, {connect_timeout = 5})
+        assert(c:is_connected(), tostring(c.error))
+        for i = 1, 600 do
+            local n = i % 17 + 1
+            local new = ('x'):rep(n - 1) .. string.char(65 + i % 26)
+            local fresh = 'n' .. i
+            local args = {'foo', new, fresh, 'foo', ('0123456789abcdef'):sub(1, n), i}
+            local got = c:call('echo', args)
+            for k = 1, #args do
+                assert(got[k] == args[k], ('%d: %s ~= %s'):format(i, tostring(got[k]), args[k]))
+            end
+        end
+        c:close()
+        print('short strings ok')
+        os.exit(0)
+        "#,
+    );
+    assert_eq!(status, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("short strings ok"), "{stdout}\n{stderr}");
+}

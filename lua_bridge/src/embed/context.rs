@@ -38,6 +38,8 @@ cord_context! {
         msgpack_state_kind: crate::modules::msgpack::StateKind,
         msgpack_objects: crate::modules::msgpack::ObjectKinds,
         msgpack_frames: crate::modules::msgpack::DecodeFrames,
+        #[cfg(feature = "luajit")]
+        msgpack_short_strings: crate::modules::msgpack::ShortStrings,
         msgpack_port: crate::modules::msgpack::port::PortState,
         sock_kind: crate::modules::socket::SockKind,
         live_ibufs: crate::modules::buffer::LiveIbufs,

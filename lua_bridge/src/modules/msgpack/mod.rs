@@ -88,6 +88,8 @@ mod tests;
 mod tests_api;
 
 // The module's parts of the cord context (and `StateKind`, below).
+#[cfg(feature = "luajit")]
+pub(crate) use decode::short_strings::ShortStrings;
 pub(crate) use decode::DecodeFrames;
 pub(crate) use object::ObjectKinds;
 

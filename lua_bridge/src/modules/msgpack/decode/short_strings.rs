@@ -1,0 +1,159 @@
+//! The Lua strings of short MessagePack strings seen again and again (the
+//! arguments of IPROTO CALLs: `'foo'`, a space name, an operation), kept by
+//! registry ref with their value words, so that pushing one is a word
+//! written at the top instead of interning its bytes again (`lj_str_new`:
+//! a hash, a walk of the string table's chain, a compare; some 140
+//! instructions a string). LuaJIT only (the words are its tagged values).
+//!
+//! A small direct-mapped table: a string's slot is picked by a hash of its
+//! bytes (at most [`LEN_MAX`]). A string is kept only on its second
+//! sighting in a row in its slot (the first leaves its hash there), so a
+//! peer sending ever new strings costs a hash and a compare per string,
+//! not a ref each. Bounded: at most [`SLOTS`] strings anchored per cord.
+//! The words stay valid while their refs anchor the strings (LuaJIT's
+//! collector does not move objects).
+
+use std::cell::RefCell;
+use std::ffi::c_int;
+
+use mlua::ffi;
+
+use crate::luajit::obj::Word;
+
+/// Strings kept at once.
+const SLOTS: usize = 64;
+
+/// Longer strings are interned each time.
+pub(super) const LEN_MAX: usize = 16;
+
+/// One kept string: its bytes as two words (zero-padded), its length, its
+/// value word and the registry ref that anchors it.
+#[derive(Clone, Copy)]
+struct Slot {
+    key: [u64; 2],
+    len: u8,
+    word: Word,
+    r: c_int,
+}
+
+/// Per-cord state of the short-string cache (a part of the cord context).
+#[derive(Default)]
+pub(crate) struct ShortStrings {
+    /// The kept strings (empty until the first is kept).
+    slots: RefCell<Vec<Option<Slot>>>,
+    /// Per slot, the hash of the last string that missed there.
+    seen: RefCell<Vec<u64>>,
+}
+
+/// A string's bytes as the cache compares them.
+#[derive(Clone, Copy)]
+pub(super) struct Key {
+    key: [u64; 2],
+    len: u8,
+    hash: u64,
+}
+
+/// What [`ShortStrings::find`] found.
+pub(super) enum Found {
+    /// The string's value word.
+    Word(Word),
+    /// Not kept; keep it ([`ShortStrings::keep`]) once it is pushed: its
+    /// second miss in a row in its slot.
+    Keep,
+    /// Not kept, and not worth a ref yet.
+    Miss,
+}
+
+/// The key of `b` (`1..=LEN_MAX` bytes).
+#[inline(always)]
+pub(super) fn key(b: &[u8]) -> Key {
+    let mut bytes = [0u8; LEN_MAX];
+    bytes[..b.len()].copy_from_slice(b);
+    let lo = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    let hi = u64::from_le_bytes(bytes[8..].try_into().expect("8 bytes"));
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let hash = (lo ^ hi.rotate_left(29) ^ b.len() as u64).wrapping_mul(K);
+    Key {
+        key: [lo, hi],
+        len: b.len() as u8,
+        hash,
+    }
+}
+
+/// The slot of `k`.
+#[inline(always)]
+fn slot_of(k: &Key) -> usize {
+    (k.hash >> 58) as usize % SLOTS
+}
+
+impl ShortStrings {
+    /// Looks `k` up (and notes a miss).
+    #[inline]
+    pub(super) fn find(&self, k: &Key) -> Found {
+        let i = slot_of(k);
+        if let Some(Some(s)) = self.slots.borrow().get(i) {
+            if s.len == k.len && s.key == k.key {
+                return Found::Word(s.word);
+            }
+        }
+        let mut seen = self.seen.borrow_mut();
+        if seen.is_empty() {
+            seen.resize(SLOTS, 0);
+        }
+        if seen[i] == k.hash {
+            Found::Keep
+        } else {
+            seen[i] = k.hash;
+            Found::Miss
+        }
+    }
+
+    /// Keeps the string of `k`, whose value word is `word` and which `r`
+    /// anchors; returns the ref of the string it replaced, for the caller
+    /// to release.
+    pub(super) fn keep(&self, k: &Key, word: Word, r: c_int) -> c_int {
+        let mut slots = self.slots.borrow_mut();
+        if slots.is_empty() {
+            slots.resize(SLOTS, None);
+        }
+        let old = slots[slot_of(k)].replace(Slot {
+            key: k.key,
+            len: k.len,
+            word,
+            r,
+        });
+        old.map_or(ffi::LUA_NOREF, |s| s.r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_string_is_kept_on_its_second_miss_and_found_after() {
+        let st = ShortStrings::default();
+        let k = key(b"foo");
+        assert!(matches!(st.find(&k), Found::Miss));
+        assert!(matches!(st.find(&k), Found::Keep));
+        assert_eq!(st.keep(&k, 42, 7), ffi::LUA_NOREF);
+        assert!(matches!(st.find(&k), Found::Word(42)));
+        // Same slot or not, another string is not this one.
+        assert!(!matches!(st.find(&key(b"fo")), Found::Word(_)));
+        assert!(!matches!(st.find(&key(b"foo\0")), Found::Word(_)));
+    }
+
+    #[test]
+    fn sixteen_bytes_are_all_compared() {
+        let st = ShortStrings::default();
+        let a = key(b"0123456789abcdef");
+        st.find(&a);
+        st.find(&a);
+        st.keep(&a, 1, 1);
+        assert!(!matches!(
+            st.find(&key(b"0123456789abcdeX")),
+            Found::Word(_)
+        ));
+        assert!(matches!(st.find(&a), Found::Word(1)));
+    }
+}
