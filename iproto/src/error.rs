@@ -13,7 +13,7 @@ pub enum Error {
     /// part, as Tarantool's `ER_INVALID_MSGPACK` does ("packet length",
     /// "packet header", "packet body", "packet end", ...).
     InvalidMsgpack(&'static str),
-    /// A size prefix above the limit given to [`crate::frame`].
+    /// A size prefix above the limit given to [`crate::frame`](fn@crate::frame).
     TooBig(u64),
     /// A request without a field it needs (the key, see [`crate::key`]).
     MissingField(u8),

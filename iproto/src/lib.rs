@@ -1,7 +1,7 @@
 //! Tarantool's binary protocol (IPROTO), without Lua: what a server and a
 //! client of it both need.
 //!
-//! - [`frame`] finds a whole packet in a connection's read-ahead bytes
+//! - [`frame`](fn@frame) finds a whole packet in a connection's read-ahead bytes
 //!   (size prefix, size limit); [`decode_header`] splits it into its
 //!   [`Header`] (type or status, sync, schema version, stream id) and body;
 //! - [`decode_request`] reads a request's body by type ([`Request`]:

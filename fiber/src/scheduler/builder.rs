@@ -33,7 +33,7 @@ impl Builder {
     }
 
     /// Names the fiber (at most [`MAX_NAME_LEN`](crate::MAX_NAME_LEN)
-    /// bytes; longer names are cut, see [`truncate`](crate::truncate)).
+    /// bytes; longer names are cut, see [`truncate`]).
     pub fn name(self, name: impl Into<Cow<'static, str>>) -> Builder {
         self.name_bytes(match name.into() {
             Cow::Borrowed(s) => Cow::Borrowed(s.as_bytes()),

@@ -1,6 +1,6 @@
 //! How an exported function of the C module API meets its C caller (capi
 //! rule 5): [`FromC`] turns a C argument into the safe value the body
-//! works on, and [`capi!`] declares the exported function, converting its
+//! works on, and `capi!` declares the exported function, converting its
 //! arguments once, under one SAFETY argument: the function's own
 //! `# Safety` section, which is its C caller's contract.
 

@@ -5,7 +5,7 @@
 //! - [`builder`]: the settings that set up a cord's Lua state
 //!   ([`RuntimeBuilder`]);
 //! - [`script`]: the script runner (`run_main`, `run_chunk`);
-//! - [`handlers`], [`handle`] and [`call`]: CALL and EVAL, as Tarantool
+//! - `handlers`, [`handle`] and [`call`]: CALL and EVAL, as Tarantool
 //!   serves them;
 //! - [`value`]: what Rust sees of Lua values ([`Value`]);
 //! - [`rust_fn`]: Rust functions Lua calls ([`LuaRuntime::register_fn`]);

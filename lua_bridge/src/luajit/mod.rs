@@ -16,7 +16,7 @@
 //! - [`fill`]: tables filled in place by the msgpack decoder
 //!   ([`Fill`](fill::Fill));
 //! - [`cdata`]: scalar cdata payloads ([`CTypes`](cdata::CTypes)), and
-//!   [`pointer`]: the pointer and 64-bit integer cdata msgpack reads and
+//!   [`pointer`](mod@pointer): the pointer and 64-bit integer cdata msgpack reads and
 //!   makes;
 //! - [`cstack`]: "C stack overflow" for calls into Lua from C with too
 //!   little machine stack left (wrappers of `lua_call` and `lua_pcall`),

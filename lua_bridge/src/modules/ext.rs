@@ -10,7 +10,7 @@
 //!
 //! [`read`] tells whether a Lua value is one of them (by its ctype id or
 //! metatable, [`ValueType`](super::ctype::ValueType)), [`read_payload`]
-//! the same for a cdata the msgpack encoder walks in place; [`Ext::write`]
+//! the same for a cdata the msgpack encoder walks in place; `Ext::write`
 //! appends its MsgPack form, [`Ext::text`] gives what `json` and `yaml`
 //! write; [`push`] makes the Lua value of an extension's body, loading its
 //! module (by `require`, under `lua_pcall`) the first time one is decoded.

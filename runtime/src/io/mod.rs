@@ -29,7 +29,7 @@
 //! - [`wait_fd`], [`wait_readable`], [`wait_writable`]: a wait on any fd
 //!   the caller owns (Tarantool's `coio_wait`, Lua's `socket.iowait`),
 //!   registered only while fibers wait on it.
-//! - [`waker`] gives a [`CordWaker`] (`Send + Sync`) that wakes the cord
+//! - [`waker`](fn@waker) gives a [`CordWaker`] (`Send + Sync`) that wakes the cord
 //!   from another thread; fibers wait for it in [`wait_woken`], and in
 //!   [`watch`] (which does not keep the loop running: a signal watcher).
 //! - [`run_blocking`] runs a closure on a small thread pool and parks the

@@ -7,9 +7,9 @@
 //!
 //! - `box.lua`: the table and `box.internal`, where the Rust parts put the
 //!   C functions the Lua face calls;
-//! - the Rust parts, each installed by [`open`] into `box.internal` (or
+//! - the Rust parts, each installed by `open` into `box.internal` (or
 //!   straight into `box`) before `box.lua` runs;
-//! - the Lua parts of box that are not the server ([`PARTS`], run after
+//! - the Lua parts of box that are not the server (`PARTS`, run after
 //!   `box.lua` with `box` and `box.internal`): `error.lua` (`box.error`,
 //!   `box.NULL`), `misc.lua` (`box.info`, `box.once`, `box.ctl`,
 //!   `box.schema`'s storage stubs, transactions), `watcher.lua`

@@ -1,6 +1,6 @@
 //! The userdata behind every incremental hashing or cipher object of
 //! `crypto` and `digest` (master: an OpenSSL context or an `XXH*_state_t`
-//! cdata): one kind, [`Ctx`], holding an `Rc<RefCell<State>>`, so a method
+//! cdata): one kind, `Ctx`, holding an `Rc<RefCell<State>>`, so a method
 //! clones the `Rc` out of the block (udata rule 3) and works on the state
 //! with no Lua call in between (the borrow never spans a switch).
 

@@ -1,5 +1,5 @@
 //! The Lua `csv` module: Tarantool master's `src/lua/csv.lua` over its
-//! parser `src/lib/csv/csv.c` ([`parser`], ported state by state).
+//! parser `src/lib/csv/csv.c` ([`parser`](mod@parser), ported state by state).
 //!
 //! - `csv.load(readable [, opts])`: a table of rows (tables of strings);
 //!   `readable` a string or an object with `read(n)` (a `fio` handle, a

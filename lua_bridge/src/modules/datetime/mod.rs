@@ -20,7 +20,7 @@
 //! 6 and decodes those back; `json` and `yaml` write their text.
 //!
 //! Layout: [`civil`] the calendar, [`value`] the two values with their
-//! MsgPack bodies and text, [`parse`] ISO 8601, [`format`] strftime and
+//! MsgPack bodies and text, [`parse`] ISO 8601, [`format`](mod@format) strftime and
 //! strptime, [`zones`] Tarantool's zone table and jiff's tz database,
 //! [`object`] the C functions `datetime.lua` is built from.
 

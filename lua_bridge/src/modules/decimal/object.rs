@@ -5,7 +5,7 @@
 //! code ([`located`]).
 //!
 //! Per-cord state: the value type, made when the module is first loaded
-//! and cleared for a new Lua state ([`reset`]).
+//! and cleared for a new Lua state (`reset`).
 
 use std::cell::Cell;
 use std::cmp::Ordering;

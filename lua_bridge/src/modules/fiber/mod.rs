@@ -6,7 +6,7 @@
 //!
 //! - [`object`]: fiber objects, `fiber.storage`;
 //! - [`life`]: the module's functions over fibers;
-//! - [`slice`]: fiber slices (`set_max_slice`, `check_slice`, ...);
+//! - [`slice`](mod@slice): fiber slices (`set_max_slice`, `check_slice`, ...);
 //! - [`top`]: `fiber.top()` and its accounting;
 //! - [`ex`]: luafiber's own `fiber.new_ex` and `fiber.create_ex` (options
 //!   first: the stack size and the name);

@@ -7,7 +7,7 @@
 //!
 //! Argument errors are strings, as master's `luaL_error` raises them
 //! ("Usage: fio.link(target, linkpath)"); system errors are `false, err`
-//! or `nil, err` with `errno()` set ([`call`](super::call)).
+//! or `nil, err` with `errno()` set ([`call`]).
 
 use std::ffi::c_int;
 use std::io;

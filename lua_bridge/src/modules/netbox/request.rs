@@ -1,6 +1,6 @@
 //! A request in flight: what the reader fiber fills in and the waiting
 //! fibers read. Bodies are kept as bytes and decoded by the fiber that
-//! asks for them ([`super::lib`]); a failure becomes an error object
+//! asks for them (`super::lib`); a failure becomes an error object
 //! only there ([`push_failure`]).
 
 use std::cell::{Cell, RefCell};

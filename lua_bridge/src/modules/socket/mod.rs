@@ -2,7 +2,7 @@
 //! `socket.c` on the cord's event loop ([`luafiber_runtime::io`]).
 //!
 //! Two halves, as in Tarantool: C functions here (a socket object is a
-//! userdata holding a [`Sock`](sock::Sock); its hot methods, `read`,
+//! userdata holding a [`Sock`]; its hot methods, `read`,
 //! `write`, `readable`, ... are C functions in its metatable's `__index`
 //! table), and `socket.lua`, which turns names (`'AF_INET'`,
 //! `'SOL_SOCKET'`, `{'MSG_PEEK'}`) into numbers and builds
@@ -13,7 +13,7 @@
 //!
 //! - [`sock`]: socket objects, `close`, `fd`, `errno`, `error`, `__gc`;
 //! - [`rbuf`]: the read-ahead buffer of `s:read()`;
-//! - [`read`], [`recv`] and [`write`]: the I/O methods;
+//! - [`read`], [`recv`] and [`write`](mod@write): the I/O methods;
 //! - [`conn`]: `bind`, `listen`, `accept`, `connect`, `shutdown`, names;
 //! - [`opts`]: socket options, `nonblock`;
 //! - [`wait`]: `readable`, `writable`, `wait`, `socket.iowait`, and the

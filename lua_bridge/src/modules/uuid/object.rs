@@ -2,7 +2,7 @@
 //! functions `uuid.lua` builds the module from.
 //!
 //! Per-cord state: the value type, made when the module is first loaded
-//! and cleared for a new Lua state ([`reset`]).
+//! and cleared for a new Lua state (`reset`).
 
 use std::cell::Cell;
 use std::cmp::Ordering;
