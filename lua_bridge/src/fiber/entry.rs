@@ -145,7 +145,7 @@ pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
         s.sync();
     }
     // SAFETY: `main` is the cord's state, of this thread.
-    if keyed || crate::raw::memory::limited() && unsafe { crate::raw::memory::past_limit(main) } {
+    if keyed || unsafe { crate::raw::memory::past_limit(main) } {
         return false;
     }
     // SAFETY: the fiber's own thread, idle between two calls (this Rust

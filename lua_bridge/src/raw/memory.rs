@@ -118,12 +118,18 @@ pub fn with_limit<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// The limit of `l`'s state, if it has one.
+/// The limit of `l`'s state, if it has one. Without one (the usual case)
+/// the cord's flag answers with no C call: only [`set_limit`] installs
+/// `limited_alloc`, and it sets the flag of the thread's one context.
 ///
 /// # Safety
 ///
 /// `l` is a valid state of this thread.
+#[inline(always)]
 unsafe fn limit_of<'a>(l: *mut ffi::lua_State) -> Option<&'a Limit> {
+    if !limited() {
+        return None;
+    }
     let mut ud = std::ptr::null_mut();
     // SAFETY: caller's contract; reading the allocator raises nothing.
     let f = unsafe { ffi::lua_getallocf(l, &mut ud) };

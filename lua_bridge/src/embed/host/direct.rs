@@ -120,12 +120,8 @@ pub(super) fn start<R: DeserializeOwned>(
     // As a main-stack handle would: what the name's cache allocates does
     // not fail on the limit (the arguments' push has its own scope).
     let _exempt = Exempt::enter();
-    let limited = memory::limited();
-    let used = match limited {
-        // SAFETY: `main` is this thread's cord state.
-        true => unsafe { memory::used(main) },
-        false => None,
-    };
+    // SAFETY: `main` is this thread's cord state.
+    let used = unsafe { memory::used(main) };
     let fill = |t: &mut Stack| -> Result<(), Error> {
         let full = || Error::new(ErrorKind::Lua, "call: stack overflow");
         t.ensure(8).map_err(|_| full())?;
@@ -144,7 +140,7 @@ pub(super) fn start<R: DeserializeOwned>(
         }
         push(t)?;
         // SAFETY: `main` is this thread's cord state.
-        if limited && unsafe { memory::grew_past_limit(main, used) } {
+        if unsafe { memory::grew_past_limit(main, used) } {
             return Err(Error::new(ErrorKind::Lua, "not enough memory"));
         }
         Ok(())

@@ -138,10 +138,8 @@ fn fill(
     name: &[u8],
     args: Array<'_>,
 ) -> Result<(), Refused> {
-    // Counted only under a memory limit (none: two `lua_getallocf` less).
-    let limited = memory::limited();
     // SAFETY: `main` is the cord's state, of this thread.
-    let used = limited.then(|| unsafe { memory::used(main) }).flatten();
+    let used = unsafe { memory::used(main) };
     if t.ensure(8).is_err() {
         return Err(other("not enough memory"));
     }
@@ -177,7 +175,7 @@ fn fill(
         }
     }
     // SAFETY: as above.
-    if limited && unsafe { memory::grew_past_limit(main, used) } {
+    if unsafe { memory::grew_past_limit(main, used) } {
         return Err(other("not enough memory"));
     }
     Ok(())
