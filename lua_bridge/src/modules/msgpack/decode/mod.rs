@@ -238,44 +238,14 @@ impl Decoder {
     }
 
     /// Pushes the string `bytes` (at most 31 of them) onto `s`, which has
-    /// room for it and one more value: a short one seen again lately
-    /// through its kept word ([`short_strings`]), on LuaJIT.
+    /// room for it and one more value: on LuaJIT one seen again lately
+    /// through its kept word ([`short_strings::push`]).
     #[inline(always)]
     fn push_short_str(&self, s: &mut Stack, bytes: &[u8]) {
         #[cfg(feature = "luajit")]
-        if let Some(fill) = self
-            .st
-            .fill
-            .filter(|_| (1..=short_strings::LEN_MAX).contains(&bytes.len()))
-        {
-            let k = short_strings::key(bytes);
-            let found = short_strings::ShortStrings::try_with(|st| st.find(&k));
-            match found {
-                Some(short_strings::Found::Word(w)) => {
-                    // SAFETY: room for one value (the caller's); `w` is the
-                    // word of a string its ref anchors (fill rule 4).
-                    unsafe {
-                        fill.push_word(s.as_ptr(), w);
-                        s.assume_pushed(1);
-                    }
-                    return;
-                }
-                Some(short_strings::Found::Keep) => {
-                    // SAFETY: room for this value and a copy of it.
-                    let w = unsafe {
-                        api::push_bytes(s.as_ptr(), bytes);
-                        s.assume_pushed(1);
-                        fill.top_word(s.as_ptr())
-                    };
-                    s.push_value(-1);
-                    let r = s.make_ref();
-                    // Kept outside the part's borrow: a ref's allocation may
-                    // run a finalizer, which may decode.
-                    let old = short_strings::ShortStrings::try_with(|st| st.keep(&k, w, r));
-                    s.unref(old.unwrap_or(r));
-                    return;
-                }
-                _ => {}
+        if let Some(fill) = self.st.fill {
+            if short_strings::push(fill, s, bytes) {
+                return;
             }
         }
         // SAFETY: room for one value (the caller's).

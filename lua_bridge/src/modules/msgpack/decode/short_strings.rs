@@ -18,43 +18,50 @@ use std::ffi::c_int;
 
 use mlua::ffi;
 
+use crate::luajit::fill::Fill;
 use crate::luajit::obj::Word;
+use crate::raw::context::Part;
+use crate::raw::{api, Stack};
 
 /// Strings kept at once.
 const SLOTS: usize = 64;
 
 /// Longer strings are interned each time.
-pub(super) const LEN_MAX: usize = 16;
+const LEN_MAX: usize = 16;
 
-/// One kept string: its bytes as two words (zero-padded), its length, its
+/// One slot: the hash of the last string that missed there, and the string
+/// kept there, if any.
+#[derive(Clone, Copy, Default)]
+struct Line {
+    seen: u64,
+    kept: Option<Kept>,
+}
+
+/// A kept string: its bytes as two words (zero-padded), its length, its
 /// value word and the registry ref that anchors it.
 #[derive(Clone, Copy)]
-struct Slot {
+struct Kept {
     key: [u64; 2],
     len: u8,
     word: Word,
     r: c_int,
 }
 
-/// Per-cord state of the short-string cache (a part of the cord context).
+/// Per-cord state of the short-string cache (a part of the cord context):
+/// its slots, made at the first string.
 #[derive(Default)]
-pub(crate) struct ShortStrings {
-    /// The kept strings (empty until the first is kept).
-    slots: RefCell<Vec<Option<Slot>>>,
-    /// Per slot, the hash of the last string that missed there.
-    seen: RefCell<Vec<u64>>,
-}
+pub(crate) struct ShortStrings(RefCell<Vec<Line>>);
 
 /// A string's bytes as the cache compares them.
 #[derive(Clone, Copy)]
-pub(super) struct Key {
+struct Key {
     key: [u64; 2],
     len: u8,
     hash: u64,
 }
 
 /// What [`ShortStrings::find`] found.
-pub(super) enum Found {
+enum Found {
     /// The string's value word.
     Word(Word),
     /// Not kept; keep it ([`ShortStrings::keep`]) once it is pushed: its
@@ -66,7 +73,7 @@ pub(super) enum Found {
 
 /// The key of `b` (`1..=LEN_MAX` bytes).
 #[inline(always)]
-pub(super) fn key(b: &[u8]) -> Key {
+fn key(b: &[u8]) -> Key {
     let mut bytes = [0u8; LEN_MAX];
     bytes[..b.len()].copy_from_slice(b);
     let lo = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
@@ -80,49 +87,88 @@ pub(super) fn key(b: &[u8]) -> Key {
     }
 }
 
-/// The slot of `k`.
-#[inline(always)]
-fn slot_of(k: &Key) -> usize {
-    (k.hash >> 58) as usize % SLOTS
+impl Key {
+    /// Its slot.
+    #[inline(always)]
+    fn slot(&self) -> usize {
+        (self.hash >> 58) as usize % SLOTS
+    }
 }
 
 impl ShortStrings {
     /// Looks `k` up (and notes a miss).
     #[inline]
-    pub(super) fn find(&self, k: &Key) -> Found {
-        let i = slot_of(k);
-        if let Some(Some(s)) = self.slots.borrow().get(i) {
-            if s.len == k.len && s.key == k.key {
-                return Found::Word(s.word);
+    fn find(&self, k: &Key) -> Found {
+        let mut lines = self.0.borrow_mut();
+        if lines.is_empty() {
+            lines.resize(SLOTS, Line::default());
+        }
+        let line = &mut lines[k.slot()];
+        match line.kept {
+            Some(s) if s.len == k.len && s.key == k.key => Found::Word(s.word),
+            _ if line.seen == k.hash => Found::Keep,
+            _ => {
+                line.seen = k.hash;
+                Found::Miss
             }
-        }
-        let mut seen = self.seen.borrow_mut();
-        if seen.is_empty() {
-            seen.resize(SLOTS, 0);
-        }
-        if seen[i] == k.hash {
-            Found::Keep
-        } else {
-            seen[i] = k.hash;
-            Found::Miss
         }
     }
 
     /// Keeps the string of `k`, whose value word is `word` and which `r`
     /// anchors; returns the ref of the string it replaced, for the caller
     /// to release.
-    pub(super) fn keep(&self, k: &Key, word: Word, r: c_int) -> c_int {
-        let mut slots = self.slots.borrow_mut();
-        if slots.is_empty() {
-            slots.resize(SLOTS, None);
+    fn keep(&self, k: &Key, word: Word, r: c_int) -> c_int {
+        let mut lines = self.0.borrow_mut();
+        if lines.is_empty() {
+            lines.resize(SLOTS, Line::default());
         }
-        let old = slots[slot_of(k)].replace(Slot {
+        let old = lines[k.slot()].kept.replace(Kept {
             key: k.key,
             len: k.len,
             word,
             r,
         });
         old.map_or(ffi::LUA_NOREF, |s| s.r)
+    }
+}
+
+/// Pushes the string `bytes` onto `s` (which has room for it and one more
+/// value) when the cache can: from its kept word, or interned and kept on
+/// its second miss in a row. `false` (nothing pushed) for a string the
+/// cache does not take (empty, longer than [`LEN_MAX`]) or one not worth a
+/// ref yet: the caller interns it.
+#[inline]
+pub(super) fn push(fill: Fill, s: &mut Stack, bytes: &[u8]) -> bool {
+    if !(1..=LEN_MAX).contains(&bytes.len()) {
+        return false;
+    }
+    let k = key(bytes);
+    match ShortStrings::try_with(|st| st.find(&k)) {
+        Some(Found::Word(w)) => {
+            // SAFETY: room for one value (the caller's); `w` is the word of
+            // a string its ref anchors (fill rule 4).
+            unsafe {
+                fill.push_word(s.as_ptr(), w);
+                s.assume_pushed(1);
+            }
+            true
+        }
+        Some(Found::Keep) => {
+            // SAFETY: room for this value and a copy of it (the caller's).
+            let w = unsafe {
+                api::push_bytes(s.as_ptr(), bytes);
+                s.assume_pushed(1);
+                fill.top_word(s.as_ptr())
+            };
+            s.push_value(-1);
+            let r = s.make_ref();
+            // Kept outside the part's borrow: a ref's allocation may run a
+            // finalizer, which may decode.
+            let old = ShortStrings::try_with(|st| st.keep(&k, w, r));
+            s.unref(old.unwrap_or(r));
+            true
+        }
+        _ => false,
     }
 }
 
