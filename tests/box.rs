@@ -705,3 +705,52 @@ fn short_string_arguments_arrive_whole_while_the_cache_turns_over() {
     assert_eq!(status, 0, "{stdout}\n{stderr}");
     assert!(stdout.contains("short strings ok"), "{stdout}\n{stderr}");
 }
+
+#[test]
+fn requests_that_do_not_yield_run_at_once_in_order_on_one_pooled_fiber() {
+    // As Tarantool's tx fiber pool calls its fiber for each request
+    // (fiber_pool_cb, fiber_call): a request runs as the reader hands it
+    // over, so pipelined requests that do not yield run in arrival order,
+    // each on the fiber the one before gave back to the pool; one that
+    // yields leaves the reader to hand the next to another fiber.
+    let (status, stdout, stderr) = luafiber_e(
+        r#"
+        local fiber = require('fiber')
+        box.cfg{listen = '127.0.0.1:0'}
+        box.schema.user.grant('guest', 'execute', 'universe')
+        local seen = 0
+        function who(i)
+            seen = seen + 1
+            return fiber.self():id(), seen, i
+        end
+        function nap()
+            fiber.sleep(0.01)
+            return fiber.self():id()
+        end
+        local c = require('net.box').connect(box.info.listen, {connect_timeout = 5})
+        assert(c:is_connected(), tostring(c.error))
+        c:call('who', {0})
+        local futures = {}
+        for i = 1, 50 do
+            futures[i] = c:call('who', {i}, {is_async = true})
+        end
+        local first
+        for i = 1, 50 do
+            local id, n, got = (table.unpack or unpack)(futures[i]:wait_result(5))
+            assert(got == i and n == i + 1, ('request %d ran as %d'):format(i, n))
+            first = first or id
+            assert(id == first, ('request %d on fiber %d, not %d'):format(i, id, first))
+        end
+        local napping = c:call('nap', {}, {is_async = true})
+        local after = c:call('who', {51}, {is_async = true})
+        local nap_id = napping:wait_result(5)[1]
+        local who_id = after:wait_result(5)[1]
+        assert(nap_id ~= who_id, 'a request that sleeps keeps its fiber')
+        c:close()
+        print('in order ok')
+        os.exit(0)
+        "#,
+    );
+    assert_eq!(status, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("in order ok"), "{stdout}\n{stderr}");
+}

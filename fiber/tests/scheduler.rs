@@ -536,6 +536,69 @@ fn resume_now_runs_a_waiting_fiber_at_once() {
 }
 
 #[test]
+fn resume_now_from_a_fiber_runs_the_waiting_one_then_goes_on() {
+    // As Tarantool's fiber_pool_cb hands a message to a pool fiber with
+    // fiber_call: the caller goes on once the resumed fiber yields, each
+    // time, and a resumed fiber that blocks is woken later as usual.
+    let log = Log::default();
+    let l = log.clone();
+    let worker = Builder::new()
+        .spawn_now(move || {
+            for i in 0..3 {
+                fiber::block(None).unwrap();
+                push(&l, format!("job {i}"));
+            }
+            fiber::sleep(Duration::from_millis(1)).unwrap();
+            push(&l, "slept");
+        })
+        .unwrap();
+    let l = log.clone();
+    spawn(move || {
+        for i in 0..3 {
+            push(&l, format!("hand {i}"));
+            assert!(matches!(fiber::resume_now(worker), Ok(true)));
+        }
+        push(&l, "caller goes on");
+    });
+    fiber::run();
+    assert_eq!(
+        entries(&log),
+        [
+            "hand 0",
+            "job 0",
+            "hand 1",
+            "job 1",
+            "hand 2",
+            "job 2",
+            "caller goes on",
+            "slept"
+        ]
+    );
+}
+
+#[test]
+fn resume_now_refuses_a_fiber_running_the_batch_under_the_caller() {
+    // State rule 6: `hub` blocks while the loop resumed it and runs the
+    // batch (here `inner`) from its own stack: it is suspended, yet its
+    // stack is under `inner`'s caller chain, so it is not resumed from
+    // there; a wakeup makes it go on once the batch comes to it.
+    let got = Rc::new(Cell::new(None));
+    let hub = Builder::new()
+        .spawn_ready(|| drop(fiber::block(None)))
+        .unwrap();
+    let g = got.clone();
+    let inner = Builder::new()
+        .spawn_ready(move || {
+            g.set(Some(fiber::resume_now(hub)));
+            fiber::wakeup(hub).unwrap();
+        })
+        .unwrap();
+    fiber::run();
+    assert!(matches!(got.take(), Some(Ok(false))));
+    assert!(!fiber::exists(hub) && !fiber::exists(inner));
+}
+
+#[test]
 fn wakeup_of_a_ready_fiber_does_not_run_it_twice() {
     let runs = Rc::new(Cell::new(0));
     let r = runs.clone();

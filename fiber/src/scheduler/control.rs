@@ -53,27 +53,30 @@ pub fn wakeup_uncancelled(id: FiberId) -> Result<bool, Error> {
     })
 }
 
-/// [`wakeup_uncancelled`] that runs the fiber at once, from outside any
-/// fiber, until its next yield or its end, as
-/// [`Builder::spawn_now`](crate::Builder::spawn_now) runs a new one: a
-/// pool of fibers that wait for work hands one its work with no trip
-/// through the ready queue. Returns `true` when it ran; `false` (and
-/// nothing is done) when it is cancelled, not suspended (ready, running,
-/// ended), or when the caller is a fiber. A timer it waited with is
-/// dropped, as a wakeup drops it.
+/// [`wakeup_uncancelled`] that runs the fiber at once, until its next yield
+/// or its end, as [`Builder::spawn_now`](crate::Builder::spawn_now) runs a
+/// new one: a pool of fibers that wait for work hands one its work with no
+/// trip through the ready queue (Tarantool's `fiber_call` of a pool fiber in
+/// `fiber_pool_cb`). From a fiber, that fiber is `Calling` meanwhile and goes
+/// on when the resumed one yields or ends. Returns `true` when it ran;
+/// `false` (and nothing is done) when it is cancelled, not suspended (ready,
+/// running, ended), or running the loop's batch from its own stack under the
+/// caller (state rule 6: the caller runs on its stack). A timer it waited
+/// with is dropped, as a wakeup drops it.
 ///
 /// # Errors
 ///
 /// [`Error::Dead`] when there is no such fiber.
 pub fn resume_now(id: FiberId) -> Result<bool, Error> {
     let h = with(|s| {
-        if s.current.is_some() {
-            return Ok(None);
-        }
         let (h, slot) = s.live(id)?;
         if slot.status != Status::Suspended || slot.cancelled {
             return Ok(None);
         }
+        if s.resumes_current(h) {
+            return Ok(None);
+        }
+        let slot = &mut s.slots[h];
         // As `wake`: the timer of its wait is stale from now on.
         slot.wait += 1;
         Ok::<_, Error>(Some(h))

@@ -145,6 +145,21 @@ impl Scheduler {
         Ok((h, &mut self.slots[h]))
     }
 
+    /// Whether `h` is the running fiber or one of its resumers, down to
+    /// the loop: a fiber running the loop's batch from its own stack (state
+    /// rule 6) is `Suspended` meanwhile, yet its stack is in use under the
+    /// running one, so it must not be resumed from there.
+    pub(super) fn resumes_current(&self, h: Handle) -> bool {
+        let mut at = self.current;
+        while let Some(f) = at {
+            if f == h {
+                return true;
+            }
+            at = self.slots.get(f).and_then(|slot| slot.resumer);
+        }
+        false
+    }
+
     /// State rule 3. A stale handle (its fiber is gone, e.g. a joiner that
     /// gave up with an error and ended) is ignored. Returns `false` when the
     /// fiber is gone or has ended.

@@ -3,9 +3,10 @@
 //!
 //! Every OS thread has one scheduler (a `thread_local`), reached only through
 //! short `with` borrows that never span a switch (state rule 1). Fibers are
-//! resumed from the thread's own stack by [`run()`], or from their creator's
-//! stack by [`Builder::spawn_now`]; a fiber's yield returns to whoever resumed
-//! it.
+//! resumed from the thread's own stack by [`run()`], from their creator's
+//! stack by [`Builder::spawn_now`], or from the stack of whoever hands a
+//! waiting one work by [`resume_now`]; a fiber's yield returns to whoever
+//! resumed it.
 //!
 //! The files, each importing only files listed before it (this one only
 //! declares them and re-exports what the crate offers):
@@ -71,7 +72,9 @@
 //!    switch each way instead of two through the loop. Outside the loop's
 //!    batches (before and after `run`, and in `run_until`'s `done`) no
 //!    batch is left, so a fiber started there by `spawn_now` yields back to
-//!    its creator, as in a fiber.
+//!    its creator, as in a fiber. Such a fiber is `Suspended` while its
+//!    stack runs the batch, so `resume_now` walks the running fiber's
+//!    resumers and refuses one of them (`Scheduler::resumes_current`).
 //! 7. The thread-local record pointer ([`crate::context`]) points at the
 //!    `running` record in the slot of the fiber that runs, or is null
 //!    outside fibers: whatever makes a fiber current publishes its record

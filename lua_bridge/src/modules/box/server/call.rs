@@ -79,7 +79,7 @@ pub(super) fn start(conn: &Rc<Conn>, sync: u64, kind: u32, name: &[u8], args: Ar
         kind,
     };
     match serve(running, handler, name, args) {
-        Ok(()) => request_started(conn),
+        Ok(()) => {}
         Err(Refused::Body(e)) => {
             let msg = e.to_string();
             conn.send_error(sync, &ErrorInfo::client(e.code(), msg.as_bytes()));
@@ -91,8 +91,17 @@ pub(super) fn start(conn: &Rc<Conn>, sync: u64, kind: u32, name: &[u8], args: Ar
 }
 
 /// Hands the request to a request fiber waiting in the pool, or to a new
-/// one.
-fn serve(running: Running, handler: Handler, name: &[u8], args: Array<'_>) -> Result<(), Refused> {
+/// one, and runs it at once until it yields or ends, as Tarantool's tx
+/// `fiber_pool_cb` calls a pool fiber (`fiber_call`): a request that does
+/// not yield has written its reply when this returns, and the next one
+/// finds the same fiber on top of the pool, its stack and Lua thread still
+/// in the CPU's caches. The caller (the reader) goes on when it yields.
+fn serve(
+    mut running: Running,
+    handler: Handler,
+    name: &[u8],
+    args: Array<'_>,
+) -> Result<(), Refused> {
     let Some(main) = cord::try_with(|c| c.main) else {
         return Err(other("no Lua runtime"));
     };
@@ -101,23 +110,35 @@ fn serve(running: Running, handler: Handler, name: &[u8], args: Array<'_>) -> Re
     // it leaves the stack as it found it (it only anchors a new thread).
     let s = &mut unsafe { Stack::outside(main) };
     while let Some(w) = ServerState::with(|st| st.idle.borrow_mut().pop()) {
-        // Woken first: it runs only once this reader waits. One cancelled
-        // while it waited leaves the pool when it runs.
-        if !matches!(luafiber_fiber::wakeup_uncancelled(w.id), Ok(true)) {
-            continue;
-        }
         // SAFETY: a fiber in the pool waits outside any Lua call, its
-        // thread idle at `[msgh]`; nothing else uses it until it runs.
+        // thread idle at `[msgh]`; nothing else uses it until it runs (a
+        // cancelled one is alive until it runs: it leaves the pool then).
         let t = &mut unsafe { Stack::from_state(w.l) };
         if let Err(e) = fill(t, main, handler, name, args) {
-            // Back in the pool: woken with no request, it waits again.
+            // Back in the pool, still waiting.
             t.settop(1);
             ServerState::with(|st| st.idle.borrow_mut().push(w));
             return Err(e);
         }
+        let conn = running.conn.clone();
         super::running_start(w.idx, w.id, running);
-        return Ok(());
+        request_started(&conn);
+        // At once; else (it runs the loop's batch under this reader, state
+        // rule 6 of the fiber crate) when the batch comes to it.
+        if matches!(luafiber_fiber::resume_now(w.id), Ok(true))
+            || matches!(luafiber_fiber::wakeup_uncancelled(w.id), Ok(true))
+        {
+            return Ok(());
+        }
+        // Cancelled while it waited: it leaves the pool when it runs.
+        conn.request_done();
+        t.settop(1);
+        match super::running_take(w.idx) {
+            Some((_, r)) => running = r,
+            None => return Err(other("the request fiber was lost")),
+        }
     }
+    let conn = running.conn.clone();
     let (id, idx, _) = spawn_worker_in(
         s,
         |t| fill(t, main, handler, name, args),
@@ -126,6 +147,7 @@ fn serve(running: Running, handler: Handler, name: &[u8], args: Array<'_>) -> Re
     )
     .map_err(refused)?;
     super::running_start(idx, id, running);
+    request_started(&conn);
     Ok(())
 }
 
