@@ -33,6 +33,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::handle::answer_to_result;
+use super::wait::{self, Ticket};
 use super::{args, direct, lua_serde, Call, Error, ErrorKind, Handle};
 use crate::embed::cords::{serve, Init, Serving};
 use crate::embed::{LuaRuntime, RuntimeBuilder};
@@ -211,8 +212,10 @@ fn hand_driver(remote: &local::Remote) {
             w.pop();
         }
         None
-    });
-    if let Some(w) = next.flatten() {
+    })
+    .flatten()
+    .or_else(wait::any_waker);
+    if let Some(w) = next {
         remote.set_driver(&w);
     }
 }
@@ -354,8 +357,14 @@ impl What {
 enum State<R> {
     /// Not polled yet.
     Start,
-    /// Running on the local cord of `remote`'s thread; `listed` once in
-    /// its cord's list of waiting calls.
+    /// A direct CALL whose fiber waits on the local cord of `remote`'s
+    /// thread (`wait.rs`).
+    Direct {
+        ticket: Ticket,
+        remote: Arc<local::Remote>,
+    },
+    /// An EVAL running on the local cord of `remote`'s thread; `listed`
+    /// once in its cord's list of waiting calls.
     Local {
         gather: Arc<Gather>,
         remote: Arc<local::Remote>,
@@ -389,7 +398,9 @@ impl<R, A> Unpin for LocalCall<R, A> {}
 impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
     /// The first poll: starts the call on this thread's local cord (or
     /// hands it to [`Handle::start_async`] when it cannot run here).
-    /// `Some` when it ended already.
+    /// `Some` when it ended already. Out of line: the later polls of a
+    /// call that waits keep a small frame.
+    #[inline(never)]
     fn begin(&mut self) -> Option<Result<R, Error>> {
         let Some(args) = self.args.take() else {
             return Some(Err(Error::new(ErrorKind::Stopped, "polled after it ended")));
@@ -410,16 +421,12 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
                     }
                     return Some(r);
                 }
-                direct::Started::Waiting(gather) => home_remote().map(|r| (gather, r)),
+                direct::Started::Waiting(ticket) => home_remote().map(|r| (ticket, r)),
             };
-            let Some((gather, remote)) = remote else {
+            let Some((ticket, remote)) = remote else {
                 return Some(Err(Error::new(ErrorKind::Stopped, "the local cord went")));
             };
-            self.state = State::Local {
-                gather,
-                remote,
-                listed: false,
-            };
+            self.state = State::Direct { ticket, remote };
             return None;
         }
         let what = String::from_utf8_lossy(self.what.bytes()).into_owned();
@@ -466,38 +473,35 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
                         return Poll::Ready(r);
                     }
                 }
+                State::Direct { ticket, remote } => {
+                    let remote = &**remote;
+                    let Poll::Ready(r) = poll_waiting(
+                        remote,
+                        cx,
+                        |cx, here| ticket.poll::<R>(cx, remote, here),
+                        || {},
+                    ) else {
+                        return Poll::Pending;
+                    };
+                    this.state = State::Done;
+                    return Poll::Ready(r);
+                }
                 State::Local {
                     gather,
                     remote,
                     listed,
                 } => {
-                    // Polled in a fiber (a `block_on_future` of it), the
-                    // thread's loop drives: only outside any fiber here.
-                    let home = remote.is_home() && luafiber_fiber::current().is_none();
-                    if home && local::run_ready(BUDGET) {
-                        cx.waker().wake_by_ref();
-                    }
-                    let answer = match gather.poll_one(cx) {
-                        Poll::Ready(a) => a,
-                        Poll::Pending => {
-                            if home {
-                                if !*listed {
-                                    *listed = true;
-                                    list_waiting(gather);
-                                }
-                                remote.set_driver(cx.waker());
-                                if let Some(t) = luafiber_fiber::next_timer() {
-                                    remote.drive_at(t);
-                                }
-                            }
-                            return Poll::Pending;
+                    let listing = || {
+                        if !*listed {
+                            *listed = true;
+                            list_waiting(gather);
                         }
                     };
-                    if home && remote.is_driver(cx.waker()) {
-                        // This task may end now: a wake for the cord goes
-                        // to one still waiting.
-                        hand_driver(remote);
-                    }
+                    let Poll::Ready(answer) =
+                        poll_waiting(remote, cx, |cx, _| gather.poll_one(cx), listing)
+                    else {
+                        return Poll::Pending;
+                    };
                     let fiber = gather.fiber_id();
                     this.state = State::Done;
                     return Poll::Ready(
@@ -516,8 +520,46 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
     }
 }
 
+/// A poll of a local call that went on waiting on `remote`'s thread:
+/// drives the thread's cord first when on it (only outside any fiber: polled
+/// in a fiber, a `block_on_future` of it, the thread's loop drives), then
+/// polls with `answer` (told whether it runs on the call's thread). While
+/// the call waits its task is the cord's driver (after `waits`); when it
+/// ends, a wake for the cord goes to one still waiting (the task may end
+/// now).
+fn poll_waiting<T>(
+    remote: &local::Remote,
+    cx: &mut Context<'_>,
+    answer: impl FnOnce(&mut Context<'_>, bool) -> Poll<T>,
+    waits: impl FnOnce(),
+) -> Poll<T> {
+    let here = remote.is_home();
+    let home = here && luafiber_fiber::current().is_none();
+    if home && local::run_ready(BUDGET) {
+        cx.waker().wake_by_ref();
+    }
+    let Poll::Ready(r) = answer(cx, here) else {
+        if home {
+            waits();
+            remote.set_driver(cx.waker());
+            if let Some(t) = luafiber_fiber::next_timer() {
+                remote.drive_at(t);
+            }
+        }
+        return Poll::Pending;
+    };
+    if home && remote.is_driver(cx.waker()) {
+        hand_driver(remote);
+    }
+    Poll::Ready(r)
+}
+
 impl<R, A> Drop for LocalCall<R, A> {
     fn drop(&mut self) {
+        if let State::Direct { ticket, remote } = &mut self.state {
+            ticket.drop_with(remote);
+            return;
+        }
         let State::Local { gather, remote, .. } = &self.state else {
             return;
         };
@@ -545,7 +587,7 @@ impl<R, A> std::fmt::Debug for LocalCall<R, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
             State::Start => "start",
-            State::Local { .. } => "local",
+            State::Direct { .. } | State::Local { .. } => "local",
             State::Hop(_) => "crossed",
             State::Done => "done",
         };
