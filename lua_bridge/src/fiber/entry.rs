@@ -147,23 +147,19 @@ pub(crate) fn worker_reset(idx: usize, s: &mut Stack, pop: bool) -> bool {
             ffi::lua_settop(s.as_ptr(), 1);
             s.sync();
         }
-    } else if s.ensure(2).is_err() {
-        // No room above the results for the reset.
-        return false;
     }
     // SAFETY: `main` is the cord's state, of this thread.
     if keyed || unsafe { crate::raw::memory::past_limit(main) } {
         return false;
     }
     // SAFETY: the fiber's own thread, idle between two calls (this Rust
-    // code runs on the fiber, outside any Lua call), of the cord's state,
-    // with the room its call had (or the room ensured above its results);
+    // code runs on the fiber, outside any Lua call), of the cord's state;
     // what it pushes it also pops.
     unsafe {
-        cord::reset_thread(main, s.as_ptr());
+        let reset = cord::reset_thread(main, s.as_ptr());
         s.sync();
+        reset
     }
-    true
 }
 
 /// Whether the pooled request fiber `me` (at `idx`, its thread's stack

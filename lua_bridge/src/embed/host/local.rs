@@ -7,7 +7,8 @@
 //! A fiber never leaves the thread that made it (docs/design.md), so a
 //! local call whose Lua fiber waits (on a Rust future, a sleep) is bound
 //! to its thread: it goes on when that thread drives its cord again, that
-//! is when a local call is polled there (each poll there drives first), or
+//! is when a local call is polled there (each poll there drives first, but
+//! one that finds its call ended while no fiber is ready), or
 //! when the host calls [`drive_local`] there (tokio's `on_thread_park`).
 //! A wake of such a fiber from another thread (a future's `Waker`) posts
 //! to the thread's inbox, which wakes the task of a local call still
@@ -475,10 +476,13 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
                 }
                 State::Direct { ticket, remote } => {
                     let remote = &**remote;
+                    let here = remote.is_home();
+                    let ended = here && ticket.ended_here();
                     let Poll::Ready(r) = poll_waiting(
                         remote,
                         cx,
-                        |cx, here| ticket.poll::<R>(cx, remote, here),
+                        (here, ended),
+                        |cx| ticket.poll::<R>(cx, remote, here),
                         || {},
                     ) else {
                         return Poll::Pending;
@@ -497,9 +501,13 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
                             list_waiting(gather);
                         }
                     };
-                    let Poll::Ready(answer) =
-                        poll_waiting(remote, cx, |cx, _| gather.poll_one(cx), listing)
-                    else {
+                    let Poll::Ready(answer) = poll_waiting(
+                        remote,
+                        cx,
+                        (remote.is_home(), false),
+                        |cx| gather.poll_one(cx),
+                        listing,
+                    ) else {
                         return Poll::Pending;
                     };
                     let fiber = gather.fiber_id();
@@ -520,25 +528,26 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
     }
 }
 
-/// A poll of a local call that went on waiting on `remote`'s thread:
-/// drives the thread's cord first when on it (only outside any fiber: polled
-/// in a fiber, a `block_on_future` of it, the thread's loop drives), then
-/// polls with `answer` (told whether it runs on the call's thread). While
-/// the call waits its task is the cord's driver (after `waits`); when it
-/// ends, a wake for the cord goes to one still waiting (the task may end
-/// now).
+/// A poll of a local call that went on waiting on `remote`'s thread
+/// (`here`: polled on that thread): drives the thread's cord first when on
+/// it (only outside any fiber: polled in a fiber, a `block_on_future` of
+/// it, the thread's loop drives), unless the call `ended` and no fiber
+/// is ready (a drive went since the end; the posts to the thread's inbox
+/// wake a driver of their own), then polls with `answer`. While the call waits its task is the cord's driver (after
+/// `waits`); when it ends, a wake for the cord goes to one still waiting
+/// (the task may end now).
 fn poll_waiting<T>(
     remote: &local::Remote,
     cx: &mut Context<'_>,
-    answer: impl FnOnce(&mut Context<'_>, bool) -> Poll<T>,
+    (here, ended): (bool, bool),
+    answer: impl FnOnce(&mut Context<'_>) -> Poll<T>,
     waits: impl FnOnce(),
 ) -> Poll<T> {
-    let here = remote.is_home();
     let home = here && luafiber_fiber::current().is_none();
-    if home && local::run_ready(BUDGET) {
+    if home && (!ended || luafiber_fiber::has_ready()) && local::run_ready(BUDGET) {
         cx.waker().wake_by_ref();
     }
-    let Poll::Ready(r) = answer(cx, here) else {
+    let Poll::Ready(r) = answer(cx) else {
         if home {
             waits();
             remote.set_driver(cx.waker());

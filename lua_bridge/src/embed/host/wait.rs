@@ -257,9 +257,8 @@ fn encode_held(w: &Worker) -> Outcome {
 /// Pops the results `w` held and puts it in the pool; woken to end when
 /// the pool is full.
 fn release(w: Worker) {
-    // SAFETY: as in `encode_held`.
-    let t = &mut unsafe { Stack::from_state(w.l) };
-    t.settop(1);
+    // SAFETY: as in `encode_held`; a pop to `[msgh]`, which needs no room.
+    unsafe { mlua::ffi::lua_settop(w.l, 1) };
     let id = w.id;
     if !direct::pool(w) {
         let _ = luafiber_fiber::wakeup(id);
@@ -373,6 +372,16 @@ impl Ticket {
         };
         self.ended = true;
         Poll::Ready(answer)
+    }
+
+    /// Whether the call ended, on its thread (its answer waits for this
+    /// future, or it went with its cord); `false` once asked elsewhere.
+    pub(super) fn ended_here(&self) -> bool {
+        self.far.is_none()
+            && Serving::try_with(|p| match p.direct.borrow().get(self.idx) {
+                Some(Some(e)) if e.token == self.token => !matches!(e.state, Wait::Running { .. }),
+                _ => true,
+            }) != Some(false)
     }
 
     /// The entry on this thread: [`Look::Running`] with `cx`'s waker kept
