@@ -411,7 +411,7 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
             let name = self.what.bytes();
             // SAFETY: `direct::start` gives the call fiber's idle thread.
             let push = |s: &mut Stack<'_>| unsafe { lua_serde::push_args_onto(s, &args) };
-            let remote = match direct::start::<R>(name, push) {
+            let ticket = match direct::start::<R>(name, push) {
                 direct::Started::Done(r) => {
                     // As every poll here: the cord's other fibers get a
                     // drive (a budget left over wakes its driver).
@@ -422,9 +422,11 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
                     }
                     return Some(r);
                 }
-                direct::Started::Waiting(ticket) => home_remote().map(|r| (ticket, r)),
+                direct::Started::Waiting(ticket) => ticket,
             };
-            let Some((ticket, remote)) = remote else {
+            let Some(remote) = home_remote() else {
+                // Its fiber is cancelled (nobody would read its answer).
+                ticket.abandon_here();
                 return Some(Err(Error::new(ErrorKind::Stopped, "the local cord went")));
             };
             self.state = State::Direct { ticket, remote };

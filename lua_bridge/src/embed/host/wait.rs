@@ -408,6 +408,12 @@ impl Ticket {
         .unwrap_or(Look::Gone)
     }
 
+    /// The future goes before it had a poll, on the call's thread: as
+    /// [`Ticket::drop_with`] there.
+    pub(super) fn abandon_here(&self) {
+        abandon(self.idx, self.token, self.fiber);
+    }
+
     /// The future went before its answer: the call's entry goes, now on
     /// its thread (outside any fiber), else there at its next drive.
     pub(super) fn drop_with(&mut self, remote: &Remote) {
