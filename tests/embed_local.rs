@@ -4,10 +4,11 @@
 //! and sleep, Lua awaiting Rust futures woken from other threads, tokio's
 //! multi-thread scheduler moving tasks between workers, a dropped call
 //! cancelling its fiber, the fall-back to the cords, the end of the local
-//! cords with their runtime. Both engines.
+//! cords with their runtime, the results of a call that waited held by its
+//! fiber until its future reads them (or goes). Both engines.
 
 use std::future::Future;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
@@ -36,6 +37,16 @@ function M.park()
     M.ended = ok and 'woke' or tostring(err)
 end
 function M.ended_how() return M.ended end
+local gate = fiber.cond()
+function M.held(x)
+    M.held_id = fiber.self():id()
+    gate:wait()
+    M.held_done = (M.held_done or 0) + 1
+    return x * 2, 'tail'
+end
+function M.open() gate:broadcast() end
+function M.held_state() return M.held_done or 0, M.held_id end
+function M.my_id() return fiber.self():id() end
 return M
 "#;
 
@@ -469,4 +480,140 @@ fn a_calls_fiber_serves_the_next_call_clean() {
     let next = block_on(h.call_local::<u64>("pool.id", ())).unwrap();
     assert_ne!(next, joinable);
     assert_eq!(block_on(h.call_local::<u64>("pool.id", ())).unwrap(), next);
+}
+
+/// A local call of `app.held`, boxed.
+type HeldCall = Pin<Box<dyn Future<Output = Result<(i64, String), Error>> + Send>>;
+
+/// `app.held` started with `x` and polled once (its fiber waits on a
+/// cond), then opened and this thread's cord driven (by other calls)
+/// until the fiber ended the call: the future, not polled since, and its
+/// fiber's id.
+fn held_call(h: &luafiber::Handle, x: i64) -> (HeldCall, u64) {
+    let cx = &mut Context::from_waker(Waker::noop());
+    let state = || block_on(h.call_local::<(i64, Option<u64>)>("app.held_state", ())).unwrap();
+    let before = state().0;
+    let mut call: HeldCall = Box::pin(h.call_local::<(i64, String)>("app.held", x));
+    assert!(call.as_mut().poll(cx).is_pending());
+    block_on(h.call_local::<()>("app.open", ())).unwrap();
+    for _ in 0..1000 {
+        let (done, id) = state();
+        if done > before {
+            return (call, id.expect("the call ran"));
+        }
+    }
+    panic!("the held call never ended");
+}
+
+fn my_id(h: &luafiber::Handle) -> u64 {
+    block_on(h.call_local::<u64>("app.my_id", ())).unwrap()
+}
+
+#[test]
+fn a_waiting_calls_fiber_holds_its_results_until_they_are_read() {
+    let rt = runtime();
+    let h = rt.handle();
+    let (mut call, id) = held_call(&h, 21);
+    // Held, its fiber is out of the pool: other calls run on others.
+    assert_ne!(my_id(&h), id);
+    let cx = &mut Context::from_waker(Waker::noop());
+    match call.as_mut().poll(cx) {
+        Poll::Ready(r) => assert_eq!(r.unwrap(), (42, "tail".to_owned())),
+        Poll::Pending => panic!("an ended call is ready at its next poll"),
+    }
+    // Read, the fiber went back to the pool: it takes the next call.
+    assert_eq!(my_id(&h), id);
+}
+
+/// A waiting call whose future is dropped after its fiber ended the call
+/// and before the results were read: the fiber goes back to the pool (the
+/// same one serves every round: none is lost or made anew).
+#[test]
+fn a_held_call_dropped_unread_frees_its_fiber() {
+    let rt = runtime();
+    let h = rt.handle();
+    let (call, id) = held_call(&h, 1);
+    drop(call);
+    assert_eq!(my_id(&h), id);
+    for x in 0..100 {
+        let (call, again) = held_call(&h, x);
+        assert_eq!(again, id);
+        drop(call);
+    }
+    assert_eq!(my_id(&h), id);
+}
+
+/// A fiber holding results that Lua cancels: the results still reach
+/// the future (as MessagePack), and the fiber ends.
+#[test]
+fn a_held_call_whose_fiber_is_cancelled_still_answers() {
+    let rt = runtime();
+    let h = rt.handle();
+    let (mut call, id) = held_call(&h, 5);
+    let cancel = "require('fiber').find(...):cancel() require('fiber').yield()";
+    block_on(h.eval_local::<()>(cancel, (id,))).unwrap();
+    let cx = &mut Context::from_waker(Waker::noop());
+    let mut got = None;
+    for _ in 0..1000 {
+        if let Poll::Ready(r) = call.as_mut().poll(cx) {
+            got = Some(r.unwrap());
+            break;
+        }
+        my_id(&h);
+    }
+    assert_eq!(got, Some((10, "tail".to_owned())));
+    assert_ne!(my_id(&h), id);
+}
+
+/// A waiting call's future polled on another thread (a task that tokio
+/// moved): its answer crosses as MessagePack, filled on the call's thread
+/// at its next drive, whether the call had ended (held) or not.
+#[test]
+fn a_waiting_call_polled_on_another_thread() {
+    let rt = runtime();
+    let h = rt.handle();
+    let drive_until = |t: &std::thread::JoinHandle<_>| {
+        while !t.is_finished() {
+            my_id(&h);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    // Ended (held) first.
+    let (call, id) = held_call(&h, 7);
+    let t = std::thread::spawn(move || block_on(call));
+    drive_until(&t);
+    assert_eq!(t.join().unwrap().unwrap(), (14, "tail".to_owned()));
+    // The fiber went back to the pool.
+    assert_eq!(my_id(&h), id);
+    // Still running.
+    let cx = &mut Context::from_waker(Waker::noop());
+    let mut call = Box::pin(h.call_local::<(i64, String)>("app.held", 8));
+    assert!(call.as_mut().poll(cx).is_pending());
+    let t = std::thread::spawn(move || block_on(call));
+    // Its first poll there asks this thread for the answer.
+    std::thread::sleep(Duration::from_millis(10));
+    my_id(&h);
+    block_on(h.call_local::<()>("app.open", ())).unwrap();
+    drive_until(&t);
+    assert_eq!(t.join().unwrap().unwrap(), (16, "tail".to_owned()));
+}
+
+/// A waiting call whose local cord ends (its runtime dropped, the next
+/// local call there ends the cord) ends with `Stopped`.
+#[test]
+fn a_waiting_call_ends_with_its_cord() {
+    let rt = runtime();
+    let h = rt.handle();
+    let (mut held, _) = held_call(&h, 1);
+    let cx = &mut Context::from_waker(Waker::noop());
+    let mut running = Box::pin(h.call_local::<(i64, String)>("app.held", 2));
+    assert!(running.as_mut().poll(cx).is_pending());
+    drop(rt);
+    assert!(block_on(h.call_local::<i64>("app.add", (1, 2))).is_err());
+    let ended = |p: Poll<Result<(i64, String), Error>>| match p {
+        Poll::Ready(r) => assert_eq!(r.unwrap_err().kind(), ErrorKind::Stopped),
+        Poll::Pending => panic!("a call whose cord ended is ready"),
+    };
+    ended(held.as_mut().poll(cx));
+    ended(running.as_mut().poll(cx));
 }

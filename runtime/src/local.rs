@@ -14,7 +14,8 @@
 
 use std::cell::OnceCell;
 use std::io;
-use std::sync::{mpsc, Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 use std::task::Waker;
 use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
@@ -26,11 +27,25 @@ use crate::io::reactor;
 
 /// The waker a post to a driven thread's inbox wakes (taken by the wake).
 #[derive(Default)]
-struct DriverSlot(Mutex<Option<Waker>>);
+struct DriverSlot {
+    waker: Mutex<Option<Waker>>,
+    /// The data pointer of the waker in `waker` (0: none), written with
+    /// it under the lock: a waker whose data differs is not the driver,
+    /// known without the lock ([`Remote::is_driver`]).
+    data: AtomicUsize,
+}
 
 impl DriverSlot {
+    fn lock(&self) -> MutexGuard<'_, Option<Waker>> {
+        self.waker.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn kick(&self) {
-        let w = self.0.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let w = {
+            let mut slot = self.lock();
+            self.data.store(0, Ordering::Relaxed);
+            slot.take()
+        };
         if let Some(w) = w {
             w.wake();
         }
@@ -85,16 +100,21 @@ impl Remote {
     /// The waker the next message to this thread wakes (once): the task
     /// that drives it ([`run_ready`]) when polled there.
     pub fn set_driver(&self, w: &Waker) {
-        let mut slot = self.slot.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = self.slot.lock();
         if !slot.as_ref().is_some_and(|s| s.will_wake(w)) {
+            self.slot.data.store(w.data() as usize, Ordering::Relaxed);
             *slot = Some(w.clone());
         }
     }
 
     /// Whether `w` is the waker the next message wakes.
     pub fn is_driver(&self, w: &Waker) -> bool {
-        let slot = self.slot.0.lock().unwrap_or_else(|e| e.into_inner());
-        slot.as_ref().is_some_and(|s| s.will_wake(w))
+        // Most wakers asked are not (a call's task that ends while another
+        // drives): no lock for them.
+        if self.slot.data.load(Ordering::Relaxed) != w.data() as usize {
+            return false;
+        }
+        self.slot.lock().as_ref().is_some_and(|s| s.will_wake(w))
     }
 
     /// Runs `f` on the thread at its next [`run_ready`], outside any

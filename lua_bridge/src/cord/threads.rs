@@ -181,8 +181,7 @@ pub(crate) fn recycle_thread(t: LuaThread) {
     unsafe {
         let keep = room && !crate::raw::memory::past_limit(main);
         ffi::lua_settop(t.l, 0);
-        if keep {
-            reset_thread(main, t.l);
+        if keep && reset_thread(main, t.l) {
             with(|c| c.threads.push(t));
         } else {
             ffi::luaL_unref(main, ffi::LUA_REGISTRYINDEX, t.anchor);
@@ -190,17 +189,43 @@ pub(crate) fn recycle_thread(t: LuaThread) {
     }
 }
 
+/// The globals of `main` back as the environment of `l` (LuaJIT), when a
+/// fiber moved them (rare: out of line); `false` when `l` has no slot for
+/// the move and none can be had.
+///
+/// # Safety
+///
+/// As [`reset_thread`].
+#[cfg(feature = "luajit")]
+#[cold]
+#[inline(never)]
+unsafe fn restore_globals(main: *mut ffi::lua_State, l: *mut ffi::lua_State) -> bool {
+    // SAFETY: the caller's contract; the slot is checked for first.
+    unsafe {
+        if ffi::lua_checkstack(l, 1) == 0 {
+            return false;
+        }
+        ffi::lua_pushvalue(main, ffi::LUA_GLOBALSINDEX);
+        ffi::lua_xmove(main, l, 1);
+        ffi::lua_replace(l, ffi::LUA_GLOBALSINDEX);
+    }
+    true
+}
+
 /// Resets what a fiber can set on its Lua thread `l` besides its stack:
 /// its environment (LuaJIT's `setfenv(0, ...)`: back to the globals of
 /// `main`) and its debug hook (Lua 5.4's `debug.sethook`; LuaJIT's is per
-/// state). Leaves `l`'s stack as it was.
+/// state). Leaves `l`'s stack as it was. `false` when the environment
+/// could not be reset (LuaJIT: no stack slot could be had for the move,
+/// the heap is out of memory): the thread must not be reused.
 ///
 /// # Safety
 ///
 /// `l` is an idle thread of the state whose main thread is `main` (no Lua
-/// code runs on it), with a free stack slot (LuaJIT); neither call
-/// allocates.
-pub(crate) unsafe fn reset_thread(main: *mut ffi::lua_State, l: *mut ffi::lua_State) {
+/// code runs on it). Nothing allocates but the growth of `l`'s stack by
+/// a slot, when the environment moved and the stack is full.
+#[inline]
+pub(crate) unsafe fn reset_thread(main: *mut ffi::lua_State, l: *mut ffi::lua_State) -> bool {
     // SAFETY: the caller's contract.
     unsafe {
         // setfenv(0, ...) is per thread on LuaJIT: restore the globals
@@ -215,9 +240,7 @@ pub(crate) unsafe fn reset_thread(main: *mut ffi::lua_State, l: *mut ffi::lua_St
         };
         #[cfg(feature = "luajit")]
         if moved {
-            ffi::lua_pushvalue(main, ffi::LUA_GLOBALSINDEX);
-            ffi::lua_xmove(main, l, 1);
-            ffi::lua_replace(l, ffi::LUA_GLOBALSINDEX);
+            return restore_globals(main, l);
         }
         // Lua 5.4's hooks are per thread (LuaJIT's per state).
         #[cfg(not(feature = "luajit"))]
@@ -226,4 +249,5 @@ pub(crate) unsafe fn reset_thread(main: *mut ffi::lua_State, l: *mut ffi::lua_St
             ffi::lua_sethook(l, None, 0, 0);
         }
     }
+    true
 }

@@ -120,10 +120,12 @@ pub(crate) fn call_found(idx: usize, s: &mut Stack) -> bool {
 /// [`worker_woken`]. Returns `false` when it must end instead ([`worker_end`]): its
 /// cord is shutting down (then it is left as it was), the Lua heap is past
 /// its memory limit, or Lua code keyed state by its thread and id
-/// (`LuaFiber::keyed`).
+/// (`LuaFiber::keyed`). With `pop` false the stack is left as it is
+/// (`[msgh, results...]` for a reader outside the fiber, which pops it to
+/// `[msgh]`).
 ///
 /// [`reset_thread`]: cord::reset_thread
-pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
+pub(crate) fn worker_reset(idx: usize, s: &mut Stack, pop: bool) -> bool {
     let Some((main, keyed)) = cord::with(|c| {
         if c.shutting_down {
             return None;
@@ -137,25 +139,27 @@ pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
     }) else {
         return false;
     };
-    // SAFETY: a pop to `[msgh]` (the stack is `[msgh, results...]` or
-    // `[msgh, error]`), which needs no room; the handle learns the top
-    // again.
-    unsafe {
-        ffi::lua_settop(s.as_ptr(), 1);
-        s.sync();
+    if pop {
+        // SAFETY: a pop to `[msgh]` (the stack is `[msgh, results...]` or
+        // `[msgh, error]`), which needs no room; the handle learns the top
+        // again.
+        unsafe {
+            ffi::lua_settop(s.as_ptr(), 1);
+            s.sync();
+        }
     }
     // SAFETY: `main` is the cord's state, of this thread.
     if keyed || unsafe { crate::raw::memory::past_limit(main) } {
         return false;
     }
     // SAFETY: the fiber's own thread, idle between two calls (this Rust
-    // code runs on the fiber, outside any Lua call), of the cord's state,
-    // with the room its call had; what it pushes it also pops.
+    // code runs on the fiber, outside any Lua call), of the cord's state;
+    // what it pushes it also pops.
     unsafe {
-        cord::reset_thread(main, s.as_ptr());
+        let reset = cord::reset_thread(main, s.as_ptr());
         s.sync();
+        reset
     }
-    true
 }
 
 /// Whether the pooled request fiber `me` (at `idx`, its thread's stack
@@ -163,6 +167,23 @@ pub(crate) fn worker_reset(idx: usize, s: &mut Stack) -> bool {
 /// joinable, its cord not stopping, readied by [`worker_reset`], and its
 /// name back to `name` if its request renamed it.
 pub(crate) fn worker_serves_again(idx: usize, me: FiberId, s: &mut Stack, name: &[u8]) -> bool {
+    serves_again(idx, me, s, name, true)
+}
+
+/// [`worker_serves_again`] for a fiber whose results stay on its stack
+/// (`[msgh, results...]`) for a reader outside it, which pops them to
+/// `[msgh]` before the fiber takes another request: the same checks and
+/// reset, the stack left as it is.
+pub(crate) fn worker_serves_again_keeping(
+    idx: usize,
+    me: FiberId,
+    s: &mut Stack,
+    name: &[u8],
+) -> bool {
+    serves_again(idx, me, s, name, false)
+}
+
+fn serves_again(idx: usize, me: FiberId, s: &mut Stack, name: &[u8], pop: bool) -> bool {
     let Some(flags) = fiber::current_flags() else {
         return false;
     };
@@ -170,7 +191,7 @@ pub(crate) fn worker_serves_again(idx: usize, me: FiberId, s: &mut Stack, name: 
         return false;
     }
     // The reset reads the cord's shutdown in its own look at the cord.
-    if !worker_reset(idx, s) {
+    if !worker_reset(idx, s, pop) {
         return false;
     }
     // Its own name is the bytes it was given (a renamed fiber's are its

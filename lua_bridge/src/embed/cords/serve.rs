@@ -76,10 +76,10 @@ pub(crate) struct Serving {
     /// (`host/direct.rs`). Taken out while it pushes (an allocation may
     /// run a finalizer).
     pub(crate) names: RefCell<CallNames>,
-    /// The slots of the direct local calls that went on waiting, by the
-    /// index of their fiber in the cord's fibers. Borrowed only for a
-    /// write or a removal.
-    pub(crate) direct: RefCell<Vec<Option<Slot>>>,
+    /// The direct local calls that went on waiting (`host/wait.rs`), by
+    /// the index of their fiber in the cord's fibers. Borrowed only for a
+    /// look, a write or a removal.
+    pub(crate) direct: RefCell<Vec<Option<crate::embed::host::wait::Waiting>>>,
     /// The fibers of direct local calls waiting for their next call
     /// (`host/direct.rs`). Borrowed only for a push, a pop or a removal.
     pub(crate) idle: RefCell<Vec<crate::embed::host::direct::Worker>>,
@@ -147,7 +147,8 @@ pub(crate) fn stop_local(rt: LuaRuntime) {
 }
 
 /// Drops the slots of the calls not answered (each answers with a
-/// failure).
+/// failure), and the entries of the direct calls that wait (their futures
+/// are woken to find them gone).
 fn drop_pending() {
     let pending = Serving::try_with(|p| {
         (
@@ -155,7 +156,10 @@ fn drop_pending() {
             std::mem::take(&mut *p.direct.borrow_mut()),
         )
     });
-    drop(pending);
+    if let Some((pending, direct)) = pending {
+        drop(pending);
+        crate::embed::host::wait::stopped(direct);
+    }
 }
 
 /// Takes the runtime [`start`] left on this thread, for an owner of its

@@ -14,9 +14,10 @@
 //! Where the answer goes: a call whose fiber ends in its first run (inside
 //! [`start`], which runs it at once) leaves its results in the caller's
 //! own local through the [`Sink`] `start` hands the fiber: no shared slot,
-//! no lock, no waker. Only a call whose fiber goes on waiting gets a
-//! [`Gather`] (an `Arc`, what a waker and a cancel from another thread
-//! need), its slot kept in [`Serving::direct`] until the fiber ends.
+//! no lock, no waker. A call whose fiber goes on waiting gets an entry in
+//! its cord's table ([`Serving::direct`], `wait.rs`): when it ends, its
+//! fiber keeps its results on its Lua stack and waits, out of the pool,
+//! until the call's future reads them at its next poll on this thread.
 //!
 //! The fibers are pooled, as the IPROTO server's request fibers are
 //! (Tarantool's tx `fiber_pool`): one that ended its call waits in the
@@ -31,23 +32,23 @@
 
 use std::cell::Cell;
 use std::ffi::c_int;
-use std::sync::Arc;
 
 use luafiber_fiber::{Builder, FiberId};
 use mlua::ffi::lua_State;
 use serde::de::DeserializeOwned;
 
 use super::handle::failure_to_error;
+use super::wait::{self, Ticket};
 use super::{lua_serde, Error, ErrorKind};
 use crate::embed::cords::serve::failure_at;
 use crate::embed::cords::Serving;
 use crate::fiber::handlers::{handler_ref, Handler};
 use crate::fiber::{
-    call_found, spawn_worker_started, worker_end, worker_serves_again, worker_woken, Start,
-    Unfilled,
+    call_found, spawn_worker_started, worker_end, worker_serves_again, worker_serves_again_keeping,
+    worker_woken, Start, Unfilled,
 };
 use crate::modules::msgpack::port;
-use crate::modules::threads::request::{FailKind, Failure, Gather};
+use crate::modules::threads::request::{FailKind, Failure, Outcome};
 use crate::raw::context::Part;
 use crate::raw::memory::{self, Exempt};
 use crate::raw::{Raise, Stack};
@@ -79,13 +80,15 @@ thread_local! {
 }
 
 /// A direct call's fiber waiting in its cord's pool for its next call
-/// ([`Serving::idle`]).
+/// ([`Serving::idle`]), or holding the results of a call that waited
+/// (`wait.rs`).
 pub(crate) struct Worker {
-    id: FiberId,
+    pub(super) id: FiberId,
     /// Its index in the cord's fibers.
     idx: usize,
-    /// Its Lua thread, idle at `[msgh]` while it waits.
-    l: *mut lua_State,
+    /// Its Lua thread, idle at `[msgh]` while it waits in the pool
+    /// (`[msgh, results...]` while it holds results).
+    pub(super) l: *mut lua_State,
 }
 
 /// Fibers kept waiting in a cord's pool, at most; one that ends a call
@@ -99,8 +102,8 @@ const NAME: &[u8] = b"call";
 pub(super) enum Started<R> {
     /// It ended in its first run (or did not start): its results.
     Done(Result<R, Error>),
-    /// Its fiber waits; the answer comes to this gather.
-    Waiting(Arc<Gather>),
+    /// Its fiber waits; its entry in the cord's table says how it ends.
+    Waiting(Ticket),
 }
 
 /// Runs the global function `name` (a dotted or colon path) on a fiber of
@@ -195,19 +198,10 @@ pub(super) fn start<R: DeserializeOwned>(
         // this call (and puts itself back in the pool, or ends).
         t.settop(1);
     };
-    if let Some(r) = out {
-        return Started::Done(r);
+    match out {
+        Some(r) => Started::Done(r),
+        None => Started::Waiting(wait::enter(idx, token, fiber)),
     }
-    let (gather, slot) = Gather::one();
-    gather.started(0, fiber);
-    Serving::with(|p| {
-        let mut d = p.direct.borrow_mut();
-        if d.len() <= idx {
-            d.resize_with(idx + 1, || None);
-        }
-        d[idx] = Some(slot);
-    });
-    Started::Waiting(gather)
 }
 
 /// Runs `f`, which switches to the fiber that takes the call of `sink`.
@@ -235,21 +229,26 @@ fn worker(idx: usize, l: *mut lua_State) {
             // The function is at 2: found, or the CALL handler (the
             // name above it).
             let ok = call_found(idx, s);
-            finish(idx, sink, ok, s, me);
-            if !worker_serves_again(idx, me, s, NAME) || !pool(Worker { id: me, idx, l }) {
+            // Holding its results, it waits out of the pool until they are
+            // read (which pools it).
+            let held = finish(idx, sink, ok, s, me);
+            if !held && (!worker_serves_again(idx, me, s, NAME) || !pool(Worker { id: me, idx, l }))
+            {
                 break;
             }
         }
         // Switched to with a call, or cancelled; any other wakeup
-        // (`fiber.wakeup` of its id) leaves it waiting in the pool.
+        // (`fiber.wakeup` of its id) leaves it waiting in the pool, or
+        // holding its results.
         if luafiber_fiber::block_cancellable(None).is_err() {
+            wait::cancelled(idx, me);
             Serving::try_with(|p| p.idle.borrow_mut().retain(|w| w.id != me));
             break;
         }
         call = CALL.take();
         if call.is_some() {
             worker_woken(idx);
-        } else {
+        } else if !wait::holds(idx) {
             let listed = Serving::try_with(|p| p.idle.borrow().iter().any(|w| w.id == me));
             if listed == Some(false) && !pool(Worker { id: me, idx, l }) {
                 break;
@@ -260,7 +259,7 @@ fn worker(idx: usize, l: *mut lua_State) {
 }
 
 /// Puts `w` in its cord's pool; `false` when the pool is full (or gone).
-fn pool(w: Worker) -> bool {
+pub(super) fn pool(w: Worker) -> bool {
     Serving::try_with(|p| {
         let mut idle = p.idle.borrow_mut();
         let room = idle.len() < IDLE_MAX;
@@ -273,21 +272,31 @@ fn pool(w: Worker) -> bool {
 
 /// The end of a direct call (`ok`, its fiber's stack `t` as [`ReadFn`]
 /// says): its outcome to the sink of the [`start`] that runs it, or to its
-/// slot.
-fn finish(idx: usize, sink: Sink, ok: bool, t: &mut Stack, fiber: FiberId) {
+/// entry ([`wait::finish`]). `true` when the fiber holds the results for
+/// the call's future (it waits out of the pool, its stack left as it is).
+fn finish(idx: usize, sink: Sink, ok: bool, t: &mut Stack, fiber: FiberId) -> bool {
     let _exempt = Exempt::enter();
     if LIVE.get() == sink.token {
         LIVE.set(0);
         // SAFETY: the sink of the call whose `start` runs now: `out` is
         // its live local, of the type `read` was made for.
         unsafe { (sink.read)(sink.out, ok, t, fiber) };
-        return;
+        return false;
     }
-    let slot = Serving::try_with(|p| p.direct.borrow_mut().get_mut(idx).and_then(Option::take));
-    let Some(Some(slot)) = slot else {
-        return;
-    };
-    let outcome = if ok {
+    wait::finish(idx, sink.token, ok, t, |t| {
+        worker_serves_again_keeping(idx, fiber, t, NAME).then_some(Worker {
+            id: fiber,
+            idx,
+            l: t.as_ptr(),
+        })
+    })
+}
+
+/// The outcome of a call that ended on the stack `t` (`[msgh, results...]`
+/// when `ok`, else `[msgh, error]`) as MessagePack, what crosses to a
+/// future polled on another thread.
+pub(super) fn encode_outcome(ok: bool, t: &mut Stack) -> Outcome {
+    if ok {
         port::encode_array(t, 2, "call", "result").map_err(|e| Failure {
             kind: FailKind::Refused,
             message: text(e),
@@ -295,8 +304,7 @@ fn finish(idx: usize, sink: Sink, ok: bool, t: &mut Stack, fiber: FiberId) {
         })
     } else {
         Err(failure_at(t, 2))
-    };
-    slot.fill(outcome);
+    }
 }
 
 /// [`ReadFn`] for `R`.
@@ -305,7 +313,12 @@ fn finish(idx: usize, sink: Sink, ok: bool, t: &mut Stack, fiber: FiberId) {
 ///
 /// `out` points to a live `Option<Result<R, Error>>`; `t` is the ended
 /// fiber's stack as [`ReadFn`] says.
-unsafe fn read_into<R: DeserializeOwned>(out: *mut (), ok: bool, t: &mut Stack, fiber: FiberId) {
+pub(super) unsafe fn read_into<R: DeserializeOwned>(
+    out: *mut (),
+    ok: bool,
+    t: &mut Stack,
+    fiber: FiberId,
+) {
     let r = if ok {
         let n = t.top() - 1;
         // SAFETY: the fiber's thread, its results from 2 to the top; the

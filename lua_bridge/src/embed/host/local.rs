@@ -7,7 +7,8 @@
 //! A fiber never leaves the thread that made it (docs/design.md), so a
 //! local call whose Lua fiber waits (on a Rust future, a sleep) is bound
 //! to its thread: it goes on when that thread drives its cord again, that
-//! is when a local call is polled there (each poll there drives first), or
+//! is when a local call is polled there (each poll there drives first, but
+//! one that finds its call ended while no fiber is ready), or
 //! when the host calls [`drive_local`] there (tokio's `on_thread_park`).
 //! A wake of such a fiber from another thread (a future's `Waker`) posts
 //! to the thread's inbox, which wakes the task of a local call still
@@ -33,6 +34,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::handle::answer_to_result;
+use super::wait::{self, Ticket};
 use super::{args, direct, lua_serde, Call, Error, ErrorKind, Handle};
 use crate::embed::cords::{serve, Init, Serving};
 use crate::embed::{LuaRuntime, RuntimeBuilder};
@@ -211,8 +213,10 @@ fn hand_driver(remote: &local::Remote) {
             w.pop();
         }
         None
-    });
-    if let Some(w) = next.flatten() {
+    })
+    .flatten()
+    .or_else(wait::any_waker);
+    if let Some(w) = next {
         remote.set_driver(&w);
     }
 }
@@ -354,8 +358,14 @@ impl What {
 enum State<R> {
     /// Not polled yet.
     Start,
-    /// Running on the local cord of `remote`'s thread; `listed` once in
-    /// its cord's list of waiting calls.
+    /// A direct CALL whose fiber waits on the local cord of `remote`'s
+    /// thread (`wait.rs`).
+    Direct {
+        ticket: Ticket,
+        remote: Arc<local::Remote>,
+    },
+    /// An EVAL running on the local cord of `remote`'s thread; `listed`
+    /// once in its cord's list of waiting calls.
     Local {
         gather: Arc<Gather>,
         remote: Arc<local::Remote>,
@@ -389,7 +399,9 @@ impl<R, A> Unpin for LocalCall<R, A> {}
 impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
     /// The first poll: starts the call on this thread's local cord (or
     /// hands it to [`Handle::start_async`] when it cannot run here).
-    /// `Some` when it ended already.
+    /// `Some` when it ended already. Out of line: the later polls of a
+    /// call that waits keep a small frame.
+    #[inline(never)]
     fn begin(&mut self) -> Option<Result<R, Error>> {
         let Some(args) = self.args.take() else {
             return Some(Err(Error::new(ErrorKind::Stopped, "polled after it ended")));
@@ -399,7 +411,7 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
             let name = self.what.bytes();
             // SAFETY: `direct::start` gives the call fiber's idle thread.
             let push = |s: &mut Stack<'_>| unsafe { lua_serde::push_args_onto(s, &args) };
-            let remote = match direct::start::<R>(name, push) {
+            let ticket = match direct::start::<R>(name, push) {
                 direct::Started::Done(r) => {
                     // As every poll here: the cord's other fibers get a
                     // drive (a budget left over wakes its driver).
@@ -410,16 +422,14 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
                     }
                     return Some(r);
                 }
-                direct::Started::Waiting(gather) => home_remote().map(|r| (gather, r)),
+                direct::Started::Waiting(ticket) => ticket,
             };
-            let Some((gather, remote)) = remote else {
+            let Some(remote) = home_remote() else {
+                // Its fiber is cancelled (nobody would read its answer).
+                ticket.abandon_here();
                 return Some(Err(Error::new(ErrorKind::Stopped, "the local cord went")));
             };
-            self.state = State::Local {
-                gather,
-                remote,
-                listed: false,
-            };
+            self.state = State::Direct { ticket, remote };
             return None;
         }
         let what = String::from_utf8_lossy(self.what.bytes()).into_owned();
@@ -466,38 +476,42 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
                         return Poll::Ready(r);
                     }
                 }
+                State::Direct { ticket, remote } => {
+                    let remote = &**remote;
+                    let here = remote.is_home();
+                    let ended = here && ticket.ended_here();
+                    let Poll::Ready(r) = poll_waiting(
+                        remote,
+                        cx,
+                        (here, ended),
+                        |cx| ticket.poll::<R>(cx, remote, here),
+                        || {},
+                    ) else {
+                        return Poll::Pending;
+                    };
+                    this.state = State::Done;
+                    return Poll::Ready(r);
+                }
                 State::Local {
                     gather,
                     remote,
                     listed,
                 } => {
-                    // Polled in a fiber (a `block_on_future` of it), the
-                    // thread's loop drives: only outside any fiber here.
-                    let home = remote.is_home() && luafiber_fiber::current().is_none();
-                    if home && local::run_ready(BUDGET) {
-                        cx.waker().wake_by_ref();
-                    }
-                    let answer = match gather.poll_one(cx) {
-                        Poll::Ready(a) => a,
-                        Poll::Pending => {
-                            if home {
-                                if !*listed {
-                                    *listed = true;
-                                    list_waiting(gather);
-                                }
-                                remote.set_driver(cx.waker());
-                                if let Some(t) = luafiber_fiber::next_timer() {
-                                    remote.drive_at(t);
-                                }
-                            }
-                            return Poll::Pending;
+                    let listing = || {
+                        if !*listed {
+                            *listed = true;
+                            list_waiting(gather);
                         }
                     };
-                    if home && remote.is_driver(cx.waker()) {
-                        // This task may end now: a wake for the cord goes
-                        // to one still waiting.
-                        hand_driver(remote);
-                    }
+                    let Poll::Ready(answer) = poll_waiting(
+                        remote,
+                        cx,
+                        (remote.is_home(), false),
+                        |cx| gather.poll_one(cx),
+                        listing,
+                    ) else {
+                        return Poll::Pending;
+                    };
                     let fiber = gather.fiber_id();
                     this.state = State::Done;
                     return Poll::Ready(
@@ -516,8 +530,47 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
     }
 }
 
+/// A poll of a local call that went on waiting on `remote`'s thread
+/// (`here`: polled on that thread): drives the thread's cord first when on
+/// it (only outside any fiber: polled in a fiber, a `block_on_future` of
+/// it, the thread's loop drives), unless the call `ended` and no fiber
+/// is ready (a drive went since the end; the posts to the thread's inbox
+/// wake a driver of their own), then polls with `answer`. While the call waits its task is the cord's driver (after
+/// `waits`); when it ends, a wake for the cord goes to one still waiting
+/// (the task may end now).
+fn poll_waiting<T>(
+    remote: &local::Remote,
+    cx: &mut Context<'_>,
+    (here, ended): (bool, bool),
+    answer: impl FnOnce(&mut Context<'_>) -> Poll<T>,
+    waits: impl FnOnce(),
+) -> Poll<T> {
+    let home = here && luafiber_fiber::current().is_none();
+    if home && (!ended || luafiber_fiber::has_ready()) && local::run_ready(BUDGET) {
+        cx.waker().wake_by_ref();
+    }
+    let Poll::Ready(r) = answer(cx) else {
+        if home {
+            waits();
+            remote.set_driver(cx.waker());
+            if let Some(t) = luafiber_fiber::next_timer() {
+                remote.drive_at(t);
+            }
+        }
+        return Poll::Pending;
+    };
+    if home && remote.is_driver(cx.waker()) {
+        hand_driver(remote);
+    }
+    Poll::Ready(r)
+}
+
 impl<R, A> Drop for LocalCall<R, A> {
     fn drop(&mut self) {
+        if let State::Direct { ticket, remote } = &mut self.state {
+            ticket.drop_with(remote);
+            return;
+        }
         let State::Local { gather, remote, .. } = &self.state else {
             return;
         };
@@ -545,7 +598,7 @@ impl<R, A> std::fmt::Debug for LocalCall<R, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
             State::Start => "start",
-            State::Local { .. } => "local",
+            State::Direct { .. } | State::Local { .. } => "local",
             State::Hop(_) => "crossed",
             State::Done => "done",
         };

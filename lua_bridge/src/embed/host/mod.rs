@@ -34,6 +34,8 @@
 //! - `local.rs`: calls on a cord of the polling thread ([`LocalCall`]);
 //! - `direct.rs`: a local CALL's direct path: the fiber runs the function
 //!   itself, its answer straight to the future when it ends at once;
+//! - `wait.rs`: a direct call that went on waiting: its entry in the cord's
+//!   table, its results held on its fiber's stack for the future's read;
 //! - `cord_lua.rs`: a cord's Lua state while it starts, typed Rust
 //!   functions Lua calls, sync or async;
 //! - `args.rs`: typed values to and from MessagePack arrays;
@@ -58,6 +60,7 @@ mod local;
 mod lua_serde;
 mod runtime;
 mod text;
+pub(crate) mod wait;
 
 pub use builder::Builder;
 pub use cord_lua::CordLua;
