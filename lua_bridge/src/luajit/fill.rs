@@ -20,7 +20,7 @@
 
 use super::entry::Entry;
 use super::obj::{gcptr, itype, GcStr, GcTab, State, Word, GC_BLACK, STR};
-use super::table::Tables;
+use super::table::{Tables, Tv};
 
 /// The token of the in-place writers: only the probe's findings make one
 /// (luajit rule 1), from its entry and table tokens.
@@ -115,6 +115,29 @@ impl Fill {
                 s.add(1).cast::<u8>(),
                 (*s).len as usize,
             ))
+        }
+    }
+
+    /// The value at `idx` of `s` (an index from 1 to the top), read in place
+    /// (no `lua_type`, no `lua_topointer`): `None` for an index outside the
+    /// stack's values.
+    #[inline(always)]
+    pub(crate) fn value_at<'s>(
+        self,
+        s: &'s crate::raw::Stack,
+        idx: std::ffi::c_int,
+    ) -> Option<Tv<'s>> {
+        let i = usize::try_from(idx).ok()?.checked_sub(1)?;
+        // SAFETY: a live state (the handle's) of the probed layout (luajit
+        // rule 1), whose `base..top` are its values (what `index2adr` reads
+        // for a positive index); a GC value lives while it stays on the
+        // stack, which `s`'s borrow keeps (raw rule 6).
+        unsafe {
+            let st = &*s.as_ptr().cast::<State>();
+            if i >= st.top.cast_const().offset_from(st.base) as usize {
+                return None;
+            }
+            Some(Tv::of(*st.base.add(i)))
         }
     }
 

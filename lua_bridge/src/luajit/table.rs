@@ -68,6 +68,19 @@ impl Tables {
         Some(Table { t, tables: self })
     }
 
+    /// The table `v` (a stack slot's value, read with
+    /// [`Fill::value_at`](super::fill::Fill::value_at)), `None` for another
+    /// type.
+    #[inline(always)]
+    pub(crate) fn table_of<'a>(&'a self, v: Tv<'a>) -> Option<Table<'a>> {
+        (itype(v.0) == TAB).then(|| Table {
+            // SAFETY: a live table (`Tv`'s borrow keeps it) of the layout
+            // the probe checked (luajit rule 1).
+            t: unsafe { &*gcptr::<GcTab>(v.0) },
+            tables: self,
+        })
+    }
+
     /// Pushes the function at the end of the raw path `keys` from the
     /// globals of `s`'s thread (`a.b.c`: each key but the last gives a
     /// table, the last a function), and for a `method` the table it was
@@ -150,6 +163,16 @@ impl Tables {
 }
 
 impl<'a> Tv<'a> {
+    /// The value of the word `w`.
+    ///
+    /// # Safety
+    ///
+    /// `w` is a live value's word (a GC object's stays alive for `'a`).
+    #[inline(always)]
+    pub(crate) unsafe fn of(w: Word) -> Tv<'a> {
+        Tv(w, PhantomData)
+    }
+
     /// The word, as `lj_obj.h` has it.
     #[inline(always)]
     pub(crate) fn word(self) -> Word {

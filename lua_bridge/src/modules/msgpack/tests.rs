@@ -638,3 +638,48 @@ fn cdata_like_tarantool() {
     "#,
     );
 }
+
+/// A value encoded where it sits on the stack (`port::encode_value_in_place`:
+/// IPROTO replies and pushes, net.box's request bodies, with the default
+/// options; on LuaJIT a number, a string or a table read from the slot's
+/// word) writes the bytes `msgpack.encode` writes with those options, or
+/// leaves the value to the general path.
+#[test]
+fn values_encoded_in_place_are_msgpack_encode_bytes() {
+    let rt = runtime();
+    let s = &mut rt.main_stack();
+    let chunk = r#"
+        local msgpack = require('msgpack')
+        return msgpack, {0, 1, -1, 127, 128, -33, 2^32, 2^53, 2^63, -2^63, 2^64, 0.5,
+            -1.25, 1/0, -1/0, 0/0, true, false, '', 'abc', string.rep('s', 31),
+            string.rep('u', 300), {1, 2, 'foo'}, {a = 1}, {}, msgpack.NULL,
+            setmetatable({}, msgpack.array_mt), {{1}, {2, {3}}}}
+    "#;
+    assert!(s.load(chunk, c"=in_place").is_ok() && s.pcall(0, 2).is_ok());
+    let (msgpack, values) = (s.top() - 1, s.top());
+    let mut written = 0;
+    for i in 1..=28 {
+        s.rawgeti(values, i);
+        let v = s.top();
+        let mut out = luafiber_runtime::ibuf::Ibuf::new();
+        let in_place = super::port::encode_value_in_place(s, v, &mut out)
+            .map(|r| r.map(|()| out.data().to_vec()).map_err(drop));
+        s.rawget_field(msgpack, c"encode");
+        s.push_value(v);
+        assert!(s.pcall(1, 1).is_ok(), "msgpack.encode of value {i}");
+        let want = s.to_str(-1).unwrap().to_vec();
+        s.pop(2);
+        if let Some(got) = in_place {
+            assert_eq!(got, Ok(want), "value {i}");
+            written += 1;
+        }
+    }
+    // Every value but the NULL cdata is written in place where tables are
+    // read in place (LuaJIT); elsewhere the scalars are.
+    let want = if cfg!(all(feature = "luajit", not(luafiber_no_fast_paths))) {
+        27
+    } else {
+        22
+    };
+    assert!(written >= want, "{written} of 28 written in place");
+}

@@ -135,6 +135,21 @@ impl<'a> Encoder<'a> {
     /// those [`Encoder::encode`] gives.
     #[inline]
     pub(super) fn in_place(&mut self, s: &Stack, idx: c_int) -> Option<LuaResult<()>> {
+        // The usual results, read from their stack slots in place (LuaJIT,
+        // probed); the bytes are those of the walk of a table's values.
+        if let (Some(fill), Some(tables)) = (self.st.x.fill, self.st.tables.as_ref()) {
+            if let Some(v) = fill.value_at(s, idx) {
+                if let Some(n) = v.number() {
+                    return Some(self.float(n).map_err(|f| *f.0));
+                }
+                if let Some(b) = v.str() {
+                    return Some(self.str(b).map_err(|f| *f.0));
+                }
+                if let Some(root) = tables.table_of(v) {
+                    return self.raw_root(root).then_some(Ok(()));
+                }
+            }
+        }
         let r = match s.type_of(idx) {
             ffi::LUA_TNUMBER => self.number(s, idx),
             ffi::LUA_TSTRING => self.str(s.to_str(idx).unwrap_or_default()),
