@@ -165,25 +165,16 @@ pub(crate) fn worker_reset(idx: usize, s: &mut Stack, pop: bool) -> bool {
 /// Whether the pooled request fiber `me` (at `idx`, its thread's stack
 /// `s`), whose request has ended, may serve another: not cancelled nor
 /// joinable, its cord not stopping, readied by [`worker_reset`], and its
-/// name back to `name` if its request renamed it.
-pub(crate) fn worker_serves_again(idx: usize, me: FiberId, s: &mut Stack, name: &[u8]) -> bool {
-    serves_again(idx, me, s, name, true)
-}
-
-/// [`worker_serves_again`] for a fiber whose results stay on its stack
-/// (`[msgh, results...]`) for a reader outside it, which pops them to
-/// `[msgh]` before the fiber takes another request: the same checks and
-/// reset, the stack left as it is.
-pub(crate) fn worker_serves_again_keeping(
+/// name back to `name` if its request renamed it. With `pop` false its
+/// results stay on its stack (`[msgh, results...]`) for a reader outside
+/// it, which pops them to `[msgh]` before the fiber takes another request.
+pub(crate) fn worker_serves_again(
     idx: usize,
     me: FiberId,
     s: &mut Stack,
     name: &[u8],
+    pop: bool,
 ) -> bool {
-    serves_again(idx, me, s, name, false)
-}
-
-fn serves_again(idx: usize, me: FiberId, s: &mut Stack, name: &[u8], pop: bool) -> bool {
     let Some(flags) = fiber::current_flags() else {
         return false;
     };

@@ -19,10 +19,7 @@ pub(crate) mod join;
 pub(crate) mod shutdown;
 pub(crate) mod spawn;
 
-pub(crate) use entry::{
-    call_found, request_call, worker_end, worker_serves_again, worker_serves_again_keeping,
-    worker_woken,
-};
+pub(crate) use entry::{call_found, request_call, worker_end, worker_serves_again, worker_woken};
 pub(crate) use guard::check_switch;
 pub(crate) use join::join;
 pub(crate) use spawn::{

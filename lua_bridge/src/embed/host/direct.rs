@@ -44,8 +44,8 @@ use crate::embed::cords::serve::failure_at;
 use crate::embed::cords::Serving;
 use crate::fiber::handlers::{handler_ref, Handler};
 use crate::fiber::{
-    call_found, spawn_worker_started, worker_end, worker_serves_again, worker_serves_again_keeping,
-    worker_woken, Start, Unfilled,
+    call_found, spawn_worker_started, worker_end, worker_serves_again, worker_woken, Start,
+    Unfilled,
 };
 use crate::modules::msgpack::port;
 use crate::modules::threads::request::{FailKind, Failure, Outcome};
@@ -232,7 +232,9 @@ fn worker(idx: usize, l: *mut lua_State) {
             // Holding its results, it waits out of the pool until they are
             // read (which pools it).
             let held = finish(idx, sink, ok, s, me);
-            if !held && (!worker_serves_again(idx, me, s, NAME) || !pool(Worker { id: me, idx, l }))
+            if !held
+                && (!worker_serves_again(idx, me, s, NAME, true)
+                    || !pool(Worker { id: me, idx, l }))
             {
                 break;
             }
@@ -284,7 +286,7 @@ fn finish(idx: usize, sink: Sink, ok: bool, t: &mut Stack, fiber: FiberId) -> bo
         return false;
     }
     wait::finish(idx, sink.token, ok, t, |t| {
-        worker_serves_again_keeping(idx, fiber, t, NAME).then_some(Worker {
+        worker_serves_again(idx, fiber, t, NAME, false).then_some(Worker {
             id: fiber,
             idx,
             l: t.as_ptr(),

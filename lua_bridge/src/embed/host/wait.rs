@@ -184,13 +184,7 @@ pub(super) fn finish(
                 match far {
                     Some(slot) => slot.fill(outcome),
                     None => {
-                        put(
-                            idx,
-                            Waiting {
-                                token,
-                                state: Wait::Done(Box::new(outcome)),
-                            },
-                        );
+                        done(idx, token, outcome);
                         if let Some(w) = waker {
                             w.wake();
                         }
@@ -218,31 +212,39 @@ pub(super) fn holds(idx: usize) -> bool {
 /// The fiber `me` (at `idx`) was cancelled, and ends: results it holds
 /// are encoded for the call's future first.
 pub(super) fn cancelled(idx: usize, me: FiberId) {
-    let token = Serving::try_with(|p| match p.direct.borrow().get(idx) {
-        Some(Some(Waiting {
-            token,
-            state: Wait::Held(w),
-        })) if w.id == me => Some(*token),
-        _ => None,
+    // Taken out of the table while they are encoded (a `__serialize` may
+    // run Lua code), put back as the answer.
+    let held = Serving::try_with(|p| {
+        let mut d = p.direct.borrow_mut();
+        let slot = d.get_mut(idx)?;
+        match slot {
+            Some(Waiting {
+                state: Wait::Held(w),
+                ..
+            }) if w.id == me => slot.take(),
+            _ => None,
+        }
     })
     .flatten();
-    let Some(token) = token else {
-        return;
-    };
     if let Some(Waiting {
+        token,
         state: Wait::Held(w),
-        ..
-    }) = take(idx, token)
+    }) = held
     {
-        let outcome = encode_held(&w);
-        put(
-            idx,
-            Waiting {
-                token,
-                state: Wait::Done(Box::new(outcome)),
-            },
-        );
+        done(idx, token, encode_held(&w));
     }
+}
+
+/// Makes `outcome` the answer of call `token` at `idx` (its entry taken
+/// out meanwhile).
+fn done(idx: usize, token: u64, outcome: Outcome) {
+    put(
+        idx,
+        Waiting {
+            token,
+            state: Wait::Done(Box::new(outcome)),
+        },
+    );
 }
 
 /// The results `w` holds, as MessagePack.

@@ -120,9 +120,8 @@ fn serve(
             ServerState::with(|st| st.idle.borrow_mut().push(w));
             return Err(e);
         }
-        let conn = running.conn.clone();
+        request_started(&running.conn);
         super::running_start(w.idx, w.id, running);
-        request_started(&conn);
         // At once; else (it runs the loop's batch under this reader, state
         // rule 6 of the fiber crate) when the batch comes to it.
         if matches!(luafiber_fiber::resume_now(w.id), Ok(true))
@@ -131,14 +130,15 @@ fn serve(
             return Ok(());
         }
         // Cancelled while it waited: it leaves the pool when it runs.
-        conn.request_done();
         t.settop(1);
         match super::running_take(w.idx) {
-            Some((_, r)) => running = r,
+            Some((_, r)) => {
+                r.conn.request_done();
+                running = r;
+            }
             None => return Err(other("the request fiber was lost")),
         }
     }
-    let conn = running.conn.clone();
     let (id, idx, _) = spawn_worker_in(
         s,
         |t| fill(t, main, handler, name, args),
@@ -146,8 +146,8 @@ fn serve(
         worker,
     )
     .map_err(refused)?;
+    request_started(&running.conn);
     super::running_start(idx, id, running);
-    request_started(&conn);
     Ok(())
 }
 
@@ -217,7 +217,7 @@ fn worker(idx: usize, l: *mut ffi::lua_State) {
         if let Some((_, r)) = super::running_take(idx) {
             finish(&r.conn, r.sync, r.kind, ok, s);
         }
-        if !worker_serves_again(idx, me, s, NAME) {
+        if !worker_serves_again(idx, me, s, NAME, true) {
             break;
         }
         let pooled = ServerState::with(|st| {
