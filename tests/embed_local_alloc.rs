@@ -1,25 +1,35 @@
 //! Heap allocations of a local call (`Handle::call_local`'s direct path),
 //! one that does not wait and one whose fiber waits, counted by a counting
-//! global allocator over many calls on the polling thread: a bound that
-//! keeps per-call allocations from creeping back. Both engines.
+//! global allocator over many calls on the polling thread (its own count:
+//! the tests of this file run at once, each on a thread of its own): a
+//! bound that keeps per-call allocations from creeping back. Both engines.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use luafiber::Builder;
 
-/// Counts the allocations of the whole process.
+/// Counts the allocations of each thread.
 struct Counting;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    /// This thread's allocations so far (no destructor: counted up to the
+    /// thread's last allocation).
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts one allocation of this thread.
+fn count() {
+    let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
+}
 
 // SAFETY: every call goes to `System` unchanged.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: the caller's contract, passed on.
         unsafe { System.alloc(layout) }
     }
@@ -30,7 +40,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        count();
         // SAFETY: the caller's contract, passed on.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -46,11 +56,11 @@ fn per_call(mut run: impl FnMut(i64)) -> f64 {
         run(i);
     }
     const N: u64 = 10_000;
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = ALLOCS.with(Cell::get);
     for i in 0..N as i64 {
         run(i);
     }
-    (ALLOCS.load(Ordering::Relaxed) - before) as f64 / N as f64
+    (ALLOCS.with(Cell::get) - before) as f64 / N as f64
 }
 
 /// Allocations per call of `app.add` through `call_local`, each polled
