@@ -617,3 +617,138 @@ fn a_waiting_call_ends_with_its_cord() {
     ended(held.as_mut().poll(cx));
     ended(running.as_mut().poll(cx));
 }
+
+/// Gates a test opens by key: a registered async function `gate(key)`
+/// awaits its gate, whose future keeps the waker it was last polled with.
+static GATES: std::sync::Mutex<Vec<(i64, bool, Option<Waker>)>> = std::sync::Mutex::new(Vec::new());
+
+struct Gate(i64);
+
+impl Future for Gate {
+    type Output = i64;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<i64> {
+        let mut g = GATES.lock().unwrap();
+        match g.iter_mut().find(|e| e.0 == self.0) {
+            Some(e) if e.1 => Poll::Ready(self.0 * 10),
+            Some(e) => {
+                e.2 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            None => {
+                g.push((self.0, false, Some(cx.waker().clone())));
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// Opens gate `key`, waking the waker its future was last polled with.
+fn open_gate(key: i64) {
+    let w = {
+        let mut g = GATES.lock().unwrap();
+        let e = g
+            .iter_mut()
+            .find(|e| e.0 == key)
+            .expect("the gate was awaited");
+        e.1 = true;
+        e.2.take()
+    };
+    w.expect("a waker kept").wake();
+}
+
+const GATED: &str = r#"
+local fiber = require('fiber')
+local M = {}
+function M.gated(key)
+    M.id = fiber.self():id()
+    return gate(key) + 1
+end
+function M.poke() fiber.wakeup(M.id) end
+function M.my_id() return fiber.self():id() end
+return M
+"#;
+
+fn gated_runtime() -> Runtime {
+    Builder::new()
+        .register_async_fn(
+            "gate",
+            |key: i64| async move { Ok::<_, Error>(Gate(key).await) },
+        )
+        .load_module("g", GATED)
+        .build()
+        .unwrap()
+}
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+struct Count(AtomicUsize);
+impl Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A local call whose Lua awaits a Rust future: the future's wake wakes
+/// the call's own task, whose next poll runs the fiber on (no other call,
+/// no drive); a `fiber.wakeup` of the fiber meanwhile, a poll from another
+/// thread, and a drop while it waits each still end it right.
+#[test]
+fn a_call_awaiting_a_rust_future_goes_on_at_its_own_poll() {
+    let rt = gated_runtime();
+    let h = rt.handle();
+    let count = Arc::new(Count::default());
+    let waker = Waker::from(count.clone());
+    let cx = &mut Context::from_waker(&waker);
+    let mut call = pin!(h.call_local::<i64>("g.gated", 101));
+    assert!(call.as_mut().poll(cx).is_pending());
+    open_gate(101);
+    assert_eq!(count.0.load(Ordering::SeqCst), 1);
+    match call.as_mut().poll(cx) {
+        Poll::Ready(r) => assert_eq!(r.unwrap(), 1011),
+        Poll::Pending => panic!("the woken call ends at its next poll"),
+    }
+    let pooled = my_id_of(&h);
+
+    // Woken by `fiber.wakeup` meanwhile: it polls its future with a waker
+    // of its own; the gate's wake then reaches the cord's driver.
+    let mut call = pin!(h.call_local::<i64>("g.gated", 102));
+    assert!(call.as_mut().poll(cx).is_pending());
+    block_on(h.call_local::<()>("g.poke", ())).unwrap();
+    open_gate(102);
+    let mut got = None;
+    for _ in 0..1000 {
+        if let Poll::Ready(r) = call.as_mut().poll(cx) {
+            got = Some(r.unwrap());
+            break;
+        }
+    }
+    assert_eq!(got, Some(1021));
+
+    // Polled on another thread after the wake: this thread runs it at its
+    // next drive, and the answer crosses.
+    let mut call = Box::pin(h.call_local::<i64>("g.gated", 103));
+    assert!(call.as_mut().poll(cx).is_pending());
+    let t = std::thread::spawn(move || block_on(call));
+    open_gate(103);
+    for _ in 0..100_000 {
+        if t.is_finished() {
+            break;
+        }
+        luafiber::drive_local();
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    assert_eq!(t.join().unwrap().unwrap(), 1031);
+
+    // Dropped while it waits: its fiber is cancelled (and ends); the
+    // calls after it run.
+    let mut call = Box::pin(h.call_local::<i64>("g.gated", 104));
+    assert!(call.as_mut().poll(cx).is_pending());
+    drop(call);
+    assert_ne!(my_id_of(&h), pooled);
+    open_gate(104);
+    assert_eq!(block_on(h.call_local::<i64>("g.gated", 104)).unwrap(), 1041);
+}
+
+fn my_id_of(h: &luafiber::Handle) -> u64 {
+    block_on(h.call_local::<u64>("g.my_id", ())).unwrap()
+}

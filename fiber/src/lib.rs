@@ -55,12 +55,13 @@ pub use scheduler::error;
 pub use scheduler::error::Error;
 pub use scheduler::idle::{self, set_idle_hook, IdleHook};
 pub use scheduler::{
-    abandon, all, block, block_cancellable, cancel, clear_stack_pool, config, configure, csw,
-    current, current_flags, exists, ext, has_pending, has_ready, is_cancelled, is_joinable, join,
-    join_state, name, next_timer, poll_soon, resume_now, run, run_until, serve, set_joinable,
-    set_name, set_switch_hook, sleep, stack_size, stats, status, testcancel, truncate, wakeup,
-    wakeup_uncancelled, with_name, yield_now, Builder, Config, CurrentFlags, DisplayName, FiberId,
-    Stats, Status, FIRST_FID, MAX_NAME_LEN, SCHED_FID,
+    abandon, all, block, block_cancellable, block_noted, cancel, clear_stack_pool, config,
+    configure, csw, current, current_flags, exists, ext, has_pending, has_ready, is_cancelled,
+    is_joinable, join, join_state, name, next_timer, poll_soon, resume_now, resume_parked, run,
+    run_until, serve, set_joinable, set_name, set_switch_hook, sleep, stack_size, stats, status,
+    testcancel, truncate, wakeup, wakeup_parked, wakeup_uncancelled, with_name, yield_now, Builder,
+    Config, CurrentFlags, DisplayName, FiberId, Parked, Stats, Status, FIRST_FID, MAX_NAME_LEN,
+    SCHED_FID,
 };
 pub use stack::overflow::{stack_left, stack_left_and_size, stack_room};
 pub use stack::pool;

@@ -1078,3 +1078,59 @@ fn an_ended_joinable_fiber_takes_wakeup_rename_and_set_joinable() {
     assert!(!fiber::exists(id));
     assert!(matches!(fiber::join(id, None), Err(Error::Dead(_))));
 }
+
+#[test]
+fn a_noted_wait_is_ended_by_its_note_only() {
+    // `block_noted` hands out its wait: `resume_parked` runs the fiber at
+    // once, `wakeup_parked` makes it ready, and a note of an earlier wait
+    // (the fiber woken or cancelled since, or gone) ends nothing.
+    let log = Log::default();
+    let noted = Rc::new(Cell::new(None));
+    let (l, n) = (log.clone(), noted.clone());
+    let waiter = Builder::new()
+        .spawn_now(move || {
+            for _ in 0..3 {
+                let r = fiber::block_noted(|p| n.set(Some(p)));
+                push(&l, format!("woke: {}", r.is_ok()));
+            }
+        })
+        .unwrap();
+    let first = noted.get().unwrap();
+    assert_eq!(first.fiber(), waiter);
+    assert!(fiber::resume_parked(first));
+    assert_eq!(entries(&log), ["woke: true"]);
+    // The first wait is over: its note is stale now.
+    assert!(!fiber::resume_parked(first));
+    assert!(!fiber::wakeup_parked(first));
+    let second = noted.get().unwrap();
+    assert_ne!(first, second);
+    assert!(fiber::wakeup_parked(second));
+    // Ready, not run; a ready fiber is not resumed either.
+    assert_eq!(entries(&log).len(), 1);
+    assert!(!fiber::resume_parked(second));
+    fiber::run();
+    assert_eq!(entries(&log), ["woke: true", "woke: true"]);
+    // A plain wakeup ends a noted wait too, and makes its note stale.
+    let third = noted.get().unwrap();
+    fiber::wakeup(waiter).unwrap();
+    fiber::run();
+    assert!(!fiber::resume_parked(third));
+    assert_eq!(entries(&log).len(), 3);
+    assert!(!fiber::exists(waiter));
+    // A cancel ends it with the error, and its note is refused.
+    let noted2 = Rc::new(Cell::new(None));
+    let (l, n) = (log.clone(), noted2.clone());
+    let cancelled = Builder::new()
+        .spawn_now(move || {
+            let r = fiber::block_noted(|p| n.set(Some(p)));
+            push(
+                &l,
+                format!("cancelled: {}", matches!(r, Err(Error::Cancelled))),
+            );
+        })
+        .unwrap();
+    fiber::cancel(cancelled).unwrap();
+    assert!(!fiber::resume_parked(noted2.get().unwrap()));
+    fiber::run();
+    assert_eq!(entries(&log).last().unwrap(), "cancelled: true");
+}

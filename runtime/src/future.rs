@@ -3,12 +3,13 @@
 //! future is ready, so fiber code can await what an async runtime (tokio,
 //! smol) or any `Waker`-based library gives.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use luafiber_fiber::{self as fiber, FiberId, SCHED_FID};
+use luafiber_fiber::{self as fiber, FiberId, Parked, SCHED_FID};
 
 use crate::error::FiberError;
 use crate::park::{Parker, Woke};
@@ -110,8 +111,23 @@ pub fn block_on_future_timeout<F: Future>(
 fn run<F: Future>(fut: F, timeout: Option<Duration>) -> Result<F::Output, FiberError> {
     let deadline = timeout.map(|t| Instant::now().checked_add(t).unwrap_or_else(far));
     let id = fiber::current().unwrap_or(FiberId(SCHED_FID));
-    let parker = Parker::new().unwrap_or_else(|e| panic!("block_on_future: {e}"));
     let mut fut = pin!(fut);
+    // Polled with a lent waker while the fiber's resumer lends one (see
+    // `lend`): no parker, no wake through the inbox.
+    if timeout.is_none() {
+        while let Some(waker) = take_loan(id) {
+            // SAFETY: the lender's waker lives while its switch to this
+            // fiber runs, and this poll is within that switch.
+            let mut cx = Context::from_waker(unsafe { &*waker });
+            if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+                return Ok(v);
+            }
+            if fiber::block_noted(|p| PARKED.set(Some(p))).is_err() {
+                return Err(FiberError::cancelled(id));
+            }
+        }
+    }
+    let parker = Parker::new().unwrap_or_else(|e| panic!("block_on_future: {e}"));
     let mut cx = Context::from_waker(parker.waker());
     loop {
         // A wake from before this poll is for an earlier state: the poll
@@ -126,6 +142,58 @@ fn run<F: Future>(fut: F, timeout: Option<Duration>) -> Result<F::Output, FiberE
             Woke::Cancelled => return Err(FiberError::cancelled(id)),
         }
     }
+}
+
+/// A waker lent to one fiber for one switch to it ([`lend`]).
+#[derive(Clone, Copy)]
+struct Loan {
+    fiber: FiberId,
+    waker: *const Waker,
+}
+
+thread_local! {
+    /// The loan of the switch running now, until its fiber takes it.
+    static LOAN: Cell<Option<Loan>> = const { Cell::new(None) };
+    /// The wait of the fiber that parked on its loan, for its lender.
+    static PARKED: Cell<Option<Parked>> = const { Cell::new(None) };
+}
+
+/// The waker lent to fiber `id`, taken (once).
+fn take_loan(id: FiberId) -> Option<*const Waker> {
+    let loan = LOAN.get()?;
+    if loan.fiber != id {
+        return None;
+    }
+    LOAN.set(None);
+    Some(loan.waker)
+}
+
+/// Runs `switch`, which switches to fiber `fiber` (from outside any fiber,
+/// on the fiber's thread), with `waker` lent to that fiber for the
+/// switch: a [`block_on_future`] the fiber makes while it runs polls its
+/// future with `waker` (once; the loan is then used up) instead of a
+/// waker of the fiber's own, and while that future is pending the fiber
+/// parks with no wake of its own, until the lender ends the wait with
+/// [`fiber::resume_parked`] (lending a waker again) or wakes it with
+/// [`fiber::wakeup_parked`] (the fiber then polls with a waker of its own).
+/// This is how a future's executor runs a fiber inside its poll, as
+/// mlua's `call_async` runs a Lua coroutine: the wake of what the fiber
+/// awaits wakes the executor's task straight away.
+///
+/// Returns what `switch` returned, and the wait the fiber parked in on
+/// the loan (`None`: it did not take it, it ended, or it waits on
+/// something else). Whoever holds that wait must end it: the fiber has
+/// nothing else that will.
+pub fn lend<T>(fiber: FiberId, waker: &Waker, switch: impl FnOnce() -> T) -> (T, Option<Parked>) {
+    LOAN.set(Some(Loan {
+        fiber,
+        waker: std::ptr::from_ref(waker),
+    }));
+    PARKED.set(None);
+    let r = switch();
+    LOAN.set(None);
+    let parked = PARKED.take().filter(|p| p.fiber() == fiber);
+    (r, parked)
 }
 
 /// A deadline no wait reaches, for timeouts past what `Instant` holds.

@@ -96,7 +96,7 @@ pub mod uri;
 
 pub use builder::Builder;
 pub use error::{ErrorKind, FiberError};
-pub use future::{block_on_future, block_on_future_timeout};
+pub use future::{block_on_future, block_on_future_timeout, lend};
 pub use join::JoinHandle;
 pub use luafiber_fiber as fiber;
 pub use luafiber_fiber::{Channel, Cond, FiberId, GetError, PutError, StackError};

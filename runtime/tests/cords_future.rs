@@ -264,3 +264,78 @@ fn cords(n: usize) -> cord::Runtime {
         .build()
         .unwrap()
 }
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+struct Count(AtomicUsize);
+
+impl std::task::Wake for Count {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_lent_waker_is_polled_with_and_its_lender_resumes_the_fiber() {
+    use luafiber_fiber as fiber;
+    use luafiber_runtime::lend;
+    // A fiber waiting for its first step, then awaiting a future.
+    let shot = Oneshot::default();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let awaiter = |shot: Oneshot, got: Arc<Mutex<Vec<String>>>| {
+        move || {
+            let _ = fiber::block(None);
+            let r = block_on_future(shot.recv());
+            got.lock().unwrap().push(format!("{r:?}"));
+        }
+    };
+    let id = fiber::Builder::new()
+        .spawn_now(awaiter(shot.clone(), got.clone()))
+        .unwrap();
+    let (count, count2) = (Arc::new(Count::default()), Arc::new(Count::default()));
+    let (lent, lent2) = (Waker::from(count.clone()), Waker::from(count2.clone()));
+    // The lender's switch: the future is polled with the lent waker, and
+    // the fiber parks on it.
+    let (ran, parked) = lend(id, &lent, || fiber::resume_now(id));
+    assert!(matches!(ran, Ok(true)));
+    let parked = parked.expect("parked on the loan");
+    assert!(shot.waker().unwrap().will_wake(&lent));
+    // The future's wake goes to the lender, not to the fiber.
+    shot.send(7);
+    assert_eq!(count.0.load(Ordering::SeqCst), 1);
+    assert!(!fiber::has_ready());
+    // The lender resumes it, lending again: the future is ready.
+    let (resumed, again) = lend(id, &lent2, || fiber::resume_parked(parked));
+    assert!(resumed);
+    assert!(again.is_none());
+    assert_eq!(*got.lock().unwrap(), ["Ok(7)"]);
+    assert!(!fiber::exists(id));
+
+    // Woken by its note instead (its lender polled elsewhere): it polls
+    // with a waker of its own, which a wake from another thread ends.
+    let shot = Oneshot::default();
+    let id = fiber::Builder::new()
+        .spawn_now(awaiter(shot.clone(), got.clone()))
+        .unwrap();
+    let (_, parked) = lend(id, &lent, || fiber::resume_now(id));
+    let parked = parked.expect("parked on the loan");
+    assert!(fiber::wakeup_parked(parked));
+    fiber::run_until(|| !fiber::has_ready());
+    assert!(!shot.waker().unwrap().will_wake(&lent));
+    let s = shot.clone();
+    std::thread::spawn(move || s.send(8)).join().unwrap();
+    luafiber_runtime::local::run_ready(16);
+    assert_eq!(got.lock().unwrap().last().unwrap(), "Ok(8)");
+
+    // A cancel ends a wait on the loan with the cancel.
+    let shot = Oneshot::default();
+    let id = fiber::Builder::new()
+        .spawn_now(awaiter(shot.clone(), got.clone()))
+        .unwrap();
+    let (_, parked) = lend(id, &lent, || fiber::resume_now(id));
+    fiber::cancel(id).unwrap();
+    assert!(!fiber::resume_parked(parked.unwrap()));
+    fiber::run_until(|| !fiber::has_ready());
+    assert!(got.lock().unwrap().last().unwrap().contains("ancel"));
+    assert_eq!(count2.0.load(Ordering::SeqCst), 0);
+}

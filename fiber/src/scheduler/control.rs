@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use super::core::with;
 use super::error::Error;
 use super::id::FiberId;
-use super::park::{block, far_future};
+use super::park::{block, far_future, Parked};
 use super::record::{Handle, Status, MAX_NAME_LEN};
 use super::switch::switch_to;
 
@@ -88,6 +88,43 @@ pub fn resume_now(id: FiberId) -> Result<bool, Error> {
         }
         None => Ok(false),
     }
+}
+
+/// [`resume_now`] of the wait `p` names ([`block_noted`]): runs its fiber
+/// at once when it is still in that wait (not woken, cancelled or
+/// gone since), from outside any fiber or from a fiber. Returns whether
+/// it ran.
+pub fn resume_parked(p: Parked) -> bool {
+    let h = with(|s| {
+        let (h, slot) = s.live(p.fiber()).ok()?;
+        if slot.status != Status::Suspended || slot.cancelled || !p.is(slot.wait) {
+            return None;
+        }
+        if s.resumes_current(h) {
+            return None;
+        }
+        // As `wake`: the wait is over.
+        s.slots[h].wait += 1;
+        Some(h)
+    });
+    match h {
+        Some(h) => {
+            switch_to(h);
+            true
+        }
+        None => false,
+    }
+}
+
+/// [`wakeup`] of the wait `p` names ([`block_noted`]): makes its fiber
+/// ready when it is still in that wait. Returns whether it did.
+pub fn wakeup_parked(p: Parked) -> bool {
+    with(|s| {
+        let Ok((h, slot)) = s.live(p.fiber()) else {
+            return false;
+        };
+        slot.status == Status::Suspended && p.is(slot.wait) && s.wake(h)
+    })
 }
 
 /// Sets the fiber's cancel flag and wakes it; it sees the cancel at its next

@@ -107,8 +107,8 @@ pub use self::core::{config, configure, set_switch_hook, Config};
 pub use builder::Builder;
 pub(crate) use control::wake_fiber;
 pub use control::{
-    abandon, cancel, join, join_state, resume_now, set_joinable, set_name, wakeup,
-    wakeup_uncancelled,
+    abandon, cancel, join, join_state, resume_now, resume_parked, set_joinable, set_name, wakeup,
+    wakeup_parked, wakeup_uncancelled,
 };
 pub use id::{FiberId, FIRST_FID, SCHED_FID};
 pub(crate) use info::current_fiber;
@@ -116,7 +116,7 @@ pub use info::{
     all, clear_stack_pool, csw, current, current_flags, exists, ext, is_cancelled, is_joinable,
     name, stack_size, stats, status, with_name, CurrentFlags, Stats,
 };
-pub use park::{block, block_cancellable, sleep, testcancel, yield_now};
+pub use park::{block, block_cancellable, block_noted, sleep, testcancel, yield_now, Parked};
 pub(crate) use park::{park, park_enqueued, park_queued};
 pub use record::{truncate, DisplayName, Status, MAX_NAME_LEN};
 pub(crate) use record::{Handle, Resume};

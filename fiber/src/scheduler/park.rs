@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::core::{with, Scheduler};
 use super::error::Error;
 use super::handoff::{suspend, Blocked};
+use super::id::FiberId;
 use super::record::{Handle, Resume, Slot, Status};
 use crate::context::count_switch;
 
@@ -179,6 +180,59 @@ pub fn block_cancellable(timeout: Option<Duration>) -> Result<bool, Error> {
             cancelled: true, ..
         } => Err(Error::Cancelled),
         r => Ok(r.timed_out),
+    }
+}
+
+/// One wait of a fiber, as [`block_noted`] names it: the fiber and the
+/// count of its waits (state rule 4), so that [`resume_parked`] and
+/// [`wakeup_parked`] end that wait and no later one. `Copy + Send`: a
+/// value only, acted on by the fiber's own thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parked {
+    id: FiberId,
+    wait: u64,
+}
+
+impl Parked {
+    /// The fiber that waits.
+    pub fn fiber(&self) -> FiberId {
+        self.id
+    }
+
+    /// Whether a fiber whose wait count is `wait` is still in this wait.
+    pub(super) fn is(&self, wait: u64) -> bool {
+        self.wait == wait
+    }
+}
+
+/// [`block_cancellable`] with no timeout that first gives `note` the wait
+/// it enters (before the switch out; `note` must not touch the
+/// scheduler): whoever is handed it can end that wait, and only that one,
+/// with [`resume_parked`] or [`wakeup_parked`]. Any other wakeup ends it
+/// too (`Ok`), as it ends a [`block`].
+///
+/// # Errors
+///
+/// [`Error::NotInFiber`], [`Error::Cancelled`] (a cancelled fiber yields
+/// once and does not wait, as in [`block_cancellable`]).
+pub fn block_noted(note: impl FnOnce(Parked)) -> Result<(), Error> {
+    if current_cancelled()? {
+        return yield_now().and(Err(Error::Cancelled));
+    }
+    let blocked = with(|s| {
+        s.block_current(None, |_, slot| {
+            note(Parked {
+                id: FiberId(slot.running.fid),
+                wait: slot.wait + 1,
+            });
+            true
+        })
+    })?;
+    match suspend(blocked.expect("a block that nothing refuses")) {
+        Resume {
+            cancelled: true, ..
+        } => Err(Error::Cancelled),
+        _ => Ok(()),
     }
 }
 

@@ -32,8 +32,10 @@
 
 use std::cell::Cell;
 use std::ffi::c_int;
+use std::task::Waker;
 
 use luafiber_fiber::{Builder, FiberId};
+use luafiber_runtime::lend;
 use mlua::ffi::lua_State;
 use serde::de::DeserializeOwned;
 
@@ -58,10 +60,11 @@ use crate::raw::{Raise, Stack};
 /// at `out`, `R` the type it was made for ([`read_into`]).
 type ReadFn = unsafe fn(out: *mut (), ok: bool, t: &mut Stack, fiber: FiberId);
 
-/// Where the call [`start`] runs takes its answer if its fiber ends
-/// before `start` returns.
+/// Where a call takes its answer if its fiber ends while the one who
+/// switched to it ([`start`], or [`resume`] for a call that waited) is
+/// still in that switch.
 #[derive(Clone, Copy)]
-struct Sink {
+pub(super) struct Sink {
     /// The call's number on this thread ([`LIVE`]).
     token: u64,
     out: *mut (),
@@ -72,9 +75,9 @@ thread_local! {
     /// The call [`start`] hands to the fiber it switches to (taken by that
     /// fiber as its first step).
     static CALL: Cell<Option<Sink>> = const { Cell::new(None) };
-    /// The number of the call whose [`start`] runs now (0: none): a fiber
-    /// that ends that call before `start` returns writes into its sink.
-    static LIVE: Cell<u64> = const { Cell::new(0) };
+    /// The sink of the call whose [`start`] (or [`resume`]) runs now: a
+    /// fiber that ends that call before the switch returns writes there.
+    static LIVE: Cell<Option<Sink>> = const { Cell::new(None) };
     /// The number of the last call started on this thread.
     static LAST: Cell<u64> = const { Cell::new(0) };
 }
@@ -116,6 +119,7 @@ pub(super) enum Started<R> {
 pub(super) fn start<R: DeserializeOwned>(
     name: &[u8],
     push: impl Fn(&mut Stack) -> Result<c_int, Error>,
+    waker: &Waker,
 ) -> Started<R> {
     let Some(main) = crate::cord::try_with(|c| c.main) else {
         return Started::Done(Err(Error::new(ErrorKind::Stopped, "no Lua runtime")));
@@ -151,11 +155,9 @@ pub(super) fn start<R: DeserializeOwned>(
     let mut out: Option<Result<R, Error>> = None;
     let token = LAST.get().wrapping_add(1).max(1);
     LAST.set(token);
-    let sink = Sink {
-        token,
-        out: (&raw mut out).cast(),
-        read: read_into::<R>,
-    };
+    let sink = Sink::new::<R>(token, &mut out);
+    // The wait a fiber from the pool parks in on the lent waker.
+    let mut parked = None;
     let (fiber, idx) = loop {
         let Some(w) = Serving::with(|p| p.idle.borrow_mut().pop()) else {
             let Ok(s) = &mut crate::embed::handle::main_stack() else {
@@ -191,7 +193,11 @@ pub(super) fn start<R: DeserializeOwned>(
             Serving::with(|p| p.idle.borrow_mut().push(w));
             return Started::Done(Err(e));
         }
-        if matches!(handing(sink, || luafiber_fiber::resume_now(w.id)), Ok(true)) {
+        let (ran, p) = lend(w.id, waker, || {
+            handing(sink, || luafiber_fiber::resume_now(w.id))
+        });
+        if matches!(ran, Ok(true)) {
+            parked = p;
             break (w.id, w.idx);
         }
         // Woken by someone else meanwhile, or cancelled: it runs without
@@ -200,18 +206,37 @@ pub(super) fn start<R: DeserializeOwned>(
     };
     match out {
         Some(r) => Started::Done(r),
-        None => Started::Waiting(wait::enter(idx, token, fiber)),
+        None => Started::Waiting(wait::enter(idx, token, fiber, parked)),
     }
 }
 
 /// Runs `f`, which switches to the fiber that takes the call of `sink`.
 fn handing<T>(sink: Sink, f: impl FnOnce() -> T) -> T {
     CALL.set(Some(sink));
-    LIVE.set(sink.token);
-    let r = f();
+    let r = resume(sink, f);
     CALL.set(None);
-    LIVE.set(0);
     r
+}
+
+/// Runs `f`, which switches to the fiber of the call of `sink` (which
+/// waited): if the fiber ends that call meanwhile, its answer goes to
+/// `sink`.
+pub(super) fn resume<T>(sink: Sink, f: impl FnOnce() -> T) -> T {
+    LIVE.set(Some(sink));
+    let r = f();
+    LIVE.set(None);
+    r
+}
+
+impl Sink {
+    /// The sink of call `token` whose answer, as `R`, goes to `out`.
+    pub(super) fn new<R: DeserializeOwned>(token: u64, out: &mut Option<Result<R, Error>>) -> Sink {
+        Sink {
+            token,
+            out: std::ptr::from_mut(out).cast(),
+            read: read_into::<R>,
+        }
+    }
 }
 
 /// The body of a direct call's fiber: runs the call [`start`] handed it,
@@ -278,11 +303,11 @@ pub(super) fn pool(w: Worker) -> bool {
 /// the call's future (it waits out of the pool, its stack left as it is).
 fn finish(idx: usize, sink: Sink, ok: bool, t: &mut Stack, fiber: FiberId) -> bool {
     let _exempt = Exempt::enter();
-    if LIVE.get() == sink.token {
-        LIVE.set(0);
-        // SAFETY: the sink of the call whose `start` runs now: `out` is
-        // its live local, of the type `read` was made for.
-        unsafe { (sink.read)(sink.out, ok, t, fiber) };
+    if let Some(live) = LIVE.get().filter(|l| l.token == sink.token) {
+        LIVE.set(None);
+        // SAFETY: the sink of the call whose `start` (or `resume`) runs
+        // now: `out` is its live local, of the type `read` was made for.
+        unsafe { (live.read)(live.out, ok, t, fiber) };
         return false;
     }
     wait::finish(idx, sink.token, ok, t, |t| {

@@ -402,7 +402,7 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
     /// `Some` when it ended already. Out of line: the later polls of a
     /// call that waits keep a small frame.
     #[inline(never)]
-    fn begin(&mut self) -> Option<Result<R, Error>> {
+    fn begin(&mut self, cx: &Context<'_>) -> Option<Result<R, Error>> {
         let Some(args) = self.args.take() else {
             return Some(Err(Error::new(ErrorKind::Stopped, "polled after it ended")));
         };
@@ -411,7 +411,7 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
             let name = self.what.bytes();
             // SAFETY: `direct::start` gives the call fiber's idle thread.
             let push = |s: &mut Stack<'_>| unsafe { lua_serde::push_args_onto(s, &args) };
-            let ticket = match direct::start::<R>(name, push) {
+            let ticket = match direct::start::<R>(name, push, cx.waker()) {
                 direct::Started::Done(r) => {
                     // As every poll here: the cord's other fibers get a
                     // drive (a budget left over wakes its driver).
@@ -471,7 +471,7 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
         loop {
             match &mut this.state {
                 State::Start => {
-                    if let Some(r) = this.begin() {
+                    if let Some(r) = this.begin(cx) {
                         this.state = State::Done;
                         return Poll::Ready(r);
                     }

@@ -26,7 +26,8 @@
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use luafiber_fiber::FiberId;
+use luafiber_fiber::{FiberId, Parked};
+use luafiber_runtime::lend;
 use luafiber_runtime::local::Remote;
 use serde::de::DeserializeOwned;
 
@@ -79,11 +80,18 @@ pub(super) struct Ticket {
     far: Option<Arc<Gather>>,
     /// Its answer was taken.
     ended: bool,
+    /// The wait its fiber parked in on the waker its poll lent
+    /// ([`luafiber_runtime::lend`]): the next poll on this thread resumes
+    /// it there, lending its own.
+    parked: Option<Parked>,
+    /// Polled since it went on waiting (the poll that started it lent
+    /// the waker it parked on).
+    polled: bool,
 }
 
 /// Lists the call number `token`, whose fiber `fiber` (at `idx`) went on
 /// waiting, in this thread's cord's table.
-pub(super) fn enter(idx: usize, token: u64, fiber: FiberId) -> Ticket {
+pub(super) fn enter(idx: usize, token: u64, fiber: FiberId, parked: Option<Parked>) -> Ticket {
     Serving::with(|p| {
         let mut d = p.direct.borrow_mut();
         if d.len() <= idx {
@@ -103,6 +111,8 @@ pub(super) fn enter(idx: usize, token: u64, fiber: FiberId) -> Ticket {
         fiber,
         far: None,
         ended: false,
+        parked,
+        polled: false,
     }
 }
 
@@ -348,9 +358,19 @@ impl Ticket {
         if self.far.is_none() && !home {
             let (gather, slot) = Gather::one();
             gather.started(0, self.fiber);
-            let (idx, token) = (self.idx, self.token);
-            remote.run(move || attach(idx, token, slot));
+            let (idx, token, parked) = (self.idx, self.token, self.parked.take());
+            remote.run(move || {
+                attach(idx, token, slot);
+                // Nobody here lends it a waker again: it polls with its own.
+                if let Some(p) = parked {
+                    luafiber_fiber::wakeup_parked(p);
+                }
+            });
             self.far = Some(gather);
+        }
+        if let Some(r) = self.resume_here::<R>(cx, home) {
+            self.ended = true;
+            return Poll::Ready(r);
         }
         let answer = match &self.far {
             Some(g) => match g.poll_one(cx) {
@@ -374,6 +394,32 @@ impl Ticket {
         };
         self.ended = true;
         Poll::Ready(answer)
+    }
+
+    /// Resumes the call's fiber parked on a lent waker (on this thread,
+    /// outside any fiber, when polled since it parked), lending `cx`'s;
+    /// its answer when it ended the call meanwhile.
+    fn resume_here<R: DeserializeOwned>(
+        &mut self,
+        cx: &mut Context<'_>,
+        home: bool,
+    ) -> Option<Result<R, Error>> {
+        let polled = std::mem::replace(&mut self.polled, true);
+        if !polled || !home || luafiber_fiber::current().is_some() {
+            return None;
+        }
+        let p = self.parked.take()?;
+        let mut out: Option<Result<R, Error>> = None;
+        let sink = direct::Sink::new::<R>(self.token, &mut out);
+        let (_, parked) = lend(self.fiber, cx.waker(), || {
+            direct::resume(sink, || luafiber_fiber::resume_parked(p))
+        });
+        self.parked = parked;
+        if out.is_some() {
+            // Answered into `out`: the entry goes (the fiber is pooled).
+            take(self.idx, self.token);
+        }
+        out
     }
 
     /// Whether the call ended, on its thread (its answer waits for this
