@@ -107,6 +107,25 @@ impl Remote {
         }
     }
 
+    /// [`set_driver`](Remote::set_driver) when no driver is set (the
+    /// last was woken, or cleared): a cheap look, no lock, when one is.
+    pub fn offer_driver(&self, w: &Waker) {
+        if self.slot.data.load(Ordering::Relaxed) == 0 {
+            self.set_driver(w);
+        }
+    }
+
+    /// Forgets the driver: the next message wakes nobody (until a
+    /// [`set_driver`](Remote::set_driver)).
+    pub fn clear_driver(&self) {
+        let old = {
+            let mut slot = self.slot.lock();
+            self.slot.data.store(0, Ordering::Relaxed);
+            slot.take()
+        };
+        drop(old);
+    }
+
     /// Whether `w` is the waker the next message wakes.
     pub fn is_driver(&self, w: &Waker) -> bool {
         // Most wakers asked are not (a call's task that ends while another
@@ -142,6 +161,11 @@ impl std::fmt::Debug for Remote {
 ///
 /// When called from inside a fiber.
 pub fn run_ready(budget: usize) -> bool {
+    // Nothing to take and nothing ready (most drives of a call's polls):
+    // no turn.
+    if !reactor::has_events() && !fiber::has_ready() {
+        return false;
+    }
     let mut left = budget.max(1);
     loop {
         reactor::turn(Some(Duration::ZERO));

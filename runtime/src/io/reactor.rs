@@ -260,6 +260,12 @@ pub(crate) fn turn(timeout: Option<Duration>) -> bool {
     }
 }
 
+/// Whether a zero-timeout [`turn`] would do anything: a message waits in
+/// the inbox, or fibers wait on fds (which a poll may have made ready).
+pub(crate) fn has_events() -> bool {
+    waiters() > 0 || with_existing(|r| r.inbox.has_msgs()) == Some(true)
+}
+
 /// The turn of a cord of a several-cord runtime ([`crate::cord`]), after
 /// its [`drain_inbox`]: as [`turn`], but it waits in the event loop even
 /// when no fiber is parked there (other threads wake it through its

@@ -216,8 +216,9 @@ fn hand_driver(remote: &local::Remote) {
     })
     .flatten()
     .or_else(wait::any_waker);
-    if let Some(w) = next {
-        remote.set_driver(&w);
+    match next {
+        Some(w) => remote.set_driver(&w),
+        None => remote.clear_driver(),
     }
 }
 
@@ -286,10 +287,11 @@ impl Handle {
 
     fn start_local<R, A>(&self, kind: Kind, what: &str, args: A) -> LocalCall<R, A> {
         LocalCall {
-            state: State::Start,
-            kind,
-            what: What::new(what.as_bytes()),
-            args: Some(args),
+            state: State::Start {
+                kind,
+                what: What::new(what.as_bytes()),
+                args,
+            },
             handle: thread_handle(self),
             _r: PhantomData,
         }
@@ -355,9 +357,10 @@ impl What {
     }
 }
 
-enum State<R> {
-    /// Not polled yet.
-    Start,
+enum State<R, A> {
+    /// Not polled yet: the call's kind, its function's name or chunk, its
+    /// arguments.
+    Start { kind: Kind, what: What, args: A },
     /// A direct CALL whose fiber waits on the local cord of `remote`'s
     /// thread (`wait.rs`).
     Direct {
@@ -383,12 +386,7 @@ enum State<R> {
 /// elsewhere).
 #[must_use = "a LocalCall does nothing unless polled; dropping it cancels the call"]
 pub struct LocalCall<R, A> {
-    state: State<R>,
-    kind: Kind,
-    /// The function's name or the chunk.
-    what: What,
-    /// The arguments, until the first poll takes them.
-    args: Option<A>,
+    state: State<R, A>,
     handle: Arc<Handle>,
     _r: PhantomData<fn() -> R>,
 }
@@ -403,12 +401,13 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
     /// call that waits keep a small frame.
     #[inline(never)]
     fn begin(&mut self, cx: &Context<'_>) -> Option<Result<R, Error>> {
-        let Some(args) = self.args.take() else {
+        let State::Start { kind, what, args } = std::mem::replace(&mut self.state, State::Done)
+        else {
             return Some(Err(Error::new(ErrorKind::Stopped, "polled after it ended")));
         };
         let spec = self.handle.local.as_ref();
-        if self.kind == Kind::Call && spec.is_some_and(enter) {
-            let name = self.what.bytes();
+        if kind == Kind::Call && spec.is_some_and(enter) {
+            let name = what.bytes();
             // SAFETY: `direct::start` gives the call fiber's idle thread.
             let push = |s: &mut Stack<'_>| unsafe { lua_serde::push_args_onto(s, &args) };
             let ticket = match direct::start::<R>(name, push, cx.waker()) {
@@ -432,10 +431,10 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
             self.state = State::Direct { ticket, remote };
             return None;
         }
-        let what = String::from_utf8_lossy(self.what.bytes()).into_owned();
+        let what = String::from_utf8_lossy(what.bytes()).into_owned();
         let encoded = args::encode(&args);
         let Some(remote) = spec.and_then(enter_remote) else {
-            let call = self.handle.start_async(None, self.kind, &what, encoded);
+            let call = self.handle.start_async(None, kind, &what, encoded);
             self.state = State::Hop(Box::new(call));
             return None;
         };
@@ -446,10 +445,10 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
         // EVAL: the serve chain, as a cord runs it.
         let (gather, reply) = Gather::one();
         serve::serve(Request {
-            kind: self.kind,
+            kind,
             body: Body::new(what.as_bytes(), &args),
             reply,
-            fname: match self.kind {
+            fname: match kind {
                 Kind::Eval => "eval",
                 _ => "call",
             },
@@ -470,7 +469,7 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
         let this = self.get_mut();
         loop {
             match &mut this.state {
-                State::Start => {
+                State::Start { .. } => {
                     if let Some(r) = this.begin(cx) {
                         this.state = State::Done;
                         return Poll::Ready(r);
@@ -480,12 +479,24 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
                     let remote = &**remote;
                     let here = remote.is_home();
                     let ended = here && ticket.ended_here();
+                    let on_loan = Cell::new(false);
                     let Poll::Ready(r) = poll_waiting(
                         remote,
                         cx,
                         (here, ended),
-                        |cx| ticket.poll::<R>(cx, remote, here),
-                        || {},
+                        |cx| {
+                            let p = ticket.poll::<R>(cx, remote, here);
+                            on_loan.set(ticket.on_loan());
+                            p
+                        },
+                        |remote, cx| {
+                            // Its own task is woken by what its fiber
+                            // awaits: it drives only when nobody does.
+                            match on_loan.get() {
+                                true => remote.offer_driver(cx.waker()),
+                                false => remote.set_driver(cx.waker()),
+                            }
+                        },
                     ) else {
                         return Poll::Pending;
                     };
@@ -497,11 +508,12 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
                     remote,
                     listed,
                 } => {
-                    let listing = || {
+                    let listing = |remote: &local::Remote, cx: &mut Context<'_>| {
                         if !*listed {
                             *listed = true;
                             list_waiting(gather);
                         }
+                        remote.set_driver(cx.waker());
                     };
                     let Poll::Ready(answer) = poll_waiting(
                         remote,
@@ -535,15 +547,16 @@ impl<R: DeserializeOwned, A: Serialize> Future for LocalCall<R, A> {
 /// it (only outside any fiber: polled in a fiber, a `block_on_future` of
 /// it, the thread's loop drives), unless the call `ended` and no fiber
 /// is ready (a drive went since the end; the posts to the thread's inbox
-/// wake a driver of their own), then polls with `answer`. While the call waits its task is the cord's driver (after
-/// `waits`); when it ends, a wake for the cord goes to one still waiting
-/// (the task may end now).
+/// wake a driver of their own), then polls with `answer`. While the call
+/// waits, `waits` makes its task the cord's driver (or offers it, for a
+/// call whose own wake comes from what its fiber awaits); when it ends, a
+/// wake for the cord goes to one still waiting (the task may end now).
 fn poll_waiting<T>(
     remote: &local::Remote,
     cx: &mut Context<'_>,
     (here, ended): (bool, bool),
     answer: impl FnOnce(&mut Context<'_>) -> Poll<T>,
-    waits: impl FnOnce(),
+    waits: impl FnOnce(&local::Remote, &mut Context<'_>),
 ) -> Poll<T> {
     let home = here && luafiber_fiber::current().is_none();
     if home && (!ended || luafiber_fiber::has_ready()) && local::run_ready(BUDGET) {
@@ -551,8 +564,7 @@ fn poll_waiting<T>(
     }
     let Poll::Ready(r) = answer(cx) else {
         if home {
-            waits();
-            remote.set_driver(cx.waker());
+            waits(remote, cx);
             if let Some(t) = luafiber_fiber::next_timer() {
                 remote.drive_at(t);
             }
@@ -597,7 +609,7 @@ impl<R, A> Drop for LocalCall<R, A> {
 impl<R, A> std::fmt::Debug for LocalCall<R, A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match &self.state {
-            State::Start => "start",
+            State::Start { .. } => "start",
             State::Direct { .. } | State::Local { .. } => "local",
             State::Hop(_) => "crossed",
             State::Done => "done",

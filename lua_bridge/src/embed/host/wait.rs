@@ -422,6 +422,12 @@ impl Ticket {
         out
     }
 
+    /// Whether its fiber waits on the waker its last poll lent (woken by
+    /// what it awaits, through the call's task).
+    pub(super) fn on_loan(&self) -> bool {
+        self.parked.is_some()
+    }
+
     /// Whether the call ended, on its thread (its answer waits for this
     /// future, or it went with its cord); `false` once asked elsewhere.
     pub(super) fn ended_here(&self) -> bool {
