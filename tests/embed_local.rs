@@ -739,6 +739,25 @@ fn a_call_awaiting_a_rust_future_goes_on_at_its_own_poll() {
     }
     assert_eq!(t.join().unwrap().unwrap(), 1031);
 
+    // Polled next in a fiber of this thread (a `block_on_future` of it):
+    // its fiber is made ready, and the thread's drives run both on.
+    let mut call = Box::pin(h.call_local::<i64>("g.gated", 105));
+    assert!(call.as_mut().poll(cx).is_pending());
+    let got = Arc::new(std::sync::Mutex::new(None));
+    let g = got.clone();
+    luafiber::fiber::Builder::new()
+        .spawn_now(move || *g.lock().unwrap() = Some(block_on(call)))
+        .unwrap();
+    open_gate(105);
+    for _ in 0..100_000 {
+        if got.lock().unwrap().is_some() {
+            break;
+        }
+        luafiber::drive_local();
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    assert_eq!(got.lock().unwrap().take().unwrap().unwrap(), 1051);
+
     // Dropped while it waits: its fiber is cancelled (and ends); the
     // calls after it run.
     let mut call = Box::pin(h.call_local::<i64>("g.gated", 104));

@@ -360,7 +360,11 @@ impl What {
 enum State<R, A> {
     /// Not polled yet: the call's kind, its function's name or chunk, its
     /// arguments.
-    Start { kind: Kind, what: What, args: A },
+    Start {
+        kind: Kind,
+        what: What,
+        args: A,
+    },
     /// A direct CALL whose fiber waits on the local cord of `remote`'s
     /// thread (`wait.rs`).
     Direct {

@@ -398,17 +398,24 @@ impl Ticket {
 
     /// Resumes the call's fiber parked on a lent waker (on this thread,
     /// outside any fiber, when polled since it parked), lending `cx`'s;
-    /// its answer when it ended the call meanwhile.
+    /// its answer when it ended the call meanwhile. Polled in a fiber, it
+    /// makes the fiber ready instead.
     fn resume_here<R: DeserializeOwned>(
         &mut self,
         cx: &mut Context<'_>,
         home: bool,
     ) -> Option<Result<R, Error>> {
         let polled = std::mem::replace(&mut self.polled, true);
-        if !polled || !home || luafiber_fiber::current().is_some() {
+        if !polled || !home {
             return None;
         }
         let p = self.parked.take()?;
+        if luafiber_fiber::current().is_some() {
+            // Polled in a fiber (a `block_on_future` of it): no switch from
+            // there; the thread's loop runs it, polling with its own waker.
+            luafiber_fiber::wakeup_parked(p);
+            return None;
+        }
         let mut out: Option<Result<R, Error>> = None;
         let sink = direct::Sink::new::<R>(self.token, &mut out);
         let (_, parked) = lend(self.fiber, cx.waker(), || {
