@@ -130,10 +130,17 @@ impl Scheduler {
         self.slots.get(h)
     }
 
+    #[inline(always)]
     pub(super) fn handle(&self, id: FiberId) -> Option<Handle> {
-        self.by_fid.get(&id.0).copied()
+        // The running fiber asking about itself (a pool's fiber readying
+        // itself for its next request) needs no lookup.
+        match self.current {
+            Some(h) if h.id == id.0 => Some(h),
+            _ => self.by_fid.get(&id.0).copied(),
+        }
     }
 
+    #[inline(always)]
     pub(super) fn live(&mut self, id: FiberId) -> Result<(Handle, &mut Slot), Error> {
         let h = self.handle(id).ok_or(Error::Dead(id))?;
         Ok((h, &mut self.slots[h]))
