@@ -171,6 +171,10 @@ pub(crate) unsafe fn push_args_onto<A: Serialize + ?Sized>(
     s: &mut Stack,
     args: &A,
 ) -> Result<c_int, Error> {
+    // One scalar, the usual argument: through the handle (`scalar`).
+    if let Some(n) = scalar::push(s, args) {
+        return Ok(n);
+    }
     // Serde rule 3 without `Stack::outside`'s count of the heap, which a
     // push never asks.
     let _exempt = Exempt::enter();

@@ -798,6 +798,77 @@ fn one_scalar_fast_path_as_the_general_one() {
     lua.settop(base);
 }
 
+/// `v` pushed by the fast path of one scalar (`scalar::push`), when it
+/// takes it, and by the pusher: the same Lua value (and `check_push`: the
+/// same as the MessagePack path). Whether the fast path pushed it.
+fn check_scalar_push<A: Serialize + DeserializeOwned + Debug>(lua: &Lua, v: &A) -> bool {
+    let base = lua.top();
+    let fast = super::scalar::push(&mut lua.stack(), v);
+    assert_eq!(lua.top(), base + fast.unwrap_or(0), "{v:?}: the stack");
+    if fast.is_some() {
+        let mut out = lua.stack();
+        let mut p = Pusher::new(&mut out, base + 1);
+        p.one(v)
+            .expect("the pusher pushes what the fast path pushed");
+        drop(out);
+        lua.deq(base + 1, base + 2, &format!("{v:?}"));
+    }
+    lua.settop(base);
+    check_push(lua, v);
+    fast.is_some()
+}
+
+#[test]
+fn one_scalar_push_as_the_pusher() {
+    let lua = lua();
+    let luajit = cfg!(feature = "luajit");
+    // Within ±(10^14 - 1) LuaJIT's decoder makes numbers, past it cdata
+    // (the pusher's).
+    for (i, fast) in [
+        (0, true),
+        (-1, true),
+        (99_999_999_999_999, true),
+        (-99_999_999_999_999, true),
+        (100_000_000_000_000, !luajit),
+        ((1 << 53) + 1, !luajit),
+        (i64::MIN, !luajit),
+        (i64::MAX, !luajit),
+    ] {
+        assert_eq!(check_scalar_push(&lua, &i), fast, "{i}");
+    }
+    for (u, fast) in [(5u64, true), (1 << 63, !luajit), (u64::MAX, !luajit)] {
+        assert_eq!(check_scalar_push(&lua, &u), fast, "{u}");
+    }
+    for f in [
+        0.0,
+        -0.0,
+        f64::NAN,
+        f64::INFINITY,
+        0.5,
+        2f64.powi(53) + 2.0,
+        -1e300,
+    ] {
+        assert!(check_scalar_push(&lua, &f), "{f}");
+    }
+    assert!(check_scalar_push(&lua, &1.5f32));
+    assert!(check_scalar_push(&lua, &true));
+    assert!(check_scalar_push(&lua, &'é'));
+    assert!(check_scalar_push(&lua, &String::from("with\0nul")));
+    assert!(check_scalar_push(&lua, &Bin(vec![0xff, 0xfe])));
+    assert!(check_scalar_push(&lua, &Some(7u8)));
+    assert!(check_scalar_push(&lua, &Newtype(-3)));
+    // The pusher's: nil (`msgpack.NULL`), tables, tuples, variants, 16-byte
+    // integers.
+    assert!(!check_scalar_push(&lua, &None::<i64>));
+    assert!(!check_scalar_push(&lua, &()));
+    assert!(!check_scalar_push(&lua, &Unit));
+    assert!(!check_scalar_push(&lua, &(1, 2)));
+    assert!(!check_scalar_push(&lua, &vec![1]));
+    assert!(!check_scalar_push(&lua, &E::A));
+    assert!(!check_scalar_push(&lua, &i128::MAX));
+    assert!(!check_scalar_push(&lua, &Some(())));
+}
+
 #[test]
 fn read_lua_tables() {
     let lua = lua();
