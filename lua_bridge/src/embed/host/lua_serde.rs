@@ -78,6 +78,11 @@
 //! walk plus `rmp-serde`, so the gain there is the push's and the outer
 //! array's).
 //!
+//! The scalar fast paths (`scalar.rs`), measured the same way later that
+//! day beside the build they came after (ae5178a): the direct `(i64,)`
+//! round trip (its tuple still pushed by the pusher, its `i64` read by the
+//! fast path) 554 -> 407 instructions on LuaJIT, 599 -> 428 on Lua 5.4.
+//!
 //! # Rules
 //!
 //! Cited as "serde rule N":
