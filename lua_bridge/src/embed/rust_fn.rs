@@ -21,13 +21,20 @@ use crate::raw::error::ErrorKind;
 use crate::raw::{lua_fn, Raise, Stack};
 
 /// A registered blocking function: arguments in, results or an error out.
-#[derive(Clone)]
 enum RustFn {
     /// Through [`Value`]s ([`LuaRuntime::register_fn`]).
-    Values(Rc<ValuesFn>),
+    Values(Box<ValuesFn>),
     /// Reading its arguments and pushing its results itself (the typed
     /// functions of [`crate::host`], through its `lua_serde`).
-    Typed(Rc<TypedFn>),
+    Typed(Box<TypedFn>),
+}
+
+/// A registered function with its name, shared by the runtime's list and
+/// the calls that run it (one `Rc` clone per call: a call may outlive the
+/// list, which the runtime's end clears while a parked call still runs).
+struct Registered {
+    f: RustFn,
+    name: Box<str>,
 }
 
 /// A function of [`Value`]s.
@@ -149,7 +156,7 @@ impl FnError {
 /// Per-cord state of registered functions (a part of the cord context):
 /// the functions registered on the cord's runtime, with their names.
 #[derive(Default)]
-pub(crate) struct RustFns(RefCell<Vec<(RustFn, Rc<str>)>>);
+pub(crate) struct RustFns(RefCell<Vec<Rc<Registered>>>);
 
 /// Forgets the functions of this thread's runtime (it is going).
 pub(super) fn clear() {
@@ -181,13 +188,13 @@ impl LuaRuntime {
         name: &str,
         f: impl Fn(Vec<Value>) -> Result<Vec<Value>, FnError> + 'static,
     ) -> Result<(), Error> {
-        self.register(name, RustFn::Values(Rc::new(f)))
+        self.register(name, RustFn::Values(Box::new(f)))
     }
 
     /// Makes `f` the Lua global `name`, as [`register_fn`](LuaRuntime::register_fn)
     /// does, `f` reading its arguments off the stack and pushing its
     /// results itself ([`TypedFn`]): the typed functions of [`crate::host`].
-    pub(crate) fn register_typed_fn(&self, name: &str, f: Rc<TypedFn>) -> Result<(), Error> {
+    pub(crate) fn register_typed_fn(&self, name: &str, f: Box<TypedFn>) -> Result<(), Error> {
         self.register(name, RustFn::Typed(f))
     }
 
@@ -195,12 +202,17 @@ impl LuaRuntime {
         let cname = CString::new(name).map_err(|_| Error::Load(format!("bad name {name:?}")))?;
         let idx = RustFns::with(|fns| {
             let mut fns = fns.0.borrow_mut();
-            fns.push((f, Rc::from(name)));
-            fns.len() - 1
+            fns.push(Rc::new(Registered {
+                f,
+                name: name.into(),
+            }));
+            fns.len()
         });
         let s = &mut self.main_stack();
         s.push_globals();
-        s.push_int(idx as i64);
+        // Its position in the list from 1, as a light userdata: one
+        // `lua_touserdata` per call reads it (no userdata made).
+        s.push_light(std::ptr::without_provenance_mut(idx));
         s.push_closure(call_rust_fn, 1);
         s.set_field(-2, &cname);
         s.pop(1);
@@ -217,25 +229,27 @@ fn message(r: Raise) -> String {
 }
 
 lua_fn! {
-    /// The C closure behind every registered function (upvalue 1: its index
-    /// in the runtime's function list).
+    /// The C closure behind every registered function (upvalue 1: its
+    /// position from 1 in the runtime's function list, as a light
+    /// userdata).
     fn call_rust_fn(s: &mut Stack) {
-        let idx = s.to_integer(Stack::upvalue(1)).unwrap_or(-1);
-        let (f, name) = RustFns::try_with(|fns| {
-            usize::try_from(idx).ok().and_then(|i| fns.0.borrow().get(i).cloned())
+        let pos = s.to_userdata(Stack::upvalue(1)).addr();
+        let reg = RustFns::try_with(|fns| {
+            pos.checked_sub(1).and_then(|i| fns.0.try_borrow().ok()?.get(i).cloned())
         })
         .flatten()
-            .ok_or_else(|| Raise::illegal("a registered function of another runtime"))?;
+        .ok_or_else(|| Raise::illegal("a registered function of another runtime"))?;
+        let name = &*reg.name;
         if luafiber_fiber::current().is_some() {
-            crate::fiber::check_switch(s, &name)?;
+            crate::fiber::check_switch(s, name)?;
         }
         s.ensure(8)?;
-        let f = match f {
+        let f = match &reg.f {
             RustFn::Values(f) => f,
-            RustFn::Typed(f) => return f(s, &name),
+            RustFn::Typed(f) => return f(s, name),
         };
         let args = (1..=s.top()).map(|i| value::read(s, i, 0)).collect::<Result<Vec<_>, _>>()?;
-        let results = f(args).map_err(|e| e.raise(&name))?;
+        let results = f(args).map_err(|e| e.raise(name))?;
         let n = results.len() as c_int;
         let top = s.top();
         let pushed = results.iter().enumerate().try_for_each(|(i, v)| {

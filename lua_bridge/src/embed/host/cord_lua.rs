@@ -95,21 +95,15 @@ impl CordLua<'_> {
             let top = s.top();
             // SAFETY: the stack of the closure's call on this cord's
             // state, the arguments from 1 to the top; no Lua code runs
-            // while it reads, and it changes the stack through the C API
-            // only (synced after).
-            let a = unsafe { lua_serde::read_results::<A>(s.as_ptr(), 1, top) };
-            // SAFETY: as above.
-            unsafe { s.sync() };
-            let Ok(a) = a else {
+            // while it reads.
+            let Ok(a) = (unsafe { lua_serde::read_results_on::<A>(s, 1, top) }) else {
                 return call_msgpack_fn(s, &*raw, name);
             };
             let r = f(a).map_err(|e| FnError::from(e).raise(name))?;
-            s.settop(0);
+            // Above the arguments (Lua takes the top `n` values as the
+            // results), in the room the call made: no `lua_settop`.
             // SAFETY: as above.
-            let pushed = unsafe { lua_serde::push_args(s.as_ptr(), &r) };
-            // SAFETY: as above.
-            unsafe { s.sync() };
-            match pushed {
+            match unsafe { lua_serde::push_args_onto(s, &r) } {
                 Ok(n) => Ok(n),
                 Err(_) => {
                     let bytes = args::encode(&r).map_err(|e| illegal(e).raise(name))?;
@@ -117,7 +111,7 @@ impl CordLua<'_> {
                 }
             }
         };
-        Ok(self.rt.register_typed_fn(name, Rc::new(typed))?)
+        Ok(self.rt.register_typed_fn(name, Box::new(typed))?)
     }
 
     /// Makes the Rust async function `f` the Lua global `name`: Lua calls

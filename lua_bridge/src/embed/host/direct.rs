@@ -350,9 +350,7 @@ pub(super) unsafe fn read_into<R: DeserializeOwned>(
         let n = t.top() - 1;
         // SAFETY: the fiber's thread, its results from 2 to the top; the
         // caller holds an exemption from the memory limit.
-        let r = unsafe { lua_serde::read_results::<R>(t.as_ptr(), 2, n) };
-        // SAFETY: `read_results` changed the stack through the C API only.
-        unsafe { t.sync() };
+        let r = unsafe { lua_serde::read_results_on::<R>(t, 2, n) };
         // As a call's answer: a value that cannot cross names the fiber,
         // a conversion does not.
         r.map_err(|e| match e.kind() {

@@ -14,7 +14,7 @@ use crate::raw::{api, Raise, Stack};
 /// Integers within this magnitude are Lua numbers on LuaJIT, others 64-bit
 /// cdata: the decoder's `DBL_INT_MAX` (Tarantool's `utils.c`).
 #[cfg(feature = "luajit")]
-const DBL_INT_MAX: i64 = 100_000_000_000_000 - 1;
+pub(super) const DBL_INT_MAX: i64 = 100_000_000_000_000 - 1;
 
 /// Why a push failed: its message.
 #[derive(Debug)]

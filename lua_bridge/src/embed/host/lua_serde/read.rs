@@ -47,7 +47,7 @@ pub(super) type ReadResult<T> = Result<T, Leave>;
 
 /// A Lua number as the encoder writes it.
 #[derive(Clone, Copy)]
-enum Num {
+pub(super) enum Num {
     /// An integer, in `rmp`'s shortest form.
     Int(i64),
     /// An integral float in `2^63..2^64`: a `uint 64`.
@@ -57,7 +57,7 @@ enum Num {
 }
 
 /// What a value on the stack encodes as, at its head.
-enum Head {
+pub(super) enum Head {
     Nil,
     Bool(bool),
     Num(Num),
@@ -155,53 +155,20 @@ impl<'a, 'f> Reader<'a, 'f> {
         Ok(self.cache)
     }
 
-    /// Whether the value at `idx` is a number, a boolean, nil or a
-    /// string: what the reader reads with nothing pushed.
-    pub(super) fn is_scalar(&self, idx: c_int) -> bool {
-        if let Some(w) = self.entry.and_then(|e| e.value(self.s, idx)) {
-            let t = itype(w);
-            return t <= ISNUM || matches!(t, NIL | FALSE | TRUE | STR);
-        }
-        matches!(
-            self.s.type_of(idx),
-            ffi::LUA_TNUMBER | ffi::LUA_TBOOLEAN | ffi::LUA_TNIL | ffi::LUA_TSTRING
-        )
-    }
-
     fn head(&mut self, idx: c_int) -> ReadResult<Head> {
-        // Read in place when its type says all (the others, and Lua 5.4,
-        // through the C API below).
-        if let Some(w) = self.entry.and_then(|e| e.value(self.s, idx)) {
-            match itype(w) {
-                t if t <= ISNUM => return Ok(Head::Num(num_of(f64::from_bits(w)))),
-                NIL => return Ok(Head::Nil),
-                FALSE => return Ok(Head::Bool(false)),
-                TRUE => return Ok(Head::Bool(true)),
-                STR => return Ok(Head::Str),
-                TAB => return Ok(Head::Table),
-                _ => {}
+        match scalar_head(self.s, self.entry, idx) {
+            Ok(h) => Ok(h),
+            Err(ffi::LUA_TTABLE) => Ok(Head::Table),
+            Err(LUA_TCDATA) => {
+                let c = self.cache()?;
+                if is_null_cdata(self.s, c, idx) {
+                    Ok(Head::Nil)
+                } else {
+                    Err(Leave)
+                }
             }
+            Err(_) => Err(Leave),
         }
-        let t = self.s.type_of(idx);
-        if t == LUA_TCDATA {
-            let c = self.cache()?;
-            return if is_null_cdata(self.s, c, idx) {
-                Ok(Head::Nil)
-            } else {
-                Err(Leave)
-            };
-        }
-        let s = &mut *self.s;
-        Ok(match t {
-            // SAFETY: a number there.
-            ffi::LUA_TNUMBER => Head::Num(unsafe { number(s, idx) }),
-            ffi::LUA_TSTRING => Head::Str,
-            ffi::LUA_TTABLE => Head::Table,
-            ffi::LUA_TNIL | ffi::LUA_TNONE => Head::Nil,
-            ffi::LUA_TBOOLEAN => Head::Bool(s.to_bool(idx)),
-            ffi::LUA_TLIGHTUSERDATA if s.to_userdata(idx).is_null() => Head::Nil,
-            _ => return Err(Leave),
-        })
     }
 
     /// The shape of the table at `idx` (level `level`) and its element or
@@ -238,6 +205,36 @@ impl<'a, 'f> Reader<'a, 'f> {
             TableShape::Map => Ok((shape, count(s, idx)?)),
         }
     }
+}
+
+/// The head of the value at `idx` of `s` when it is a scalar (a number, a
+/// boolean, nil or absent, a string, a null light userdata): what is read
+/// with nothing pushed. Else its Lua type (`LUA_TCDATA` for a cdata).
+/// `entry`: the probe's, to read the value in place (LuaJIT).
+#[inline(always)]
+pub(super) fn scalar_head(s: &Stack, entry: Option<Entry>, idx: c_int) -> Result<Head, c_int> {
+    // Read in place when its type says all (the others, and Lua 5.4,
+    // through the C API below).
+    if let Some(w) = entry.and_then(|e| e.value(s, idx)) {
+        match itype(w) {
+            t if t <= ISNUM => return Ok(Head::Num(num_of(f64::from_bits(w)))),
+            NIL => return Ok(Head::Nil),
+            FALSE => return Ok(Head::Bool(false)),
+            TRUE => return Ok(Head::Bool(true)),
+            STR => return Ok(Head::Str),
+            TAB => return Err(ffi::LUA_TTABLE),
+            _ => {}
+        }
+    }
+    Ok(match s.type_of(idx) {
+        // SAFETY: a number there.
+        ffi::LUA_TNUMBER => Head::Num(unsafe { number(s, idx) }),
+        ffi::LUA_TSTRING => Head::Str,
+        ffi::LUA_TNIL | ffi::LUA_TNONE => Head::Nil,
+        ffi::LUA_TBOOLEAN => Head::Bool(s.to_bool(idx)),
+        ffi::LUA_TLIGHTUSERDATA if s.to_userdata(idx).is_null() => Head::Nil,
+        t => return Err(t),
+    })
 }
 
 /// `R` from a MessagePack nil, as `args::decode` makes it.
@@ -312,7 +309,7 @@ fn count(s: &mut Stack, t: c_int) -> ReadResult<u32> {
 
 /// Calls the `visit_*` that `rmp-serde` calls for the encoder's form of `n`.
 #[inline]
-fn visit_num<'de, V: Visitor<'de>>(n: Num, v: V) -> ReadResult<V::Value> {
+pub(super) fn visit_num<'de, V: Visitor<'de>>(n: Num, v: V) -> ReadResult<V::Value> {
     match n {
         // `rmp`'s shortest forms, as the encoder writes them.
         Num::Int(i) => match i {
@@ -328,6 +325,60 @@ fn visit_num<'de, V: Visitor<'de>>(n: Num, v: V) -> ReadResult<V::Value> {
         Num::Uint(u) => v.visit_u64(u),
         Num::Float(f) => v.visit_f64(f),
     }
+}
+
+/// The string at `idx` of `s` (its type read: a string): `visit_str`, or
+/// for bytes that are not UTF-8 `visit_bytes` (`rmp-serde`'s
+/// `read_str_data`).
+#[inline]
+pub(super) fn visit_string<'de, V: Visitor<'de>>(
+    s: &Stack,
+    idx: c_int,
+    v: V,
+) -> ReadResult<V::Value> {
+    let mut len = 0;
+    // SAFETY: a string at `idx` (`lua_tolstring` converts nothing), which
+    // stays on the stack while `s` is borrowed (raw rule 6).
+    let b = unsafe {
+        let p = ffi::lua_tolstring(s.as_ptr(), idx, &mut len);
+        std::slice::from_raw_parts(p.cast::<u8>(), len)
+    };
+    match std::str::from_utf8(b) {
+        Ok(s) => v.visit_str(s),
+        Err(_) => v.visit_bytes(b),
+    }
+}
+
+/// `rmp-serde`'s `i128`: an integer's value; anything else is left.
+pub(super) fn visit_i128<'de, V: Visitor<'de>>(h: Head, v: V) -> ReadResult<V::Value> {
+    match h {
+        Head::Num(Num::Int(i)) => v.visit_i128(i.into()),
+        Head::Num(Num::Uint(u)) => v.visit_i128(u.into()),
+        _ => Err(Leave),
+    }
+}
+
+/// `rmp-serde`'s `u128`: an integer's value (a negative one wrapped, as
+/// `rmp-serde` reads it); anything else is left.
+pub(super) fn visit_u128<'de, V: Visitor<'de>>(h: Head, v: V) -> ReadResult<V::Value> {
+    match h {
+        Head::Num(Num::Int(i)) => v.visit_u128(i as u128),
+        Head::Num(Num::Uint(u)) => v.visit_u128(u.into()),
+        _ => Err(Leave),
+    }
+}
+
+/// `rmp-serde`'s newtype struct: the value `d` itself, but for its
+/// MessagePack extension (left).
+pub(super) fn newtype<'de, D, V>(d: D, name: &'static str, v: V) -> ReadResult<V::Value>
+where
+    D: de::Deserializer<'de, Error = Leave>,
+    V: Visitor<'de>,
+{
+    if name == rmp_serde::MSGPACK_EXT_STRUCT_NAME {
+        return Err(Leave);
+    }
+    v.visit_newtype_struct(d)
 }
 
 /// The deserializers `rmp-serde` reads through `any_num` (a scalar that
@@ -391,24 +442,6 @@ impl ValueDe<'_, '_, '_> {
         self.r.head(self.idx)
     }
 
-    /// The string at `idx`: `visit_str`, or for bytes that are not UTF-8
-    /// `visit_bytes` (`rmp-serde`'s `read_str_data`).
-    fn string<'de, V: Visitor<'de>>(self, v: V) -> ReadResult<V::Value> {
-        let s: &Stack = self.r.s;
-        let mut len = 0;
-        // SAFETY: a string at `idx` (its type was read: `lua_tolstring`
-        // converts nothing), which stays on the stack while `s` is
-        // borrowed (raw rule 6).
-        let b = unsafe {
-            let p = ffi::lua_tolstring(s.as_ptr(), self.idx, &mut len);
-            std::slice::from_raw_parts(p.cast::<u8>(), len)
-        };
-        match std::str::from_utf8(b) {
-            Ok(s) => v.visit_str(s),
-            Err(_) => v.visit_bytes(b),
-        }
-    }
-
     /// A table: an array as a sequence, a map as a map; each read to its
     /// end (`rmp-serde` checks that).
     fn table<'de, V: Visitor<'de>>(self, v: V) -> ReadResult<V::Value> {
@@ -456,7 +489,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, '_, '_> {
     fn deserialize_any<V: Visitor<'de>>(mut self, v: V) -> ReadResult<V::Value> {
         match self.head()? {
             Head::Num(n) => visit_num(n, v),
-            Head::Str => self.string(v),
+            Head::Str => visit_string(self.r.s, self.idx, v),
             Head::Table => match self.in_place(v, |v, d| d.deserialize_any(v)) {
                 Ok(r) => r,
                 Err(v) => self.table(v),
@@ -516,10 +549,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, '_, '_> {
         name: &'static str,
         v: V,
     ) -> ReadResult<V::Value> {
-        if name == rmp_serde::MSGPACK_EXT_STRUCT_NAME {
-            return Err(Leave);
-        }
-        v.visit_newtype_struct(self)
+        newtype(self, name, v)
     }
 
     /// `rmp-serde`: nil or an empty array is the unit struct.
@@ -542,19 +572,11 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_, '_, '_> {
     }
 
     fn deserialize_i128<V: Visitor<'de>>(mut self, v: V) -> ReadResult<V::Value> {
-        match self.head()? {
-            Head::Num(Num::Int(i)) => v.visit_i128(i.into()),
-            Head::Num(Num::Uint(u)) => v.visit_i128(u.into()),
-            _ => Err(Leave),
-        }
+        visit_i128(self.head()?, v)
     }
 
     fn deserialize_u128<V: Visitor<'de>>(mut self, v: V) -> ReadResult<V::Value> {
-        match self.head()? {
-            Head::Num(Num::Int(i)) => v.visit_u128(i as u128),
-            Head::Num(Num::Uint(u)) => v.visit_u128(u.into()),
-            _ => Err(Leave),
-        }
+        visit_u128(self.head()?, v)
     }
 
     scalars! {

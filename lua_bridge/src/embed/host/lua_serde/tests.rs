@@ -700,6 +700,175 @@ fn read_lua_scalars() {
     read_as!(lua, "return", true; (), Option<i64>, (Option<i64>, Option<i64>), Any, i64);
 }
 
+/// The fast path of one scalar (`scalar::one`) against the MessagePack
+/// path, for the one value at `idx`: the same value where it reads one;
+/// what it leaves, the reader and MessagePack give alike (`check_read`,
+/// errors of the same kind and message). Whether it read the value.
+fn check_scalar<R: DeserializeOwned + Debug>(lua: &Lua, idx: c_int) -> bool {
+    let fast = super::scalar::one::<R>(&lua.stack(), idx);
+    let old = lua.read_msgpack::<R>(idx, 1);
+    let what = std::any::type_name::<R>();
+    match (&fast, &old) {
+        (Some(a), Ok(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}"), "{what}"),
+        (Some(a), Err(e)) => panic!("{what}: {a:?} read, MessagePack fails: {e:?}"),
+        (None, _) => {}
+    }
+    check_read::<R>(lua, idx, 1, true);
+    fast.is_some()
+}
+
+/// [`check_scalar`] of the value `code` returns as each type; which of
+/// them the fast path read.
+macro_rules! fast_as {
+    ($lua:expr, $code:expr; $($t:ty),* $(,)?) => {{
+        let lua = &$lua;
+        let base = lua.top();
+        assert_eq!(lua.eval($code), 1, "{}", $code);
+        let read = vec![$( (stringify!($t), check_scalar::<$t>(lua, base + 1)) ),*];
+        lua.settop(base);
+        read
+    }};
+}
+
+#[test]
+fn one_scalar_fast_path_as_the_general_one() {
+    let lua = lua();
+    let edges = [
+        "return math.mininteger or -2^63",
+        "return math.maxinteger or 2^63 - 1024",
+        "return -2^63",
+        "return 2^63",
+        "return 2^64 - 2048",
+        "return 2^64",
+        "return -0.0",
+        "return 0/0",
+        "return 1/0",
+        "return math.tointeger and math.tointeger(2^53) + 1 or 2^53 + 1",
+        "return 2^53 + 1",
+        "return 0.5",
+        "return 255",
+        "return -129",
+        "return 70000",
+        "return 1e300",
+        "return true",
+        "return false",
+        "return nil",
+        "return msgpack.NULL",
+        "return ''",
+        "return 'A'",
+        "return 'with\\0nul'",
+        "return '\\255\\254'",
+        "return 'caf\\195\\169'",
+        "return '\\195'",
+        "return {1}",
+        "return print",
+    ];
+    for code in edges {
+        fast_as!(lua, code; i64, u64, i32, i8, u8, u32, f64, f32, i128, u128, bool, String,
+            Bin, char, Option<i64>, Option<String>, Option<bool>, Any, AnyOpt, Newtype, Unit,
+            E, ());
+    }
+    // The fast path takes the usual answers (and leaves enums and
+    // mismatches to the reader, and `msgpack.NULL` where it is a cdata).
+    let taken = |code: &str| {
+        let read = fast_as!(lua, code; i64, f64, String, bool, Option<i64>, Any, E);
+        read.into_iter()
+            .filter(|r| r.1)
+            .map(|r| r.0)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(taken("return 7"), ["i64", "f64", "Option<i64>", "Any"]);
+    assert_eq!(taken("return 7.5"), ["f64", "Any"]);
+    assert_eq!(taken("return 'x'"), ["String", "Any"]);
+    assert_eq!(taken("return true"), ["bool", "Any"]);
+    assert_eq!(taken("return nil"), ["Option<i64>", "Any"]);
+    let null = taken("return msgpack.NULL");
+    if cfg!(feature = "luajit") {
+        assert!(null.is_empty(), "{null:?}");
+    } else {
+        // A null light userdata.
+        assert_eq!(null, ["Option<i64>", "Any"]);
+    }
+    // A wrong type: MessagePack's error (checked alike above), a Convert.
+    let base = lua.top();
+    lua.eval("return 'x'");
+    let e = lua.read_direct::<i64>(base + 1, 1).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Convert, "{e}");
+    assert!(e.message().starts_with("results as i64: "), "{e}");
+    lua.settop(base);
+}
+
+/// `v` pushed by the fast path of one scalar (`scalar::push`), when it
+/// takes it, and by the pusher: the same Lua value (and `check_push`: the
+/// same as the MessagePack path). Whether the fast path pushed it.
+fn check_scalar_push<A: Serialize + DeserializeOwned + Debug>(lua: &Lua, v: &A) -> bool {
+    let base = lua.top();
+    let fast = super::scalar::push(&mut lua.stack(), v);
+    assert_eq!(lua.top(), base + fast.unwrap_or(0), "{v:?}: the stack");
+    if fast.is_some() {
+        let mut out = lua.stack();
+        let mut p = Pusher::new(&mut out, base + 1);
+        p.one(v)
+            .expect("the pusher pushes what the fast path pushed");
+        drop(out);
+        lua.deq(base + 1, base + 2, &format!("{v:?}"));
+    }
+    lua.settop(base);
+    check_push(lua, v);
+    fast.is_some()
+}
+
+#[test]
+fn one_scalar_push_as_the_pusher() {
+    let lua = lua();
+    let luajit = cfg!(feature = "luajit");
+    // Within ±(10^14 - 1) LuaJIT's decoder makes numbers, past it cdata
+    // (the pusher's).
+    for (i, fast) in [
+        (0, true),
+        (-1, true),
+        (99_999_999_999_999, true),
+        (-99_999_999_999_999, true),
+        (100_000_000_000_000, !luajit),
+        ((1 << 53) + 1, !luajit),
+        (i64::MIN, !luajit),
+        (i64::MAX, !luajit),
+    ] {
+        assert_eq!(check_scalar_push(&lua, &i), fast, "{i}");
+    }
+    for (u, fast) in [(5u64, true), (1 << 63, !luajit), (u64::MAX, !luajit)] {
+        assert_eq!(check_scalar_push(&lua, &u), fast, "{u}");
+    }
+    for f in [
+        0.0,
+        -0.0,
+        f64::NAN,
+        f64::INFINITY,
+        0.5,
+        2f64.powi(53) + 2.0,
+        -1e300,
+    ] {
+        assert!(check_scalar_push(&lua, &f), "{f}");
+    }
+    assert!(check_scalar_push(&lua, &1.5f32));
+    assert!(check_scalar_push(&lua, &true));
+    assert!(check_scalar_push(&lua, &'é'));
+    assert!(check_scalar_push(&lua, &String::from("with\0nul")));
+    assert!(check_scalar_push(&lua, &Bin(vec![0xff, 0xfe])));
+    assert!(check_scalar_push(&lua, &Some(7u8)));
+    assert!(check_scalar_push(&lua, &Newtype(-3)));
+    // The pusher's: nil (`msgpack.NULL`), tables, tuples, variants, 16-byte
+    // integers.
+    assert!(!check_scalar_push(&lua, &None::<i64>));
+    assert!(!check_scalar_push(&lua, &()));
+    assert!(!check_scalar_push(&lua, &Unit));
+    assert!(!check_scalar_push(&lua, &(1, 2)));
+    assert!(!check_scalar_push(&lua, &vec![1]));
+    assert!(!check_scalar_push(&lua, &E::A));
+    assert!(!check_scalar_push(&lua, &i128::MAX));
+    assert!(!check_scalar_push(&lua, &Some(())));
+}
+
 #[test]
 fn read_lua_tables() {
     let lua = lua();
