@@ -53,6 +53,8 @@ impl DriverSlot {
 }
 
 thread_local! {
+    /// This thread's id.
+    static THREAD_ID: ThreadId = thread::current().id();
     /// This thread's driver slot, made (and hooked to its inbox) once.
     static SLOT: OnceCell<Arc<DriverSlot>> = const { OnceCell::new() };
 }
@@ -94,7 +96,9 @@ pub fn remote() -> io::Result<Remote> {
 impl Remote {
     /// Whether the calling thread is the one this reaches.
     pub fn is_home(&self) -> bool {
-        thread::current().id() == self.thread
+        // The id kept: `thread::current()` clones the thread's handle (two
+        // atomic writes) at every look.
+        THREAD_ID.with(|id| *id == self.thread)
     }
 
     /// The waker the next message to this thread wakes (once): the task
