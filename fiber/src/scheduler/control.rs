@@ -90,7 +90,7 @@ pub fn resume_now(id: FiberId) -> Result<bool, Error> {
     }
 }
 
-/// [`resume_now`] of the wait `p` names ([`block_noted`]): runs its fiber
+/// [`resume_now`] of the wait `p` names ([`block_noted`](super::park::block_noted)): runs its fiber
 /// at once when it is still in that wait (not woken, cancelled or
 /// gone since), from outside any fiber or from a fiber. Returns whether
 /// it ran.
@@ -116,7 +116,7 @@ pub fn resume_parked(p: Parked) -> bool {
     }
 }
 
-/// [`wakeup`] of the wait `p` names ([`block_noted`]): makes its fiber
+/// [`wakeup`] of the wait `p` names ([`block_noted`](super::park::block_noted)): makes its fiber
 /// ready when it is still in that wait. Returns whether it did.
 pub fn wakeup_parked(p: Parked) -> bool {
     with(|s| {

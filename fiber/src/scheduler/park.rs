@@ -184,8 +184,8 @@ pub fn block_cancellable(timeout: Option<Duration>) -> Result<bool, Error> {
 }
 
 /// One wait of a fiber, as [`block_noted`] names it: the fiber and the
-/// count of its waits (state rule 4), so that [`resume_parked`] and
-/// [`wakeup_parked`] end that wait and no later one. `Copy + Send`: a
+/// count of its waits (state rule 4), so that [`resume_parked`](super::control::resume_parked) and
+/// [`wakeup_parked`](super::control::wakeup_parked) end that wait and no later one. `Copy + Send`: a
 /// value only, acted on by the fiber's own thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Parked {
@@ -208,7 +208,7 @@ impl Parked {
 /// [`block_cancellable`] with no timeout that first gives `note` the wait
 /// it enters (before the switch out; `note` must not touch the
 /// scheduler): whoever is handed it can end that wait, and only that one,
-/// with [`resume_parked`] or [`wakeup_parked`]. Any other wakeup ends it
+/// with [`resume_parked`](super::control::resume_parked) or [`wakeup_parked`](super::control::wakeup_parked). Any other wakeup ends it
 /// too (`Ok`), as it ends a [`block`].
 ///
 /// # Errors
