@@ -2,7 +2,16 @@
 //! entry in its cord's table ([`Serving::direct`], by the index of its
 //! fiber), and how its future gets the answer.
 //!
-//! When the fiber ends such a call it keeps the results on its Lua stack,
+//! Most such calls wait on a Rust future (a registered async function):
+//! the poll that started the call lent its task's waker to the fiber
+//! ([`luafiber_runtime::lend`]), and the fiber parked on it
+//! ([`Ticket`]'s `parked`). The future's next poll on this thread switches
+//! straight back to the fiber, lending its waker again
+//! ([`Ticket::resume_here`]); a fiber that ends the call then answers into
+//! that poll (`direct::resume`), and the entry goes. The rest of this
+//! module is for the other ends.
+//!
+//! When the fiber ends such a call otherwise it keeps the results on its Lua stack,
 //! waits out of the pool ([`Wait::Held`]) and wakes the future; the
 //! future's next poll on this thread reads them as a call that did not
 //! wait reads them ([`direct::read_into`]: `lua_serde`, no MessagePack),
