@@ -2,6 +2,7 @@
 //! timeout, and the queued waits of `Cond` and `Channel`; all switch out
 //! through [`suspend`] (state rule 6 when the loop resumed the fiber).
 
+use std::num::NonZeroU64;
 use std::time::{Duration, Instant};
 
 use super::core::{with, Scheduler};
@@ -190,7 +191,9 @@ pub fn block_cancellable(timeout: Option<Duration>) -> Result<bool, Error> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Parked {
     id: FiberId,
-    wait: u64,
+    /// The count after the block (at least 1: `Option<Parked>` is no
+    /// bigger than a `Parked`).
+    wait: NonZeroU64,
 }
 
 impl Parked {
@@ -201,7 +204,7 @@ impl Parked {
 
     /// Whether a fiber whose wait count is `wait` is still in this wait.
     pub(super) fn is(&self, wait: u64) -> bool {
-        self.wait == wait
+        self.wait.get() == wait
     }
 }
 
@@ -223,7 +226,7 @@ pub fn block_noted(note: impl FnOnce(Parked)) -> Result<(), Error> {
         s.block_current(None, |_, slot| {
             note(Parked {
                 id: FiberId(slot.running.fid),
-                wait: slot.wait + 1,
+                wait: NonZeroU64::MIN.saturating_add(slot.wait),
             });
             true
         })

@@ -291,8 +291,8 @@ impl Handle {
                 kind,
                 what: What::new(what.as_bytes()),
                 args,
+                handle: thread_handle(self),
             },
-            handle: thread_handle(self),
             _r: PhantomData,
         }
     }
@@ -359,11 +359,12 @@ impl What {
 
 enum State<R, A> {
     /// Not polled yet: the call's kind, its function's name or chunk, its
-    /// arguments.
+    /// arguments, the handle it was made from.
     Start {
         kind: Kind,
         what: What,
         args: A,
+        handle: Arc<Handle>,
     },
     /// A direct CALL whose fiber waits on the local cord of `remote`'s
     /// thread (`wait.rs`).
@@ -391,7 +392,6 @@ enum State<R, A> {
 #[must_use = "a LocalCall does nothing unless polled; dropping it cancels the call"]
 pub struct LocalCall<R, A> {
     state: State<R, A>,
-    handle: Arc<Handle>,
     _r: PhantomData<fn() -> R>,
 }
 
@@ -405,11 +405,16 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
     /// call that waits keep a small frame.
     #[inline(never)]
     fn begin(&mut self, cx: &Context<'_>) -> Option<Result<R, Error>> {
-        let State::Start { kind, what, args } = std::mem::replace(&mut self.state, State::Done)
+        let State::Start {
+            kind,
+            what,
+            args,
+            handle,
+        } = std::mem::replace(&mut self.state, State::Done)
         else {
             return Some(Err(Error::new(ErrorKind::Stopped, "polled after it ended")));
         };
-        let spec = self.handle.local.as_ref();
+        let spec = handle.local.as_ref();
         if kind == Kind::Call && spec.is_some_and(enter) {
             let name = what.bytes();
             // SAFETY: `direct::start` gives the call fiber's idle thread.
@@ -438,7 +443,7 @@ impl<R: DeserializeOwned, A: Serialize> LocalCall<R, A> {
         let what = String::from_utf8_lossy(what.bytes()).into_owned();
         let encoded = args::encode(&args);
         let Some(remote) = spec.and_then(enter_remote) else {
-            let call = self.handle.start_async(None, kind, &what, encoded);
+            let call = handle.start_async(None, kind, &what, encoded);
             self.state = State::Hop(Box::new(call));
             return None;
         };
