@@ -23,20 +23,29 @@ type RmpDe<'b> = rmp_serde::Deserializer<rmp_serde::decode::ReadReader<&'b [u8]>
 /// 2^63 as a float.
 const TWO_63: f64 = 9_223_372_036_854_775_808.0;
 
-/// The reader leaves the values to the MessagePack path: something it does
-/// not read itself, or any error (that path then gives the right one).
+/// A fast path leaves the values to the general one: the reader to the
+/// MessagePack path, the scalar read to the reader, the scalar push to
+/// the pusher (`scalar.rs`); for something it does not handle itself, or
+/// any error (the general path then gives the right one).
 #[derive(Debug)]
 pub(super) struct Leave;
 
 impl std::fmt::Display for Leave {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("left to the MessagePack path")
+        f.write_str("left to the general path")
     }
 }
 
 impl std::error::Error for Leave {}
 
 impl de::Error for Leave {
+    #[cold]
+    fn custom<T: std::fmt::Display>(_: T) -> Leave {
+        Leave
+    }
+}
+
+impl serde::ser::Error for Leave {
     #[cold]
     fn custom<T: std::fmt::Display>(_: T) -> Leave {
         Leave

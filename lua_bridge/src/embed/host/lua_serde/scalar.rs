@@ -163,33 +163,14 @@ struct ScalarPush<'a, 'f> {
     pushed: bool,
 }
 
-/// Not a value [`push`] pushes: the pusher's.
-#[derive(Debug)]
-struct NotScalar;
-
-impl std::fmt::Display for NotScalar {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("left to the pusher")
-    }
-}
-
-impl std::error::Error for NotScalar {}
-
-impl ser::Error for NotScalar {
-    #[cold]
-    fn custom<T: std::fmt::Display>(_: T) -> NotScalar {
-        NotScalar
-    }
-}
-
-type PushResult<T = ()> = Result<T, NotScalar>;
+type PushResult<T = ()> = Result<T, Leave>;
 
 impl ScalarPush<'_, '_> {
     /// A slot for the value (as the pusher's room, but through the handle,
     /// which keeps its top known).
     #[inline(always)]
     fn slot(&mut self) -> PushResult {
-        self.s.ensure(1).map_err(|_| NotScalar)?;
+        self.s.ensure(1).map_err(|_| Leave)?;
         self.pushed = true;
         Ok(())
     }
@@ -200,7 +181,7 @@ impl ScalarPush<'_, '_> {
     fn int(&mut self, i: i64) -> PushResult {
         #[cfg(feature = "luajit")]
         if !(-super::push::DBL_INT_MAX..=super::push::DBL_INT_MAX).contains(&i) {
-            return Err(NotScalar);
+            return Err(Leave);
         }
         self.slot()?;
         self.s.push_int(i);
@@ -238,21 +219,21 @@ macro_rules! push_ints {
 macro_rules! not_scalar {
     ($($f:ident($($t:ty),*) -> $r:ty;)*) => {$(
         fn $f(self, $(_: $t),*) -> PushResult<$r> {
-            Err(NotScalar)
+            Err(Leave)
         }
     )*};
 }
 
 impl ser::Serializer for &mut ScalarPush<'_, '_> {
     type Ok = ();
-    type Error = NotScalar;
-    type SerializeSeq = Impossible<(), NotScalar>;
-    type SerializeTuple = Impossible<(), NotScalar>;
-    type SerializeTupleStruct = Impossible<(), NotScalar>;
-    type SerializeTupleVariant = Impossible<(), NotScalar>;
-    type SerializeMap = Impossible<(), NotScalar>;
-    type SerializeStruct = Impossible<(), NotScalar>;
-    type SerializeStructVariant = Impossible<(), NotScalar>;
+    type Error = Leave;
+    type SerializeSeq = Impossible<(), Leave>;
+    type SerializeTuple = Impossible<(), Leave>;
+    type SerializeTupleStruct = Impossible<(), Leave>;
+    type SerializeTupleVariant = Impossible<(), Leave>;
+    type SerializeMap = Impossible<(), Leave>;
+    type SerializeStruct = Impossible<(), Leave>;
+    type SerializeStructVariant = Impossible<(), Leave>;
 
     /// As the pusher's.
     fn is_human_readable(&self) -> bool {
@@ -278,7 +259,7 @@ impl ser::Serializer for &mut ScalarPush<'_, '_> {
         match i64::try_from(v) {
             Ok(i) => self.int(i),
             #[cfg(feature = "luajit")]
-            Err(_) => Err(NotScalar),
+            Err(_) => Err(Leave),
             #[cfg(not(feature = "luajit"))]
             Err(_) => self.number(v as f64),
         }
@@ -317,7 +298,7 @@ impl ser::Serializer for &mut ScalarPush<'_, '_> {
         v: &T,
     ) -> PushResult {
         if name == rmp_serde::MSGPACK_EXT_STRUCT_NAME {
-            return Err(NotScalar);
+            return Err(Leave);
         }
         v.serialize(self)
     }
@@ -329,7 +310,7 @@ impl ser::Serializer for &mut ScalarPush<'_, '_> {
         _: &'static str,
         _: &T,
     ) -> PushResult {
-        Err(NotScalar)
+        Err(Leave)
     }
 
     not_scalar! {
