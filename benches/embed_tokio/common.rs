@@ -19,6 +19,49 @@ pub const HANDLERS: &str = include_str!("handlers.lua");
 
 static TOKIO: OnceLock<tokio::runtime::Handle> = OnceLock::new();
 
+/// How [`host_wait`] waits, from `EMBED_TOKIO_WAIT`.
+#[derive(Clone, Copy, PartialEq)]
+enum Wait {
+    /// `spawn` (the default): a new tokio task answers through a oneshot.
+    Spawn,
+    /// `service`: one long-lived service task answers requests sent to it
+    /// over an mpsc channel, each through a oneshot.
+    Service,
+    /// `yield`: `tokio::task::yield_now` once (a wait with no other task).
+    Yield,
+}
+
+fn wait_kind() -> Wait {
+    static KIND: OnceLock<Wait> = OnceLock::new();
+    *KIND.get_or_init(|| match std::env::var("EMBED_TOKIO_WAIT").as_deref() {
+        Ok("service") => Wait::Service,
+        Ok("yield") => Wait::Yield,
+        Ok("spawn") | Err(_) => Wait::Spawn,
+        Ok(other) => panic!("EMBED_TOKIO_WAIT={other}: spawn, service or yield"),
+    })
+}
+
+/// A request to the service task: `x` and where its answer goes.
+type Request = (i64, tokio::sync::oneshot::Sender<i64>);
+
+static SERVICE: OnceLock<tokio::sync::mpsc::UnboundedSender<Request>> = OnceLock::new();
+
+/// Keeps `rt`'s handle for [`host_wait`]; with `EMBED_TOKIO_WAIT=service`,
+/// starts the service task on it.
+fn keep(rt: tokio::runtime::Runtime) -> tokio::runtime::Runtime {
+    let _ = TOKIO.set(rt.handle().clone());
+    if wait_kind() == Wait::Service {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Request>();
+        rt.spawn(async move {
+            while let Some((x, answer)) = rx.recv().await {
+                let _ = answer.send(x);
+            }
+        });
+        let _ = SERVICE.set(tx);
+    }
+    rt
+}
+
 /// What the workers run before they park (tokio's `on_thread_park`), set
 /// by a side before [`tokio_rt`]: luafiber's local calls drive their
 /// worker's cord there.
@@ -31,9 +74,7 @@ pub fn tokio_rt() -> tokio::runtime::Runtime {
     if let Some(&f) = ON_PARK.get() {
         b.on_thread_park(f);
     }
-    let rt = b.build().expect("tokio starts");
-    let _ = TOKIO.set(rt.handle().clone());
-    rt
+    keep(b.build().expect("tokio starts"))
 }
 
 /// A current-thread tokio runtime, for the `*_instr` binaries: the calls
@@ -45,9 +86,7 @@ pub fn tokio_rt_current() -> tokio::runtime::Runtime {
     if let Some(&f) = ON_PARK.get() {
         b.on_thread_park(f);
     }
-    let rt = b.build().expect("tokio starts");
-    let _ = TOKIO.set(rt.handle().clone());
-    rt
+    keep(b.build().expect("tokio starts"))
 }
 
 /// Makes `n` calls of `call` on `rt` from one task, [`IN_FLIGHT`] at a
@@ -81,14 +120,25 @@ where
     })
 }
 
-/// The Rust async function Lua's `host_wait` awaits: `x` goes to a new
-/// tokio task, which answers through a oneshot (a handler that waits on a
-/// service, once).
+/// The Rust async function Lua's `host_wait` awaits (a handler that waits
+/// on a service, once): `x` goes to a new tokio task, which answers through
+/// a oneshot; with `EMBED_TOKIO_WAIT=service`, to the one service task; with
+/// `EMBED_TOKIO_WAIT=yield`, it yields to tokio once and answers itself.
 pub async fn host_wait(x: i64) -> i64 {
+    let kind = wait_kind();
+    if kind == Wait::Yield {
+        tokio::task::yield_now().await;
+        return x;
+    }
     let (tx, rx) = tokio::sync::oneshot::channel();
-    TOKIO.get().expect("tokio_rt made").spawn(async move {
-        let _ = tx.send(x);
-    });
+    if kind == Wait::Service {
+        let service = SERVICE.get().expect("tokio_rt made");
+        service.send((x, tx)).expect("the service runs");
+    } else {
+        TOKIO.get().expect("tokio_rt made").spawn(async move {
+            let _ = tx.send(x);
+        });
+    }
     rx.await.expect("the task answers")
 }
 
