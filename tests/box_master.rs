@@ -4,7 +4,8 @@
 //! strings, `box.session.push` outside a request and after the peer left,
 //! error types of values a CALL cannot return, a name that is no function,
 //! the error reply to a bad size prefix, `conn:eval(5)`, `net.box.self`,
-//! the reply to malformed CALL arguments, the request fibers' pool.
+//! the reply to malformed CALL arguments, the request fibers' pool,
+//! `msgpack.cfg` on the server's replies and `net.box`'s requests.
 //! Each expectation was checked against master's source (named at each)
 //! and, where 2.6 agrees, against a running Tarantool. Runs on the engine
 //! the tests are built for (LuaJIT or Lua 5.4).
@@ -372,6 +373,65 @@ fn request_fibers_are_pooled_as_masters_with_fresh_state() {
         for _ in pairs(ids) do n = n + 1 end
         assert(n == 10, n)
         assert(box.internal.server_stats().requests == 0)
+        c:close()
+        print('done') os.exit(0)
+        "#,
+    );
+}
+
+#[test]
+fn msgpack_cfg_reaches_the_iproto_server_and_net_box_as_master() {
+    // master's port_lua_dump (box/lua/call.c get_call_serializer) and
+    // net_box.c encode and decode with luaL_msgpack_default, which
+    // msgpack.cfg changes; the same on 2.6 (each line checked there).
+    run_ok(
+        r#"
+        local net = require('net.box')
+        local msgpack = require('msgpack')
+        box.cfg{listen = '127.0.0.1:0'}
+        box.schema.user.grant('guest', 'execute', 'universe')
+        function nan() return 0/0 end
+        function fn() return print end
+        function arr() return {1, 2} end
+        function echo(...) return ... end
+        function sparse() local t = {} t[1] = 1 t[20] = 2 return t end
+        local c = net.connect(box.info.listen)
+        local function fails(want, ...)
+            local ok, e = pcall(...)
+            assert(not ok and tostring(e) == want, tostring(e))
+        end
+        local r = c:call('nan')
+        assert(r ~= r)
+        fails("unsupported Lua type 'function'", c.call, c, 'fn')
+        assert(getmetatable(c:call('arr')) ~= nil)
+        assert(type(c:call('sparse')) == 'table')
+
+        -- The server's replies.
+        msgpack.cfg{encode_use_tostring = true}
+        assert(tostring(c:call('fn')):match('^function'))
+        -- net.box's request bodies.
+        assert(tostring(c:call('echo', {print})):match('^function'))
+        msgpack.cfg{encode_use_tostring = false}
+        msgpack.cfg{encode_invalid_numbers = false}
+        fails('number must not be NaN or Inf', c.call, c, 'nan')
+        fails('number must not be NaN or Inf', c.eval, c, 'return 0/0')
+        msgpack.cfg{encode_invalid_numbers = true}
+        msgpack.cfg{encode_sparse_convert = false}
+        fails('excessively sparse array', c.call, c, 'sparse')
+        msgpack.cfg{encode_sparse_convert = true}
+        msgpack.cfg{encode_invalid_as_nil = true}
+        assert(c:call('fn') == nil)
+        msgpack.cfg{encode_invalid_as_nil = false}
+        -- net.box's decode of the replies.
+        msgpack.cfg{decode_save_metatables = false}
+        assert(getmetatable(c:call('arr')) == nil)
+        msgpack.cfg{decode_save_metatables = true}
+        assert(getmetatable(c:call('arr')) ~= nil)
+
+        -- A serializer of its own (msgpack.new()) changes nothing here.
+        msgpack.new().cfg{encode_invalid_numbers = false}
+        r = c:call('nan')
+        assert(r ~= r)
         c:close()
         print('done') os.exit(0)
         "#,

@@ -186,9 +186,14 @@ fn state_kind() -> Kind<State> {
 
 /// The state userdata a module function sees as upvalue 1.
 fn state_ptr(s: &Stack) -> *mut State {
-    let p = s.to_userdata(Stack::upvalue(1)).cast::<State>();
+    let p = state_ptr_at(s, Stack::upvalue(1));
     assert!(!p.is_null(), "a msgpack function without its state");
     p
+}
+
+/// The state userdata at `idx` (null when that is no userdata).
+fn state_ptr_at(s: &Stack, idx: c_int) -> *mut State {
+    s.to_userdata(idx).cast::<State>()
 }
 
 /// The state a module function sees as upvalue 1, by value.
@@ -203,6 +208,7 @@ fn set_config(s: &Stack, cfg: Config) {
     // SAFETY: as in [`state`]; no reference into the userdata is live (the
     // state is only read by value).
     unsafe { (*state_ptr(s)).cfg = cfg };
+    port::cfg_changed(state_ptr(s), cfg);
 }
 
 /// Calls `f(x)` for the encoder: the function and its argument are on the
@@ -306,14 +312,15 @@ fn declare_ibuf(s: &mut Stack) {
 /// `lua_pcall`).
 pub(crate) fn open(s: &mut Stack) {
     let st = make_state(s);
-    port::init(st);
-    push_module(s, st);
+    let module = push_module(s, st, true);
+    port::init(st, module);
 }
 
 /// Pushes a module table whose functions share a new state userdata
 /// holding `st` (`msgpack` itself, and each `msgpack.new()`: Tarantool's
-/// `luaL_newserializer`).
-fn push_module(s: &mut Stack, st: State) {
+/// `luaL_newserializer`); returns that userdata, anchored by a registry ref
+/// (never unref'd: it lives as long as the Lua state) when `anchor`.
+fn push_module(s: &mut Stack, st: State, anchor: bool) -> *const State {
     state_kind().push(s, st);
     let st_idx = s.top();
     let module = s.new_table(0, 16);
@@ -348,7 +355,13 @@ fn push_module(s: &mut Stack, st: State) {
     s.set_field(mt, c"__call");
     s.set_metatable(cfg);
     s.set_field(module, c"cfg");
+    let ptr = state_ptr_at(s, st_idx).cast_const();
+    if anchor {
+        s.push_value(st_idx);
+        let _anchor = s.make_ref();
+    }
     s.remove(st_idx);
+    ptr
 }
 
 lua_fn! {
@@ -359,7 +372,7 @@ lua_fn! {
             cfg: Config::default(),
             ..state(s)
         };
-        push_module(s, st);
+        push_module(s, st, false);
         Ok(1)
     }
 }

@@ -3,9 +3,11 @@
 //! this module's own encoder and decoder, so a value crosses to another
 //! cord's Lua state with the bytes `msgpack.encode` gives.
 //!
-//! The port uses the default options (Tarantool's
-//! `luaL_msgpack_default`), not what `msgpack.cfg` set on the sending cord:
-//! the bytes mean the same on every cord. A value MsgPack has no form for
+//! Between cords the port uses the default options ([`Options::Default`]),
+//! not what `msgpack.cfg` set on the sending cord: the bytes mean the same
+//! on every cord. IPROTO's requests and replies (the server's, `net.box`'s)
+//! follow `msgpack.cfg` ([`Options::Cfg`]), as Tarantool's follow
+//! `luaL_msgpack_default`, which its `msgpack.cfg` changes. A value MsgPack has no form for
 //! (a function, a Lua thread, a userdata or a pointer cdata with no
 //! `__serialize`) is refused with "cannot be sent to another cord", naming
 //! the API function and the value's place.
@@ -26,26 +28,73 @@ use crate::raw::{LResult, Raise, Stack};
 /// Most values one array may bring onto a Lua stack.
 const MAX_VALUES: u32 = 1_000_000;
 
-/// Per-cord state of the port (a part of the cord context): the module's
-/// state with the default options (set when the module opens).
-#[derive(Default)]
-pub(crate) struct PortState(Cell<Option<State>>);
+/// Which options an encode or a decode of the port follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Options {
+    /// Tarantool's defaults, whatever `msgpack.cfg` says: values between
+    /// cords, the embedding's conversions.
+    Default,
+    /// What `msgpack.cfg` set on this cord: IPROTO's requests and replies
+    /// (Tarantool's `port_lua_dump` and `net.box` use
+    /// `luaL_msgpack_default`, which its `msgpack.cfg` changes).
+    Cfg,
+}
 
-/// Keeps the module's state for the port (called once per Lua state, by
-/// `open`).
-pub(super) fn init(st: State) {
+/// Per-cord state of the port (a part of the cord context), set when the
+/// module opens.
+#[derive(Default)]
+pub(crate) struct PortState {
+    /// The module's state with the default options.
+    default: Cell<Option<State>>,
+    /// The module's state with the options `msgpack.cfg` set
+    /// ([`cfg_changed`] keeps them).
+    cfg: Cell<Option<State>>,
+    /// The address of the `msgpack` module's own state userdata (only
+    /// compared: which serializer's `cfg` call is `msgpack.cfg`).
+    module: Cell<usize>,
+}
+
+/// Keeps the module's state for the port; `module` is the `msgpack`
+/// module's own state userdata (anchored for the Lua state's life, so no
+/// other takes its address). Called once per Lua state, by `open`.
+pub(super) fn init(st: State, module: *const State) {
     PortState::with(|p| {
-        p.0.set(Some(State {
+        let st = State {
             cfg: Config::default(),
             ..st
-        }))
+        };
+        p.default.set(Some(st));
+        p.cfg.set(Some(st));
+        p.module.set(module as usize);
+    });
+}
+
+/// The options of the serializer whose state userdata is `module` became
+/// `cfg`: kept for [`Options::Cfg`] when that is the `msgpack` module's
+/// own (`msgpack.cfg`, not a `msgpack.new()` serializer's).
+pub(super) fn cfg_changed(module: *const State, cfg: Config) {
+    PortState::try_with(|p| {
+        if p.module.get() == module as usize {
+            if let Some(st) = p.cfg.get() {
+                p.cfg.set(Some(State { cfg, ..st }));
+            }
+        }
     });
 }
 
 fn state() -> LResult<State> {
-    PortState::try_with(|p| p.0.get())
-        .flatten()
-        .ok_or_else(|| Raise::illegal("msgpack: the module is not open on this cord"))
+    state_for(Options::Default)
+}
+
+/// The port's state with the options `o` names.
+#[inline]
+fn state_for(o: Options) -> LResult<State> {
+    PortState::try_with(|p| match o {
+        Options::Default => p.default.get(),
+        Options::Cfg => p.cfg.get(),
+    })
+    .flatten()
+    .ok_or_else(|| Raise::illegal("msgpack: the module is not open on this cord"))
 }
 
 /// The MsgPack array of the values from `first` to the top of `s` (none
@@ -188,8 +237,8 @@ pub(crate) fn push_array(s: &mut Stack, data: &[u8], name: &str) -> LResult<c_in
 /// # Errors
 ///
 /// As [`push_array`].
-pub(crate) fn push_items(s: &mut Stack, items: &[u8], n: u32) -> LResult<usize> {
-    let st = state()?;
+pub(crate) fn push_items(s: &mut Stack, items: &[u8], n: u32, o: Options) -> LResult<usize> {
+    let st = state_for(o)?;
     if n > MAX_VALUES || s.ensure(n as c_int + 4).is_err() {
         return Err(Raise::illegal("too many values"));
     }
@@ -237,16 +286,15 @@ fn not_array(name: &str) -> Raise {
 }
 
 /// Appends the MsgPack form of the value at `idx` to `out` with the
-/// default options (net.box's request bodies); the stack is as it was
-/// after.
+/// options `o` names; the stack is as it was after.
 ///
 /// # Errors
 ///
 /// The encoder's (an unsupported type, a `__serialize` function that
 /// raised: its message; nesting too deep).
 #[inline]
-pub(crate) fn encode_value(s: &mut Stack, idx: c_int, out: &mut Ibuf) -> LResult<()> {
-    let st = state()?;
+pub(crate) fn encode_value(s: &mut Stack, idx: c_int, out: &mut Ibuf, o: Options) -> LResult<()> {
+    let st = state_for(o)?;
     let idx = s.abs(idx);
     // A scalar or a plain table: no `"__serialize"` key on the stack.
     if let Some(r) = Encoder::new(&st, out, 0).in_place(s, idx) {
@@ -265,20 +313,25 @@ pub(crate) fn encode_value(s: &mut Stack, idx: c_int, out: &mut Ibuf) -> LResult
 /// the in-place walk leaves to the C API): `None`, with nothing written,
 /// for the rest. Safe to call with a borrow held across it.
 #[inline]
-pub(crate) fn encode_value_in_place(s: &Stack, idx: c_int, out: &mut Ibuf) -> Option<LResult<()>> {
-    let st = state().ok()?;
+pub(crate) fn encode_value_in_place(
+    s: &Stack,
+    idx: c_int,
+    out: &mut Ibuf,
+    o: Options,
+) -> Option<LResult<()>> {
+    let st = state_for(o).ok()?;
     Encoder::new(&st, out, 0).in_place(s, s.abs(idx))
 }
 
-/// Pushes the MsgPack value at the start of `data` with the default
-/// options; returns the bytes it took.
+/// Pushes the MsgPack value at the start of `data` with the options `o`
+/// names; returns the bytes it took.
 ///
 /// # Errors
 ///
 /// As [`push_one`].
 #[inline]
-pub(crate) fn decode_value(s: &mut Stack, data: &[u8]) -> LResult<usize> {
-    let st = state()?;
+pub(crate) fn decode_value(s: &mut Stack, data: &[u8], o: Options) -> LResult<usize> {
+    let st = state_for(o)?;
     Decoder::new(&st).decode(s, data)
 }
 

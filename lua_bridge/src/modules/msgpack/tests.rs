@@ -662,8 +662,9 @@ fn values_encoded_in_place_are_msgpack_encode_bytes() {
         s.rawgeti(values, i);
         let v = s.top();
         let mut out = luafiber_runtime::ibuf::Ibuf::new();
-        let in_place = super::port::encode_value_in_place(s, v, &mut out)
-            .map(|r| r.map(|()| out.data().to_vec()).map_err(drop));
+        let in_place =
+            super::port::encode_value_in_place(s, v, &mut out, super::port::Options::Default)
+                .map(|r| r.map(|()| out.data().to_vec()).map_err(drop));
         s.rawget_field(msgpack, c"encode");
         s.push_value(v);
         assert!(s.pcall(1, 1).is_ok(), "msgpack.encode of value {i}");

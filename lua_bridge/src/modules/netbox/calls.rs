@@ -24,7 +24,7 @@ use super::request::{Decode, Failure, Request};
 use super::transport::{State, Transport, ER_NO_CONNECTION, ER_PROC_LUA};
 use crate::luajit::entry;
 use crate::modules::buffer::{self, LuaIbuf};
-use crate::modules::msgpack::port;
+use crate::modules::msgpack::port::{self, Options};
 use crate::raw::context::Part;
 use crate::raw::error::{self, ErrorKind};
 use crate::raw::{args, lua_fn, Kind, LResult, Raise, Stack};
@@ -281,7 +281,7 @@ fn value_or_empty(s: &mut Stack, idx: c_int, out: &mut Ibuf) -> LResult<()> {
     if s.is_none_or_nil(idx) {
         return write_raw(out, Array::EMPTY.raw()).map_err(no_room);
     }
-    port::encode_value(s, idx, out)
+    port::encode_value(s, idx, out, Options::Cfg)
 }
 
 /// Waits until the transport is active (or in `fetch_schema` and the

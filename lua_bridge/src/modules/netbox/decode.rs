@@ -12,7 +12,7 @@ use luafiber_iproto::{self as iproto, key, kind, Array, Header, Response};
 use super::calls::no_room;
 use super::request::Decode;
 use crate::modules::buffer::{self, LuaIbuf};
-use crate::modules::msgpack::port;
+use crate::modules::msgpack::port::{self, Options};
 use crate::raw::{LResult, Raise, Stack};
 
 /// Pushes a count of bytes (what a request with `buffer` returns).
@@ -63,7 +63,7 @@ fn push_data_fast(s: &mut Stack, body: &[u8], item: bool) -> bool {
         false => 2,
     };
     let top = s.top();
-    match port::decode_value(s, &body[at..]) {
+    match port::decode_value(s, &body[at..], Options::Cfg) {
         Ok(n) if at + n == body.len() => true,
         _ => {
             s.settop(top);
@@ -83,7 +83,7 @@ pub(super) fn push_message(s: &mut Stack, body: &[u8]) -> LResult<()> {
         s.push_nil();
         return Ok(());
     }
-    port::decode_value(s, data.items_raw()).map(drop)
+    port::decode_value(s, data.items_raw(), Options::Cfg).map(drop)
 }
 
 /// Copies a body (or its DATA, with `skip_header`) to the end of `b`;
@@ -148,18 +148,18 @@ pub(super) fn push_result(
                 return Err(Raise::illegal("net.box: too many results"));
             }
             // Scalars pushed as they are read (the decoder's fast path).
-            port::push_items(s, data.items_raw(), n)?;
+            port::push_items(s, data.items_raw(), n, Options::Cfg)?;
             Ok(n as c_int)
         }
         Decode::First => {
             if data.is_empty() {
                 return Ok(0);
             }
-            port::decode_value(s, data.items_raw())?;
+            port::decode_value(s, data.items_raw(), Options::Cfg)?;
             Ok(1)
         }
         _ => {
-            port::decode_value(s, data.raw())?;
+            port::decode_value(s, data.raw(), Options::Cfg)?;
             Ok(1)
         }
     }

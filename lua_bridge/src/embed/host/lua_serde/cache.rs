@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_void};
 
 use mlua::ffi;
 
-use crate::modules::msgpack::port;
+use crate::modules::msgpack::port::{self, Options};
 use crate::raw::{LResult, Stack};
 
 /// The table's index in the cache: `msgpack.array_mt`.
@@ -44,7 +44,7 @@ pub(super) fn push(s: &mut Stack) -> LResult<()> {
         return Ok(());
     }
     s.settop(top);
-    if let Err(e) = port::decode_value(s, &[0x92, 0x80, 0xc0]) {
+    if let Err(e) = port::decode_value(s, &[0x92, 0x80, 0xc0], Options::Default) {
         s.settop(top);
         return Err(e);
     }

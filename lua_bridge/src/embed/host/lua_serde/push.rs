@@ -8,7 +8,7 @@ use mlua::ffi;
 use serde::ser::{self, Serialize};
 
 use super::cache;
-use crate::modules::msgpack::port;
+use crate::modules::msgpack::port::{self, Options};
 use crate::raw::{api, Raise, Stack};
 
 /// Integers within this magnitude are Lua numbers on LuaJIT, others 64-bit
@@ -250,7 +250,7 @@ impl<'a, 'f> Pusher<'a, 'f> {
         let s = self.handle();
         s.ensure(4)?;
         let top = s.top();
-        if let Err(e) = port::decode_value(s, &bytes) {
+        if let Err(e) = port::decode_value(s, &bytes, Options::Default) {
             let e = match e {
                 Raise::Top => PushError(s.describe(-1)),
                 e => e.into(),

@@ -13,7 +13,8 @@ use super::args::{self, Shape};
 use super::cache;
 use crate::luajit::obj::{itype, FALSE, ISNUM, LUA_TCDATA, NIL, STR, TAB, TRUE};
 use crate::luajit::Entry;
-use crate::modules::msgpack::{port, MAX_NESTING};
+use crate::modules::msgpack::port::{self, Options};
+use crate::modules::msgpack::MAX_NESTING;
 use crate::modules::serializer::{self, Config, Hint, Shape as TableShape};
 use crate::raw::Stack;
 
@@ -428,14 +429,16 @@ impl ValueDe<'_, '_, '_> {
         }
         let (s, idx) = (&*self.r.s, self.idx);
         let mut v = Some(v);
-        let r = ibuf::with_cord_scratch(|out| match port::encode_value_in_place(s, idx, out)? {
-            Ok(()) => {
-                let v = v.take()?;
-                let mut d = rmp_serde::Deserializer::new(out.data());
-                Some(read(v, &mut d).map_err(|_| Leave))
+        let r = ibuf::with_cord_scratch(|out| {
+            match port::encode_value_in_place(s, idx, out, Options::Default)? {
+                Ok(()) => {
+                    let v = v.take()?;
+                    let mut d = rmp_serde::Deserializer::new(out.data());
+                    Some(read(v, &mut d).map_err(|_| Leave))
+                }
+                // The encoder's error: the MessagePack path gives it.
+                Err(_) => Some(Err(Leave)),
             }
-            // The encoder's error: the MessagePack path gives it.
-            Err(_) => Some(Err(Leave)),
         });
         match (r, v) {
             (Some(r), _) => Ok(r),

@@ -33,7 +33,7 @@ use crate::fiber::{
     request_call, spawn_request_in, spawn_worker_in, worker_end, worker_serves_again, worker_woken,
     Start, Unfilled,
 };
-use crate::modules::msgpack::port;
+use crate::modules::msgpack::port::{self, Options};
 use crate::raw::context::Part;
 use crate::raw::{memory, Raise, Stack};
 
@@ -183,7 +183,7 @@ fn fill(
     ServerState::with(|st| st.names.set(names));
     // The decode checks arguments the protocol layer left unchecked: it
     // takes them all, or they are malformed (or Lua cannot hold them).
-    match port::push_items(t, args.items_raw(), args.len()) {
+    match port::push_items(t, args.items_raw(), args.len(), Options::Cfg) {
         Ok(used) if used == args.items_raw().len() => {}
         Ok(_) => {
             t.settop(top);
@@ -415,7 +415,7 @@ fn encode_results(t: &mut Stack, kind: u32, sync: u64, out: &mut Ibuf) -> Result
         encode_call_16(t, n, out)?
     } else {
         for i in 0..n {
-            port::encode_value(t, 2 + i, out)?;
+            port::encode_value(t, 2 + i, out, Options::Cfg)?;
         }
         n as u32
     };
@@ -439,7 +439,7 @@ pub(super) fn reply_in_place(
 ) -> Result<(), ()> {
     let mark = encode::begin_data_reply(out).map_err(drop)?;
     for i in 0..n {
-        match port::encode_value_in_place(t, first + i, out) {
+        match port::encode_value_in_place(t, first + i, out, Options::Cfg) {
             Some(Ok(())) => {}
             _ => return Err(()),
         }
@@ -471,7 +471,7 @@ fn encode_call_16(t: &mut Stack, n: c_int, out: &mut Ibuf) -> Result<u32, Raise>
         if n > 1 {
             for i in 0..n {
                 one.reset();
-                port::encode_value(t, 2 + i, &mut one)?;
+                port::encode_value(t, 2 + i, &mut one, Options::Cfg)?;
                 if !is_array(one.data()) {
                     out.extend_from_slice(&[FIXARRAY_1]).map_err(oom)?;
                 }
@@ -479,7 +479,7 @@ fn encode_call_16(t: &mut Stack, n: c_int, out: &mut Ibuf) -> Result<u32, Raise>
             }
             return Ok(n as u32);
         }
-        port::encode_value(t, 2, &mut one)?;
+        port::encode_value(t, 2, &mut one, Options::Cfg)?;
         let root = one.data();
         if !is_array(root) {
             out.extend_from_slice(&[FIXARRAY_1]).map_err(oom)?;

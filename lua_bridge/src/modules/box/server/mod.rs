@@ -35,7 +35,7 @@ use luafiber_iproto::kind;
 use luafiber_runtime::ibuf::Ibuf;
 use mlua::ffi;
 
-use crate::modules::msgpack::port;
+use crate::modules::msgpack::port::{self, Options};
 use crate::raw::context::Part;
 use crate::raw::{error, lua_fn, LResult, Raise, Reg, Stack};
 use call::Running;
@@ -458,7 +458,7 @@ lua_fn! {
             let r = (|| -> LResult<()> {
                 let mark = encode::begin_data_reply(&mut out)
                     .map_err(|_| Raise::illegal("not enough memory"))?;
-                port::encode_value(s, 1, &mut out)?;
+                port::encode_value(s, 1, &mut out, Options::Cfg)?;
                 encode::finish_data_reply(&mut out, mark, kind::CHUNK, sync, SCHEMA, 1);
                 Ok(())
             })();
