@@ -5,7 +5,8 @@
 //! error types of values a CALL cannot return, a name that is no function,
 //! the error reply to a bad size prefix, `conn:eval(5)`, `net.box.self`,
 //! the reply to malformed CALL arguments, the request fibers' pool,
-//! `msgpack.cfg` on the server's replies and `net.box`'s requests.
+//! `msgpack.cfg` on the server's replies and `net.box`'s requests, custom
+//! error types through `net.box`.
 //! Each expectation was checked against master's source (named at each)
 //! and, where 2.6 agrees, against a running Tarantool. Runs on the engine
 //! the tests are built for (LuaJIT or Lua 5.4).
@@ -26,6 +27,14 @@ local function check(label, code, message, f, ...)
             tostring(e.message or e), code, message))
     return e
 end
+"#;
+
+/// A listening server in the chunk's own process, the guest let call
+/// anything, and `net`.
+const SERVER: &str = r#"
+local net = require('net.box')
+box.cfg{listen = '127.0.0.1:0'}
+box.schema.user.grant('guest', 'execute', 'universe')
 "#;
 
 fn run_ok(code: &str) {
@@ -384,12 +393,10 @@ fn msgpack_cfg_reaches_the_iproto_server_and_net_box_as_master() {
     // master's port_lua_dump (box/lua/call.c get_call_serializer) and
     // net_box.c encode and decode with luaL_msgpack_default, which
     // msgpack.cfg changes; the same on 2.6 (each line checked there).
-    run_ok(
+    run_ok(&format!(
+        "{SERVER}{}",
         r#"
-        local net = require('net.box')
         local msgpack = require('msgpack')
-        box.cfg{listen = '127.0.0.1:0'}
-        box.schema.user.grant('guest', 'execute', 'universe')
         function nan() return 0/0 end
         function fn() return print end
         function arr() return {1, 2} end
@@ -434,6 +441,37 @@ fn msgpack_cfg_reaches_the_iproto_server_and_net_box_as_master() {
         assert(r ~= r)
         c:close()
         print('done') os.exit(0)
-        "#,
-    );
+        "#
+    ));
+}
+
+#[test]
+fn net_box_keeps_custom_error_types_as_master() {
+    // master's error_build (box/mp_error.cc): a CustomError takes the type
+    // its payload's custom_type names, along the whole prev chain.
+    run_ok(&format!(
+        "{SERVER}{}",
+        r#"
+        function custom() box.error{type = 'MyError', reason = 'r'} end
+        function chain()
+            local outer = box.error.new{type = 'Outer', reason = 'o'}
+            outer:set_prev(box.error.new{type = 'Inner', reason = 'i'})
+            outer:raise()
+        end
+        function client() box.error(box.error.NO_SUCH_USER, 'bob') end
+        local c = net.connect(box.info.listen)
+        local ok, e = pcall(c.call, c, 'custom')
+        assert(not ok and e.type == 'MyError' and e.custom_type == 'MyError', tostring(e.type))
+        assert(e.base_type == 'CustomError' and e.message == 'r')
+        ok, e = pcall(c.call, c, 'chain')
+        assert(not ok and e.type == 'Outer' and e.message == 'o', tostring(e.type))
+        assert(e.prev.type == 'Inner' and e.prev.message == 'i', tostring(e.prev.type))
+        assert(e.prev.base_type == 'CustomError')
+        ok, e = pcall(c.call, c, 'client')
+        assert(not ok and e.type == 'ClientError' and e.code == 45, tostring(e.type))
+        assert(e.base_type == 'ClientError' and e.custom_type == nil)
+        c:close()
+        print('done') os.exit(0)
+        "#
+    ));
 }

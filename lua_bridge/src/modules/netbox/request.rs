@@ -8,6 +8,7 @@ use std::cell::{Cell, RefCell};
 use luafiber_fiber::Cond;
 
 use super::transport::ER_TIMEOUT;
+use crate::modules::msgpack::port::{self, Options};
 use crate::raw::error;
 use crate::raw::{LResult, Raise, Stack};
 
@@ -37,9 +38,20 @@ pub(crate) struct ErrorBody {
     pub message: Vec<u8>,
     /// The error stack's top error type (`ClientError`, ...), when given.
     pub ty: Option<Vec<u8>>,
-    /// The stack's errors after the top (its `prev` chain): type, code,
-    /// message each.
-    pub causes: Vec<(Vec<u8>, u32, Vec<u8>)>,
+    /// The top error's payload fields (a MessagePack map), when it has any.
+    pub fields: Option<Vec<u8>>,
+    /// The stack's errors after the top (its `prev` chain).
+    pub causes: Vec<Cause>,
+}
+
+/// One error of a reply's error stack after its top.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Cause {
+    pub ty: Vec<u8>,
+    pub code: u32,
+    pub message: Vec<u8>,
+    /// Its payload fields (a MessagePack map), when it has any.
+    pub fields: Option<Vec<u8>>,
 }
 
 /// Why a request failed.
@@ -160,15 +172,15 @@ pub(super) fn push_failure(s: &mut Stack, f: &Failure) {
     match f {
         Failure::Remote(code, body) => {
             let ty = body.ty.as_deref().unwrap_or(b"ClientError");
-            error::push_coded(s, ty, *code, &body.message);
+            push_remote(s, ty, *code, &body.message, body.fields.as_deref());
             // The stack's causes as the `prev` chain (master's
             // error_unpack of the MP_ERROR stack).
             let mut last = s.top();
-            for (ty, code, message) in &body.causes {
+            for c in &body.causes {
                 if s.ensure(4).is_err() {
                     break;
                 }
-                error::push_coded(s, ty, *code, message);
+                push_remote(s, &c.ty, c.code, &c.message, c.fields.as_deref());
                 let cause = s.top();
                 s.push_cstr(c"prev");
                 s.push_value(cause);
@@ -181,6 +193,62 @@ pub(super) fn push_failure(s: &mut Stack, f: &Failure) {
         }
         Failure::Local(code, msg) => error::push_coded(s, b"ClientError", *code, msg.as_bytes()),
     }
+}
+
+/// Pushes the error object of one error of a reply's stack, with its
+/// payload `fields` (master's `error_build`: a `CustomError` takes the type
+/// its `custom_type` names; the other fields are read as the error's, as
+/// `box.error.new(box.error.NO_SUCH_USER, 'bob').user`). Fields that do not
+/// decode, or name what every error has (`type`, `message`, ...), are left
+/// out.
+fn push_remote(s: &mut Stack, ty: &[u8], code: u32, message: &[u8], fields: Option<&[u8]>) {
+    error::push_coded(s, ty, code, message);
+    let Some(fields) = fields else { return };
+    let e = s.top();
+    if s.ensure(6).is_err() || port::decode_value(s, fields, Options::Cfg).is_err() {
+        s.settop(e);
+        return;
+    }
+    let map = s.top();
+    if s.type_of(map) == mlua::ffi::LUA_TTABLE {
+        s.push_nil();
+        while let Ok(true) = s.next_checked(map) {
+            let own = matches!(
+                s.to_str(-2),
+                Some(
+                    b"type"
+                        | b"message"
+                        | b"code"
+                        | b"prev"
+                        | b"trace"
+                        | b"base_type"
+                        | b"errno"
+                        | b"file"
+                        | b"line"
+                        | b"reason"
+                )
+            );
+            if s.type_of(-2) != mlua::ffi::LUA_TSTRING || own {
+                s.pop(1);
+                continue;
+            }
+            if ty == b"CustomError"
+                && s.to_str(-2) == Some(b"custom_type")
+                && s.type_of(-1) == mlua::ffi::LUA_TSTRING
+            {
+                s.push_value(-1);
+                s.set_field(e, c"type");
+                s.push_cstr(c"CustomError");
+                s.set_field(e, c"base_type");
+            }
+            s.push_value(-2);
+            s.insert(-2);
+            if s.rawset(e).is_err() {
+                break;
+            }
+        }
+    }
+    s.settop(e);
 }
 
 /// A timeout error (Tarantool's `box.error.new(box.error.TIMEOUT)`).

@@ -29,7 +29,7 @@ use luafiber_runtime::io::{Fd, Interest};
 use luafiber_runtime::net::TcpStream;
 use socket2::{Domain, SockAddr, SockRef, Socket, Type};
 
-use super::request::{ErrorBody, Failure, Request};
+use super::request::{Cause, ErrorBody, Failure, Request};
 
 /// Tarantool's `ER_NO_CONNECTION`.
 pub(crate) const ER_NO_CONNECTION: u32 = 77;
@@ -446,24 +446,30 @@ impl Transport {
         let outcome = if h.kind & iproto::kind::TYPE_ERROR != 0 {
             let code = h.kind & !iproto::kind::TYPE_ERROR;
             let e = match iproto::decode_response(h, body) {
-                Ok(Response::Error(e)) => ErrorBody {
-                    message: e.message.to_vec(),
-                    ty: e.stack.and_then(|s| s.top()).map(|t| t.type_name.to_vec()),
-                    causes: e
-                        .stack
-                        .and_then(|s| s.errors().ok())
-                        .map(|errors| {
-                            errors
-                                .skip(1)
-                                .map_while(Result::ok)
-                                .map(|c| {
-                                    let code = u32::try_from(c.code).unwrap_or(0);
-                                    (c.type_name.to_vec(), code, c.message.to_vec())
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                },
+                Ok(Response::Error(e)) => {
+                    let top = e.stack.and_then(|s| s.top());
+                    ErrorBody {
+                        message: e.message.to_vec(),
+                        ty: top.map(|t| t.type_name.to_vec()),
+                        fields: top.and_then(|t| t.fields).map(<[u8]>::to_vec),
+                        causes: e
+                            .stack
+                            .and_then(|s| s.errors().ok())
+                            .map(|errors| {
+                                errors
+                                    .skip(1)
+                                    .map_while(Result::ok)
+                                    .map(|c| Cause {
+                                        ty: c.type_name.to_vec(),
+                                        code: u32::try_from(c.code).unwrap_or(0),
+                                        message: c.message.to_vec(),
+                                        fields: c.fields.map(<[u8]>::to_vec),
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    }
+                }
                 Ok(_) => ErrorBody::default(),
                 // A body that does not decode: the code, and why.
                 Err(e) => ErrorBody {
