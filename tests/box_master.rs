@@ -6,7 +6,7 @@
 //! the error reply to a bad size prefix, `conn:eval(5)`, `net.box.self`,
 //! the reply to malformed CALL arguments, the request fibers' pool,
 //! `msgpack.cfg` on the server's replies and `net.box`'s requests, custom
-//! error types through `net.box`.
+//! error types through `net.box`, `box.session.storage`.
 //! Each expectation was checked against master's source (named at each)
 //! and, where 2.6 agrees, against a running Tarantool. Runs on the engine
 //! the tests are built for (LuaJIT or Lua 5.4).
@@ -471,6 +471,39 @@ fn net_box_keeps_custom_error_types_as_master() {
         assert(not ok and e.type == 'ClientError' and e.code == 45, tostring(e.type))
         assert(e.base_type == 'ClientError' and e.custom_type == nil)
         c:close()
+        print('done') os.exit(0)
+        "#
+    ));
+}
+
+#[test]
+fn session_storage_is_per_session_and_goes_with_it_as_master() {
+    // master's session.lua (box.session.storage, aggregate_storage) and
+    // session_storage_cleanup when the session ends.
+    run_ok(&format!(
+        "{SERVER}{}",
+        r#"
+        local fiber = require('fiber')
+        function put(v) box.session.storage.v = v return box.session.id() end
+        function get() return box.session.storage.v end
+        local a, b = net.connect(box.info.listen), net.connect(box.info.listen)
+        local sid = a:call('put', {'one'})
+        b:call('put', {'two'})
+        assert(a:call('get') == 'one' and b:call('get') == 'two')
+        assert(box.session.storage.v == nil)
+        box.session.storage.v = 'here'
+        assert(box.session.storage.v == 'here')
+        assert(box.session.effective_user() == box.session.user())
+        local all = getmetatable(box.session).aggregate_storage
+        assert(all[sid].v == 'one')
+        a:close()
+        for _ = 1, 200 do
+            if all[sid] == nil then break end
+            fiber.sleep(0.01)
+        end
+        assert(all[sid] == nil, 'the closed session keeps its storage')
+        assert(b:call('get') == 'two')
+        b:close()
         print('done') os.exit(0)
         "#
     ));

@@ -66,10 +66,45 @@ do
     function box.session.exists(id)
         return id == internal.session_id()
     end
+    -- master's session.lua: effective_user is the user (no setuid here).
+    box.session.effective_user = internal.session_user
 
     -- Session triggers (Tarantool's trigger API: f adds, (nil, old)
     -- removes, (new, old) replaces, () lists; the newest runs first).
     local triggers = {connect = {}, disconnect = {}, auth = {}}
+
+    -- box.session.storage (master's session.lua): a table per session, made
+    -- on first use, dropped when the session ends (after its on_disconnect
+    -- triggers, as master's session_storage_cleanup). Once a storage was
+    -- made the server runs the disconnect hook for every session.
+    local aggregate_storage = {}
+    local storage_used = false
+    local function count_triggers(kind)
+        local n = #triggers[kind]
+        if kind == 'disconnect' and storage_used then
+            n = n + 1
+        end
+        internal.session_trigger_count(kind, n)
+    end
+    setmetatable(box.session, {
+        __index = function(_, key)
+            if key ~= 'storage' then
+                return
+            end
+            local sid = internal.session_id()
+            local storage = aggregate_storage[sid]
+            if storage == nil then
+                storage = {}
+                aggregate_storage[sid] = storage
+                if not storage_used then
+                    storage_used = true
+                    count_triggers('disconnect')
+                end
+            end
+            return storage
+        end,
+        aggregate_storage = aggregate_storage,
+    })
     local function trigger_api(kind)
         local list = triggers[kind]
         return function(new, old)
@@ -97,7 +132,7 @@ do
             else
                 list[#list + 1] = new
             end
-            internal.session_trigger_count(kind, #list)
+            count_triggers(kind)
             -- master's lbox_trigger_reset: nothing when one was deleted
             if new == nil then
                 return
@@ -111,10 +146,20 @@ do
     -- What the server runs, in the session, on a connect, a disconnect
     -- and an AUTH (`user`, `success`); an error of an on_connect trigger
     -- closes the connection.
-    function internal.session_triggers(kind, ...)
-        local list = triggers[kind]
+    local function run_triggers(list, ...)
         for i = #list, 1, -1 do
             list[i](...)
+        end
+    end
+    function internal.session_triggers(kind, ...)
+        if kind ~= 'disconnect' then
+            return run_triggers(triggers[kind], ...)
+        end
+        local sid = internal.session_id()
+        local ok, err = pcall(run_triggers, triggers[kind], ...)
+        aggregate_storage[sid] = nil
+        if not ok then
+            error(err, 0)
         end
     end
 
