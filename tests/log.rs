@@ -262,3 +262,21 @@ fn log_level_without_a_level_raises_and_keeps_the_level() {
     assert!(!err.contains("hidden"), "{err}");
     assert!(err.contains(" D> shown"), "{err}");
 }
+
+#[test]
+fn an_error_object_is_logged_as_its_message() {
+    // master's say(): a box.error is a cdata, written with tostring; a
+    // plain table is JSON.
+    let (_, err) = luafiber(
+        &[
+            "-e",
+            "local log = require('log') log.error(box.error.new{code = 5, reason = 'the reason'}) log.info({a = 1}) log.warn('%s!', box.error.new{reason = 'r'})",
+        ],
+        &[],
+    );
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert_plain(lines[0], "main/101/-e (command line):1 E> the reason");
+    assert_plain(lines[1], "main/101/-e (command line):1 I> {\"a\":1}");
+    assert_plain(lines[2], "main/101/-e (command line):1 W> r!");
+}

@@ -121,6 +121,10 @@ local function say(name, level, fmt, ...)
         if not ok then
             error(msg, 3)
         end
+    elseif type(fmt) == 'table' and C.is_error(fmt) then
+        -- An error object: its message, as master writes a box.error
+        -- (a cdata) with tostring.
+        msg = tostring(fmt)
     elseif type(fmt) == 'table' then
         msg = {}
         for k, v in pairs(fmt) do

@@ -180,6 +180,16 @@ lua_fn! {
 }
 
 lua_fn! {
+    /// `C.is_error(v)`: whether `v` is an error object (a `box.error`:
+    /// master's are cdata, which `log` writes with `tostring`).
+    fn log_is_error(s: &mut Stack) {
+        let yes = crate::raw::error::is_error(s, 1);
+        s.push_bool(yes);
+        Ok(1)
+    }
+}
+
+lua_fn! {
     /// `C.raise(message)`: raises an `IllegalParams` error object.
     fn log_raise(s: &mut Stack) {
         let msg = opt_str(s, 1).unwrap_or_default();
@@ -199,6 +209,7 @@ pub(crate) fn open(s: &mut Stack) {
         (c"rotate", log_rotate),
         (c"pid", log_pid),
         (c"raise", log_raise),
+        (c"is_error", log_is_error),
     ];
     let top = s.top();
     // The chunk runs under lua_pcall and leaves one value (the module, or
