@@ -754,3 +754,37 @@ fn requests_that_do_not_yield_run_at_once_in_order_on_one_pooled_fiber() {
     assert_eq!(status, 0, "{stdout}\n{stderr}");
     assert!(stdout.contains("in order ok"), "{stdout}\n{stderr}");
 }
+
+#[test]
+fn pid_file_holds_the_pid_until_exit_and_refuses_a_live_ones() {
+    // master's pidfile_open/pidfile_write/pidfile_remove (main.cc).
+    let path = std::env::temp_dir().join(format!("luafiber-pid-{}.pid", std::process::id()));
+    let p = path.display().to_string();
+    let _ = std::fs::remove_file(&path);
+    let (status, out, err) = luafiber_e(&format!(
+        "box.cfg{{pid_file = '{p}', background = true}}
+         local f = io.open('{p}') local pid = tonumber(f:read('*l')) f:close()
+         assert(pid == require('log').pid(), tostring(pid)) print('ok')"
+    ));
+    assert_eq!((status, out.as_str()), (0, "ok\n"), "{err}");
+    assert!(
+        err.contains("W> background: luafiber does not detach"),
+        "{err}"
+    );
+    assert!(!path.exists(), "the pid file stays after exit");
+
+    // A file naming a live process (pid 1) is refused, and kept.
+    std::fs::write(&path, "1\n").unwrap();
+    let (status, _, err) = luafiber_e(&format!("box.cfg{{pid_file = '{p}'}}"));
+    assert_ne!(status, 0);
+    assert!(
+        err.contains("the daemon is already running: PID 1"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "1\n");
+    // A stale one (no such process) is taken over.
+    std::fs::write(&path, "999999999\n").unwrap();
+    let (status, _, err) = luafiber_e(&format!("box.cfg{{pid_file = '{p}'}}"));
+    assert_eq!(status, 0, "{err}");
+    assert!(!path.exists());
+}

@@ -342,6 +342,38 @@ local function apply_listen(value)
     internal.cfg_listen(value)
 end
 
+-- master's pidfile_open and pidfile_write (main.cc), without the lock: a
+-- file holding the id of a live process other than this one is refused;
+-- the file is written with this process's id and removed at exit
+-- (box.internal.run_on_shutdown).
+local function apply_pid_file(path)
+    local ok, fio = pcall(require, 'fio')
+    if ok and type(fio) == 'table' and fio.abspath then
+        path = fio.abspath(path)
+    end
+    local pid = log.pid()
+    local f = io.open(path, 'r')
+    if f ~= nil then
+        local other = tonumber(f:read('*l') or '')
+        f:close()
+        local proc = other and io.open(('/proc/%d/stat'):format(other), 'r')
+        if proc then
+            proc:close()
+            if other ~= pid then
+                error(('the daemon is already running: PID %d'):format(other), 0)
+            end
+        end
+    end
+    local err
+    f, err = io.open(path, 'w')
+    if f == nil then
+        error(("failed to create pid file '%s': %s"):format(path, tostring(err)), 0)
+    end
+    f:write(pid, '\n')
+    f:close()
+    internal.pid_file = path
+end
+
 local function log_storage(keys)
     local ignored = {}
     for k in pairs(keys) do
@@ -471,7 +503,14 @@ local function first_cfg(cfg)
         internal.instance_uuid(new.instance_uuid)
     end
     local ok, err = pcall(function()
+        if new.pid_file ~= nil then
+            apply_pid_file(new.pid_file)
+        end
         apply_log(new, given)
+        if new.background then
+            log.warn("background: luafiber does not detach from its terminal " ..
+                     "and runs in the foreground (run it under a service manager)")
+        end
         if internal.cfg_net and (given.net_msg_max or given.readahead) then
             internal.cfg_net(new.net_msg_max, new.readahead)
         end

@@ -242,6 +242,10 @@ function internal.run_on_shutdown()
         return
     end
     shutdown_ran = true
+    -- box.cfg{pid_file = ...}'s file goes (master's pidfile_remove).
+    if internal.pid_file ~= nil then
+        os.remove(internal.pid_file)
+    end
     if #shutdown_list == 0 then
         return
     end
