@@ -280,3 +280,32 @@ fn an_error_object_is_logged_as_its_message() {
     assert_plain(lines[1], "main/101/-e (command line):1 I> {\"a\":1}");
     assert_plain(lines[2], "main/101/-e (command line):1 W> r!");
 }
+
+#[test]
+fn luafibers_own_lines_follow_the_log_level() {
+    // Tarantool's own messages follow log_level as Lua's do: a failed
+    // on_connect trigger's warning (the server's, in Rust) is not written
+    // at level 2 (error), and is at 4 (warn).
+    let (_, err) = luafiber(
+        &[
+            "-e",
+            r#"
+            local net = require('net.box')
+            box.cfg{listen = '127.0.0.1:0', log_level = 2}
+            box.session.on_connect(function() error('no entry') end)
+            net.connect(box.info.listen):close()
+            io.stderr:write('MARK\n')
+            require('log').cfg{level = 4}
+            net.connect(box.info.listen):close()
+            os.exit(0)
+            "#,
+        ],
+        &[],
+    );
+    let (before, after) = err.split_once("MARK\n").expect(&err);
+    assert!(!before.contains("W>"), "{err}");
+    assert!(
+        after.contains("W>") && after.contains("on_connect"),
+        "{err}"
+    );
+}

@@ -99,6 +99,9 @@ impl<S: Subscriber> Layer<S> for TarantoolLayer {
             Some(l) if lua => l.min(7) as u8,
             _ => tarantool_level(meta.level()),
         };
+        if !lua && level > sink::level() {
+            return;
+        }
         let current = luafiber_fiber::with_running(|id, name| (id, name.to_vec()));
         let fiber = match (&current, f.fiber_id, &f.fiber_name) {
             // The running fiber's name as the bytes it is (the field has it

@@ -180,6 +180,7 @@ local function set_level(level)
     check_type('level', level)
     check_level(level, 'log_level')
     log_cfg.level = level
+    C.set_level(normalize(level))
     say(nil, S_DEBUG, 'log: level set to %s', level)
 end
 
@@ -237,6 +238,7 @@ local function configure(_, new)
     for k in pairs(OPTION_TYPES) do
         log_cfg[k] = cfg[k]
     end
+    C.set_level(normalize(log_cfg.level))
     say(nil, S_DEBUG, 'log.cfg({log=%s, level=%s, nonblock=%s, format=%s})',
         cfg.log, cfg.level, cfg.nonblock, cfg.format)
 end

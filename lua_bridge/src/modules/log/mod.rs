@@ -27,7 +27,8 @@
 //! - No pipe or syslog logger (`log = '|cmd'`, `'syslog:...'` raise), no
 //!   `nonblock`; the level that `log.cfg` sets gates Lua's lines before
 //!   `tracing`, whose own filter (`LUAFIBER_LOG` in the binary) comes
-//!   after. `LUAFIBER_LOG` set to one level name (Tarantool's or tracing's)
+//!   after ([`TarantoolLayer`] also drops the runtime's own lines above
+//!   that level). `LUAFIBER_LOG` set to one level name (Tarantool's or tracing's)
 //!   is also the initial `log.cfg.level`.
 //! - Errors are error objects (`tostring(err)` is Tarantool's message).
 
@@ -180,6 +181,16 @@ lua_fn! {
 }
 
 lua_fn! {
+    /// `C.set_level(n)`: the level `log.cfg` set (a number, 0-7), which
+    /// gates the lines of luafiber's own Rust code too ([`sink::set_level`]).
+    fn log_set_level(s: &mut Stack) {
+        let level = s.to_integer(1).unwrap_or(5).clamp(0, 7) as u8;
+        sink::set_level(level);
+        Ok(0)
+    }
+}
+
+lua_fn! {
     /// `C.is_error(v)`: whether `v` is an error object (a `box.error`:
     /// master's are cdata, which `log` writes with `tostring`).
     fn log_is_error(s: &mut Stack) {
@@ -210,6 +221,7 @@ pub(crate) fn open(s: &mut Stack) {
         (c"pid", log_pid),
         (c"raise", log_raise),
         (c"is_error", log_is_error),
+        (c"set_level", log_set_level),
     ];
     let top = s.top();
     // The chunk runs under lua_pcall and leaves one value (the module, or

@@ -6,6 +6,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
 /// A line's format (`log.cfg{format = ...}`).
@@ -149,6 +150,22 @@ pub fn apply(log: Option<&str>, format: &str) -> Result<(), String> {
     s.dest = dest;
     s.format = format;
     Ok(())
+}
+
+/// The level `log.cfg` set last (Tarantool's numbers, 7 until it sets
+/// one): the lines of luafiber's own Rust code above it are not written,
+/// as Tarantool's own messages follow its `log_level`.
+static LEVEL: AtomicU8 = AtomicU8::new(7);
+
+/// Makes `level` (0-7, Tarantool's) the level the Rust code's lines are
+/// written up to; Lua's lines are gated by the `log` module itself.
+pub fn set_level(level: u8) {
+    LEVEL.store(level.min(7), Ordering::Relaxed);
+}
+
+/// The level the Rust code's lines are written up to ([`set_level`]).
+pub fn level() -> u8 {
+    LEVEL.load(Ordering::Relaxed)
 }
 
 /// The current line format.
