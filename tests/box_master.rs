@@ -509,3 +509,31 @@ fn session_storage_is_per_session_and_goes_with_it_as_master() {
         "#
     ));
 }
+
+#[test]
+fn a_peer_that_is_no_tarantool_is_an_invalid_greeting_as_master() {
+    // master's netbox_transport_connect: a short read of the greeting
+    // (the peer closed) and a greeting that does not decode are both
+    // "Invalid greeting".
+    run_ok(
+        r#"
+        local socket, net = require('socket'), require('net.box')
+        local replies = {'', 'HTTP/1.1 400 Bad Request\r\n\r\n', ('x'):rep(200)}
+        local i = 0
+        local server = socket.tcp_server('127.0.0.1', 0, function(s)
+            i = i + 1
+            s:write(replies[i])
+            s:close()
+        end)
+        local port = server:name().port
+        for n = 1, #replies do
+            local c = net.connect(('127.0.0.1:%d'):format(port), {wait_connected = 10})
+            assert(c.state == 'error' and c.error == 'Invalid greeting',
+                   ('%d: %s %s'):format(n, tostring(c.state), tostring(c.error)))
+            c:close()
+        end
+        server:close()
+        print('done') os.exit(0)
+        "#,
+    );
+}

@@ -294,7 +294,9 @@ impl Transport {
                 return Err("Connection timed out".into());
             }
             match stream.read(&mut g[got..]) {
-                Ok(0) => return Err("Peer closed".into()),
+                // A peer that closes before a whole greeting (master:
+                // coio_readn_timeout's short read, then greeting_decode).
+                Ok(0) => return Err("Invalid greeting".into()),
                 Ok(n) => got += n,
                 Err(e) => return Err(io_message(&e)),
             }
