@@ -347,10 +347,7 @@ end
 -- the file is written with this process's id and removed at exit
 -- (box.internal.run_on_shutdown).
 local function apply_pid_file(path)
-    local ok, fio = pcall(require, 'fio')
-    if ok and type(fio) == 'table' and fio.abspath then
-        path = fio.abspath(path)
-    end
+    path = require('fio').abspath(path)
     local pid = log.pid()
     local f = io.open(path, 'r')
     if f ~= nil then

@@ -120,6 +120,9 @@ pub const MAX_NESTING: u32 = 1000;
 #[derive(Clone, Copy)]
 pub(crate) struct State {
     pub cfg: Config,
+    /// The state of the `msgpack` module itself (not of a `msgpack.new()`
+    /// serializer): its `cfg` is what IPROTO follows (`port::cfg_changed`).
+    pub main: bool,
     /// The trampoline `call(f, x) -> f(x)`.
     pub call: c_int,
     /// The base library's `next` (protected traversal after Lua code ran).
@@ -186,14 +189,9 @@ fn state_kind() -> Kind<State> {
 
 /// The state userdata a module function sees as upvalue 1.
 fn state_ptr(s: &Stack) -> *mut State {
-    let p = state_ptr_at(s, Stack::upvalue(1));
+    let p = s.to_userdata(Stack::upvalue(1)).cast::<State>();
     assert!(!p.is_null(), "a msgpack function without its state");
     p
-}
-
-/// The state userdata at `idx` (null when that is no userdata).
-fn state_ptr_at(s: &Stack, idx: c_int) -> *mut State {
-    s.to_userdata(idx).cast::<State>()
 }
 
 /// The state a module function sees as upvalue 1, by value.
@@ -207,8 +205,13 @@ fn state(s: &Stack) -> State {
 fn set_config(s: &Stack, cfg: Config) {
     // SAFETY: as in [`state`]; no reference into the userdata is live (the
     // state is only read by value).
-    unsafe { (*state_ptr(s)).cfg = cfg };
-    port::cfg_changed(state_ptr(s), cfg);
+    let main = unsafe {
+        (*state_ptr(s)).cfg = cfg;
+        (*state_ptr(s)).main
+    };
+    if main {
+        port::cfg_changed(cfg);
+    }
 }
 
 /// Calls `f(x)` for the encoder: the function and its argument are on the
@@ -276,6 +279,7 @@ fn make_state(s: &mut Stack) -> State {
     }
     let st = State {
         cfg: Config::default(),
+        main: true,
         call,
         next,
         tostring,
@@ -312,15 +316,14 @@ fn declare_ibuf(s: &mut Stack) {
 /// `lua_pcall`).
 pub(crate) fn open(s: &mut Stack) {
     let st = make_state(s);
-    let module = push_module(s, st, true);
-    port::init(st, module);
+    port::init(st);
+    push_module(s, st);
 }
 
 /// Pushes a module table whose functions share a new state userdata
 /// holding `st` (`msgpack` itself, and each `msgpack.new()`: Tarantool's
-/// `luaL_newserializer`); returns that userdata, anchored by a registry ref
-/// (never unref'd: it lives as long as the Lua state) when `anchor`.
-fn push_module(s: &mut Stack, st: State, anchor: bool) -> *const State {
+/// `luaL_newserializer`).
+fn push_module(s: &mut Stack, st: State) {
     state_kind().push(s, st);
     let st_idx = s.top();
     let module = s.new_table(0, 16);
@@ -355,13 +358,7 @@ fn push_module(s: &mut Stack, st: State, anchor: bool) -> *const State {
     s.set_field(mt, c"__call");
     s.set_metatable(cfg);
     s.set_field(module, c"cfg");
-    let ptr = state_ptr_at(s, st_idx).cast_const();
-    if anchor {
-        s.push_value(st_idx);
-        let _anchor = s.make_ref();
-    }
     s.remove(st_idx);
-    ptr
 }
 
 lua_fn! {
@@ -370,9 +367,10 @@ lua_fn! {
     fn mp_new(s: &mut Stack) {
         let st = State {
             cfg: Config::default(),
+            main: false,
             ..state(s)
         };
-        push_module(s, st, false);
+        push_module(s, st);
         Ok(1)
     }
 }

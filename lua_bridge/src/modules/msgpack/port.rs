@@ -49,15 +49,11 @@ pub(crate) struct PortState {
     /// The module's state with the options `msgpack.cfg` set
     /// ([`cfg_changed`] keeps them).
     cfg: Cell<Option<State>>,
-    /// The address of the `msgpack` module's own state userdata (only
-    /// compared: which serializer's `cfg` call is `msgpack.cfg`).
-    module: Cell<usize>,
 }
 
-/// Keeps the module's state for the port; `module` is the `msgpack`
-/// module's own state userdata (anchored for the Lua state's life, so no
-/// other takes its address). Called once per Lua state, by `open`.
-pub(super) fn init(st: State, module: *const State) {
+/// Keeps the `msgpack` module's state for the port (called once per Lua
+/// state, by `open`).
+pub(super) fn init(st: State) {
     PortState::with(|p| {
         let st = State {
             cfg: Config::default(),
@@ -65,19 +61,15 @@ pub(super) fn init(st: State, module: *const State) {
         };
         p.default.set(Some(st));
         p.cfg.set(Some(st));
-        p.module.set(module as usize);
     });
 }
 
-/// The options of the serializer whose state userdata is `module` became
-/// `cfg`: kept for [`Options::Cfg`] when that is the `msgpack` module's
-/// own (`msgpack.cfg`, not a `msgpack.new()` serializer's).
-pub(super) fn cfg_changed(module: *const State, cfg: Config) {
+/// `msgpack.cfg` (of the module itself, not of a `msgpack.new()`
+/// serializer) made `cfg` the options: kept for [`Options::Cfg`].
+pub(super) fn cfg_changed(cfg: Config) {
     PortState::try_with(|p| {
-        if p.module.get() == module as usize {
-            if let Some(st) = p.cfg.get() {
-                p.cfg.set(Some(State { cfg, ..st }));
-            }
+        if let Some(st) = p.cfg.get() {
+            p.cfg.set(Some(State { cfg, ..st }));
         }
     });
 }
